@@ -1,0 +1,17 @@
+// trainvisor's own log lines (stderr), as text or as one JSON object per line.
+// Worker output does not go through here: see launcher/output_sink.h.
+#pragma once
+
+#include <spdlog/spdlog.h>
+
+#include <string>
+
+namespace tv {
+
+enum class LogFormat { kText, kJson };
+
+// Sets up the default spdlog logger on stderr. Call once from main before anything logs;
+// later calls replace the format.
+void init_logging(LogFormat format);
+
+}  // namespace tv
