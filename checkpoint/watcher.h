@@ -1,0 +1,54 @@
+// CheckpointWatcher: reports each new complete checkpoint under a directory (path, size, seconds
+// it took to write, seconds since the previous one) from its own thread. It uses inotify where it
+// works and, always, a polling rescan every `poll_interval`, because on Lustre (FSx), NFS and EFS
+// inotify does not see writes made by other nodes. Checkpoints already complete at start() are
+// not reported. Never blocks the caller: start() and stop() return promptly (stop joins the
+// thread, which wakes at once). `on_new` runs on the watcher's thread; post it into your own loop.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "checkpoint/resume.h"
+
+namespace tv {
+
+struct CheckpointEvent {
+  Checkpoint checkpoint;
+  double write_seconds;           // -1 when unknown
+  double since_previous_seconds;  // -1 if first
+};
+
+class CheckpointWatcher {
+ public:
+  CheckpointWatcher(std::string dir, std::string format,
+                    std::function<void(const CheckpointEvent&)> on_new,
+                    std::chrono::milliseconds poll_interval = std::chrono::seconds(2),
+                    bool force_polling = false);
+  ~CheckpointWatcher();
+  CheckpointWatcher(const CheckpointWatcher&) = delete;
+  CheckpointWatcher& operator=(const CheckpointWatcher&) = delete;
+
+  void start();
+  void stop();  // joins the thread; idempotent
+  // True once the thread is watching with inotify (false: polling only).
+  bool using_inotify() const { return inotify_active_.load(); }
+
+ private:
+  void run();
+
+  std::string dir_;
+  std::string format_;
+  std::function<void(const CheckpointEvent&)> on_new_;
+  std::chrono::milliseconds poll_interval_;
+  bool force_polling_;
+  std::atomic<bool> inotify_active_{false};
+  int wake_fd_ = -1;  // eventfd: stop() wakes the thread through it
+  std::thread thread_;
+};
+
+}  // namespace tv
