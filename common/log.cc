@@ -1,9 +1,13 @@
 #include "common/log.h"
 
 #include <spdlog/pattern_formatter.h>
-#include <spdlog/sinks/stdout_sinks.h>
+#include <spdlog/sinks/base_sink.h>
+
+#include <mutex>
 
 #include <nlohmann/json.hpp>
+
+#include "common/output_sink.h"
 
 namespace tv {
 namespace {
@@ -21,13 +25,30 @@ class JsonMessageFlag final : public spdlog::custom_flag_formatter {
   }
 };
 
+// Log lines go through the stderr OutputSink, the one writer of fd 2, so they never interleave
+// with forwarded worker lines.
+class StderrLineSink final : public spdlog::sinks::base_sink<std::mutex> {
+ protected:
+  void sink_it_(const spdlog::details::log_msg& msg) override {
+    spdlog::memory_buf_t buf;
+    formatter_->format(msg, buf);
+    stderr_sink().push(std::string(buf.data(), buf.size()));
+  }
+  void flush_() override { stderr_sink().flush(std::chrono::seconds(2)); }
+};
+
 }  // namespace
+
+void flush_logs() {
+  stdout_sink().flush(std::chrono::seconds(5));
+  stderr_sink().flush(std::chrono::seconds(5));
+}
 
 void init_logging(LogFormat format) {
   auto logger = spdlog::default_logger();
   if (logger->name() != "trainvisor") {
     logger = std::make_shared<spdlog::logger>("trainvisor",
-                                              std::make_shared<spdlog::sinks::stderr_sink_mt>());
+                                              std::make_shared<StderrLineSink>());
     spdlog::set_default_logger(logger);
   }
   auto formatter = std::make_unique<spdlog::pattern_formatter>();
@@ -38,7 +59,6 @@ void init_logging(LogFormat format) {
     formatter->set_pattern("[trainvisor %H:%M:%S.%e %L] %v");
   }
   logger->set_formatter(std::move(formatter));
-  logger->flush_on(spdlog::level::info);
 }
 
 }  // namespace tv

@@ -14,4 +14,7 @@ enum class LogFormat { kText, kJson };
 // later calls replace the format.
 void init_logging(LogFormat format);
 
+// Waits (a few seconds at most) until queued log and worker lines are written. Call before exit.
+void flush_logs();
+
 }  // namespace tv

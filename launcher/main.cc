@@ -42,7 +42,11 @@ int main(int argc, char** argv) {
   if (word == "--version") return tv::version_command({}, tv::Environment::from_process());
   tv::Args args(argv + 2, argv + argc);
   for (const auto& c : kCommands)
-    if (word == c.name) return c.fn(args, tv::Environment::from_process());
+    if (word == c.name) {
+      const int code = c.fn(args, tv::Environment::from_process());
+      tv::flush_logs();
+      return code;
+    }
   std::fprintf(stderr, "trainvisor: unknown command '%s'\n", word.c_str());
   return usage(stderr);
 }

@@ -1,0 +1,56 @@
+#include "launcher/spawner.h"
+
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#include <boost/process/v2/environment.hpp>
+#include <boost/process/v2/posix/default_launcher.hpp>
+#include <boost/process/v2/process.hpp>
+#include <boost/process/v2/stdio.hpp>
+#include <csignal>
+
+#include "common/exit_codes.h"
+
+namespace tv {
+namespace bp = boost::process::v2;
+
+namespace {
+
+// Runs in the child between fork and exec: async-signal-safe calls only.
+struct ChildSetup {
+  pid_t parent;
+  template <class Launcher>
+  bp::error_code on_exec_setup(Launcher&, const bp::filesystem::path&, const char* const*) {
+    ::setpgid(0, 0);
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (::getppid() != parent) ::_exit(exit_code::kSignalBase + SIGKILL);  // parent already gone
+    sigset_t none;
+    ::sigemptyset(&none);
+    ::sigprocmask(SIG_SETMASK, &none, nullptr);
+    ::signal(SIGPIPE, SIG_DFL);
+    return {};
+  }
+};
+
+Error exec_error(const std::string& exe, const bp::error_code& ec) {
+  const int code = ec.value() == ENOENT ? exit_code::kNotFound : exit_code::kNotExecutable;
+  return Error{code, "cannot execute " + exe + ": " + ec.message()};
+}
+
+}  // namespace
+
+Result<pid_t> ProcessSpawner::spawn(const SpawnRequest& req) {
+  std::vector<std::string> args(req.argv.begin() + (req.argv.empty() ? 0 : 1), req.argv.end());
+  bp::error_code ec;
+  bp::posix::default_launcher launcher;
+  auto proc = launcher(io_.get_executor(), ec, bp::filesystem::path(req.executable), args,
+                       bp::process_stdio{nullptr, req.stdout_fd, req.stderr_fd},
+                       bp::process_environment(req.env.to_envp()), ChildSetup{::getpid()});
+  if (ec) return exec_error(req.executable, ec);
+  const pid_t pid = proc.id();
+  ::setpgid(pid, pid);  // also here, so the group exists before we ever signal it
+  proc.detach();        // the Reaper waits, never Boost.Process
+  return pid;
+}
+
+}  // namespace tv

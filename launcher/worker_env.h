@@ -1,0 +1,41 @@
+// The worker environment: torchrun's contract (docs/worker-environment.md), so existing training
+// scripts run unchanged. A pure function of the node's layout, the generation and the base
+// environment; no I/O.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+
+#include "common/environment.h"
+
+namespace tv {
+
+struct WorkerLayout {
+  int nnodes = 1;
+  int node_rank = 0;
+  int nproc_per_node = 1;
+  std::string master_addr = "127.0.0.1";
+  std::string role = "default";
+  std::string run_id = "none";
+  int max_restarts = 3;
+  std::map<std::string, std::string> extra;  // topology/transport additions, set only when unset
+};
+
+struct WorkerAttempt {
+  int local_rank = 0;
+  int restart_count = 0;
+  int master_port = 29500;
+  std::string error_file;
+  std::string heartbeat_file;
+  std::optional<std::string> resume_checkpoint;
+};
+
+Environment build_worker_env(const Environment& base, const WorkerLayout& layout,
+                             const WorkerAttempt& attempt);
+
+inline int global_rank(const WorkerLayout& l, int local_rank) {
+  return l.node_rank * l.nproc_per_node + local_rank;
+}
+
+}  // namespace tv
