@@ -1,0 +1,43 @@
+// SageMaker's /opt/ml/input/config/resourceconfig.json, parsed and checked.
+//
+//   {"current_host": "algo-2", "hosts": ["algo-1", "algo-2"], "network_interface_name": "eth0",
+//    "current_group_name": "gpu", "instance_groups": [{"instance_group_name": "gpu",
+//    "instance_type": "ml.p4d.24xlarge", "hosts": ["algo-2", "algo-1"]}, ...]}
+//
+// Training hosts: every host named in `hosts` and in every instance_groups[].hosts (heterogeneous
+// clusters: all groups take part), without duplicates, sorted lexicographically as SageMaker
+// sorts them, so every node computes the same order from the same file. rank = index of
+// current_host. Pure; thread-safe.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "common/result.h"
+
+namespace tv {
+
+struct InstanceGroup {
+  std::string name;
+  std::string instance_type;
+  std::vector<std::string> hosts;
+};
+
+struct ResourceConfig {
+  std::string current_host;
+  std::vector<std::string> hosts;  // as in the file
+  std::string network_interface_name;
+  std::string current_group_name;
+  std::vector<InstanceGroup> instance_groups;
+
+  std::vector<std::string> training_hosts;  // the rule above
+  int rank = 0;                             // index of current_host in training_hosts
+};
+
+// Larger files are refused before parsing (a real one is a few hundred bytes per host).
+inline constexpr size_t kMaxResourceConfigBytes = 16 * 1024 * 1024;
+
+// `path` names the file in errors (exit_code::kConfig).
+Result<ResourceConfig> parse_resource_config(const std::string& text, const std::string& path);
+
+}  // namespace tv
