@@ -36,7 +36,8 @@ struct NetworkClusterConfig {
   std::chrono::milliseconds peer_timeout{30000};
   std::string token;                  // the HMAC key, already derived (derive_rdzv_token)
   RestartPolicy policy;               // launcher/restart_policy.h
-  std::string bind_addr = "0.0.0.0";  // coordinator listen address (tests use 127.0.0.x)
+  std::string bind_addr = "0.0.0.0";  // coordinator listen address (tests use 127.0.0.x);
+                                      // a loopback master_addr narrows 0.0.0.0 to itself
 };
 
 class RdzvCoordinator;

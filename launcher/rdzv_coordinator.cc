@@ -34,7 +34,13 @@ RdzvCoordinator::RdzvCoordinator(asio::io_context& io, const NetworkClusterConfi
       ticker_(io),
       rdzv_deadline_(io),
       backoff_(io),
-      agents_(static_cast<size_t>(std::max(config.nnodes, 1))) {}
+      agents_(static_cast<size_t>(std::max(config.nnodes, 1))) {
+  // A job whose master is a loopback address runs on one machine: listen there only.
+  boost::system::error_code ec;
+  auto master = asio::ip::make_address(config_.master_addr, ec);
+  if (!ec && master.is_loopback() && config_.bind_addr == "0.0.0.0")
+    config_.bind_addr = config_.master_addr;
+}
 
 RdzvCoordinator::~RdzvCoordinator() {
   *alive_ = false;

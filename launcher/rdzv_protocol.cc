@@ -161,7 +161,13 @@ const char* type_name(MsgType type) {
 }
 
 std::string encode(const Message& m, const std::string& key, Direction dir, const Context& ctx) {
-  const std::string payload = m.body.dump();
+  // Summaries quote worker output, which need not be UTF-8: replace what JSON cannot carry.
+  return encode_payload(m, m.body.dump(-1, ' ', false, json::error_handler_t::replace), key, dir,
+                        ctx);
+}
+
+std::string encode_payload(const Message& m, const std::string& payload, const std::string& key,
+                           Direction dir, const Context& ctx) {
   if (payload.size() > kMaxPayload) throw std::length_error("rdzv payload over kMaxPayload");
   std::string frame = header_bytes(m, static_cast<uint32_t>(payload.size()));
   const auto mac = tag(key, dir, ctx, bytes_of(frame), bytes_of(payload));

@@ -84,6 +84,9 @@ const char* type_name(MsgType type);
 
 // One frame, tagged under `key` for `dir` on the connection `ctx`.
 std::string encode(const Message& m, const std::string& key, Direction dir, const Context& ctx);
+// The same with the payload given as bytes (m.body ignored): for tests and the fuzzer.
+std::string encode_payload(const Message& m, const std::string& payload, const std::string& key,
+                           Direction dir, const Context& ctx);
 
 // The header alone: magic, version, known type, flags 0, non-negative rank and generation,
 // payload_len <= kMaxPayload. `bytes` must hold kHeaderSize bytes.
