@@ -117,7 +117,7 @@ Result<std::vector<std::string_view>> split_items(const Parser& p) {
   for (size_t i = 0; i <= all.size(); ++i) {
     char c = i < all.size() ? all[i] : ',';
     if (c == '[') ++depth;
-    if (c == ']') --depth;
+    if (c == ']' && --depth < 0) return p.fail("unmatched ']'");
     if (c != ',' || depth > 0) {
       if (std::isspace(static_cast<unsigned char>(c)) ||
           std::iscntrl(static_cast<unsigned char>(c)))
@@ -128,6 +128,7 @@ Result<std::vector<std::string_view>> split_items(const Parser& p) {
     items.push_back(all.substr(start, i - start));
     start = i + 1;
   }
+  if (depth > 0) return p.fail("unmatched '['");
   return items;
 }
 
