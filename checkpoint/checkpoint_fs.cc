@@ -1,0 +1,106 @@
+#include "checkpoint/checkpoint_fs.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <thread>
+
+#include "common/exit_codes.h"
+
+namespace tv {
+namespace {
+
+Error os_error() { return Error{exit_code::kNone, std::strerror(errno)}; }
+
+EntryType entry_type(unsigned char d_type) {
+  switch (d_type) {
+    case DT_REG: return EntryType::kFile;
+    case DT_DIR: return EntryType::kDirectory;
+    case DT_LNK: return EntryType::kSymlink;
+    case DT_UNKNOWN: return EntryType::kUnknown;
+    default: return EntryType::kOther;
+  }
+}
+
+std::int64_t to_ns(const statx_timestamp& t) {
+  return static_cast<std::int64_t>(t.tv_sec) * 1'000'000'000 + t.tv_nsec;
+}
+
+class Fd {
+ public:
+  explicit Fd(int fd) : fd_(fd) {}
+  ~Fd() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  Fd(const Fd&) = delete;
+  Fd& operator=(const Fd&) = delete;
+  int get() const { return fd_; }
+
+ private:
+  int fd_;
+};
+
+}  // namespace
+
+Result<std::vector<DirEntry>> RealCheckpointFs::list(const std::string& dir) {
+  DIR* d = ::opendir(dir.c_str());
+  if (!d) return os_error();
+  std::vector<DirEntry> out;
+  errno = 0;
+  while (dirent* e = ::readdir(d)) {
+    if (std::strcmp(e->d_name, ".") == 0 || std::strcmp(e->d_name, "..") == 0) continue;
+    out.push_back({e->d_name, entry_type(e->d_type)});
+  }
+  const int err = errno;
+  ::closedir(d);
+  if (err != 0) return Error{exit_code::kNone, std::strerror(err)};
+  return out;
+}
+
+Result<FileStat> RealCheckpointFs::stat(const std::string& path) {
+  struct statx sx {};
+  const unsigned mask = STATX_TYPE | STATX_SIZE | STATX_MTIME | STATX_INO | STATX_BTIME;
+  if (::statx(AT_FDCWD, path.c_str(), 0, mask, &sx) != 0) return os_error();
+  FileStat st;
+  st.is_directory = S_ISDIR(sx.stx_mode);
+  st.is_regular = S_ISREG(sx.stx_mode);
+  st.size = sx.stx_size;
+  st.mtime_ns = to_ns(sx.stx_mtime);
+  st.btime_ns = (sx.stx_mask & STATX_BTIME) ? to_ns(sx.stx_btime) : 0;
+  st.device = (static_cast<std::uint64_t>(sx.stx_dev_major) << 32) | sx.stx_dev_minor;
+  st.inode = sx.stx_ino;
+  return st;
+}
+
+Result<std::string> RealCheckpointFs::read_range(const std::string& path, std::uint64_t offset,
+                                                 std::uint64_t length) {
+  Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK));
+  if (fd.get() < 0) return os_error();
+  std::string buf(length, '\0');
+  std::uint64_t got = 0;
+  while (got < length) {
+    const ssize_t n = ::pread(fd.get(), buf.data() + got, length - got,
+                              static_cast<off_t>(offset + got));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return os_error();
+    if (n == 0) break;
+    got += static_cast<std::uint64_t>(n);
+  }
+  buf.resize(got);
+  return buf;
+}
+
+std::int64_t RealCheckpointFs::now_ns() {
+  const auto now = std::chrono::system_clock::now().time_since_epoch();
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(now).count();
+}
+
+void RealCheckpointFs::sleep_for(std::chrono::milliseconds duration) {
+  std::this_thread::sleep_for(duration);
+}
+
+}  // namespace tv

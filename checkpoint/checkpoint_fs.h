@@ -1,0 +1,58 @@
+// CheckpointFs: the only way checkpoint discovery and the watcher touch the OS (listing a
+// directory, stat, reading a byte range, the clock, sleeping). RealCheckpointFs is the one real
+// implementation; unit tests use an in-memory fake with a fake clock, so they never sleep.
+// Implementations must be safe to call from one thread at a time per instance.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "common/result.h"
+
+namespace tv {
+
+enum class EntryType { kFile, kDirectory, kSymlink, kOther, kUnknown };
+
+struct DirEntry {
+  std::string name;
+  EntryType type = EntryType::kUnknown;  // from the directory listing (d_type); no stat needed
+};
+
+struct FileStat {
+  bool is_directory = false;
+  bool is_regular = false;
+  std::uint64_t size = 0;
+  std::int64_t mtime_ns = 0;
+  std::int64_t btime_ns = 0;  // birth time; 0 when the file system does not report it
+  std::uint64_t device = 0;
+  std::uint64_t inode = 0;
+};
+
+class CheckpointFs {
+ public:
+  virtual ~CheckpointFs() = default;
+  // Entries of a directory, without "." and "..". Error message: the reason (strerror).
+  virtual Result<std::vector<DirEntry>> list(const std::string& dir) = 0;
+  // stat(2), following symlinks.
+  virtual Result<FileStat> stat(const std::string& path) = 0;
+  // Up to `length` bytes at `offset` (fewer at the end of the file).
+  virtual Result<std::string> read_range(const std::string& path, std::uint64_t offset,
+                                         std::uint64_t length) = 0;
+  // Wall clock (same epoch as mtime_ns).
+  virtual std::int64_t now_ns() = 0;
+  virtual void sleep_for(std::chrono::milliseconds duration) = 0;
+};
+
+class RealCheckpointFs final : public CheckpointFs {
+ public:
+  Result<std::vector<DirEntry>> list(const std::string& dir) override;
+  Result<FileStat> stat(const std::string& path) override;
+  Result<std::string> read_range(const std::string& path, std::uint64_t offset,
+                                 std::uint64_t length) override;
+  std::int64_t now_ns() override;
+  void sleep_for(std::chrono::milliseconds duration) override;
+};
+
+}  // namespace tv

@@ -1,0 +1,280 @@
+// Discovery and resume selection on in-memory trees with a fake clock.
+#include <gtest/gtest.h>
+
+#include "checkpoint/discovery.h"
+#include "checkpoint/resume.h"
+#include "fake_checkpoint_fs.h"
+
+namespace tv {
+namespace {
+
+using testing::FakeCheckpointFs;
+using testing::make_zip;
+constexpr std::int64_t kS = FakeCheckpointFs::kSecond;
+
+const std::string kRoot = "/ckpt";
+const std::string kRun1 = kRoot + "/Isaac-Ant-v0/2025-01-02_10-00-00_ppo_torch/checkpoints";
+const std::string kRun2 = kRoot + "/Isaac-Ant-v0/2025-01-02_12-30-00_ppo_torch/checkpoints";
+
+std::optional<Checkpoint> latest(FakeCheckpointFs& fs, const std::string& format = "auto",
+                                 const std::string& mode = "latest") {
+  return find_resume_checkpoint(ResumeRequest{kRoot, format, mode}, fs);
+}
+
+std::string path_of(const std::optional<Checkpoint>& c) { return c ? c->path : "<none>"; }
+
+TEST(SkrlDiscovery, NewestStepOfOneRun) {
+  FakeCheckpointFs fs;
+  for (int step : {1000, 2000, 10000, 3000}) fs.add_file(kRun1 + "/agent_" + std::to_string(step) + ".pt", make_zip());
+  fs.add_file(kRun1 + "/best_agent.pt", make_zip());
+  auto c = latest(fs);
+  ASSERT_TRUE(c);
+  EXPECT_EQ(c->path, kRun1 + "/agent_10000.pt");  // numeric, not lexical, and not best_agent
+  EXPECT_EQ(c->format, "skrl");
+  EXPECT_EQ(c->step, 10000);
+  EXPECT_EQ(c->bytes, make_zip().size());
+  EXPECT_EQ(c->run, "2025-01-02_10-00-00_ppo_torch");
+}
+
+TEST(SkrlDiscovery, ResumedIsaacLabRunWinsOverHigherStepsOfTheOlderRun) {
+  FakeCheckpointFs fs;
+  fs.add_file(kRun1 + "/agent_48000.pt", make_zip());
+  fs.add_file(kRun2 + "/agent_800.pt", make_zip());  // step counter back near 0 after resume
+  EXPECT_EQ(path_of(latest(fs)), kRun2 + "/agent_800.pt");
+}
+
+TEST(SkrlDiscovery, TruncatedNewestFileIsSkippedForThePreviousOne) {
+  FakeCheckpointFs fs;
+  fs.add_file(kRun1 + "/agent_1000.pt", make_zip());
+  const std::string whole = make_zip(std::string(5000, 'w'));
+  fs.add_file(kRun1 + "/agent_2000.pt", whole.substr(0, 3000));  // writer killed mid-save
+  EXPECT_EQ(path_of(latest(fs)), kRun1 + "/agent_1000.pt");
+}
+
+TEST(SkrlDiscovery, FileStillInsideTheSettleWindowIsWaitedForOnce) {
+  FakeCheckpointFs fs;
+  fs.add_file(kRun1 + "/agent_1000.pt", make_zip());
+  fs.add_file(kRun1 + "/agent_2000.pt", make_zip(), fs.now() - kS / 2);
+  EXPECT_EQ(path_of(latest(fs)), kRun1 + "/agent_2000.pt");
+  EXPECT_EQ(fs.sleeps, 1);
+  EXPECT_GE(fs.now() - (fs.now() - kS / 2), 0);
+}
+
+TEST(SkrlDiscovery, FileThatKeepsChangingIsGivenUpOn) {
+  FakeCheckpointFs fs;
+  fs.add_file(kRun1 + "/agent_1000.pt", make_zip());
+  const std::string path = kRun1 + "/agent_2000.pt";
+  fs.add_file(path, make_zip(), fs.now());
+  fs.on_sleep = [&] { fs.add_file(path, make_zip("more"), fs.now()); };  // rewritten each time
+  EXPECT_EQ(path_of(latest(fs)), kRun1 + "/agent_1000.pt");
+  EXPECT_EQ(fs.sleeps, 3);
+}
+
+TEST(SkrlDiscovery, ZeroSettleWindowNeverWaits) {
+  FakeCheckpointFs fs;
+  fs.add_file(kRun1 + "/agent_2000.pt", make_zip(), fs.now());
+  auto c = find_resume_checkpoint(ResumeRequest{kRoot, "skrl", "latest", std::chrono::milliseconds(0)}, fs);
+  EXPECT_EQ(path_of(c), kRun1 + "/agent_2000.pt");
+  EXPECT_EQ(fs.sleeps, 0);
+}
+
+TEST(SkrlDiscovery, BestIsBestAgentOfTheNewestRunAndFallsBackToLatest) {
+  FakeCheckpointFs fs;
+  fs.add_file(kRun1 + "/best_agent.pt", make_zip());
+  fs.add_file(kRun2 + "/best_agent.pt", make_zip().substr(0, 10));  // cut off
+  fs.add_file(kRun2 + "/agent_100.pt", make_zip());
+  EXPECT_EQ(path_of(latest(fs, "skrl", "best")), kRun1 + "/best_agent.pt");
+  fs.remove(kRun1 + "/best_agent.pt");
+  EXPECT_EQ(path_of(latest(fs, "skrl", "best")), kRun2 + "/agent_100.pt");
+}
+
+TEST(SkrlDiscovery, SeparatelyStoredModulesNeedEveryModule) {
+  FakeCheckpointFs fs;
+  for (const char* m : {"policy", "value", "optimizer"}) {
+    fs.add_file(kRun1 + "/" + m + "_100.pt", make_zip());
+  }
+  fs.add_file(kRun1 + "/policy_200.pt", make_zip());  // crash before value_200 was written
+  auto c = latest(fs);
+  ASSERT_TRUE(c);
+  EXPECT_EQ(c->path, kRun1 + "/policy_100.pt");
+  EXPECT_EQ(c->files.size(), 3u);
+  EXPECT_EQ(c->bytes, 3 * make_zip().size());
+}
+
+TEST(SkrlDiscovery, NamesThatAreNotCheckpointsAreIgnored) {
+  FakeCheckpointFs fs;
+  for (const char* n : {"agent.pt", "agent_.pt", "_100.pt", "agent_12a.pt", "agent_100.pth", "notes.txt"})
+    fs.add_file(kRun1 + "/" + n, make_zip());
+  EXPECT_FALSE(latest(fs));
+}
+
+TEST(Discovery, MissingDirectoryAndModeNoneGiveNothing) {
+  FakeCheckpointFs fs;
+  EXPECT_FALSE(latest(fs));
+  fs.add_file(kRun1 + "/agent_1.pt", make_zip());
+  EXPECT_FALSE(latest(fs, "auto", "none"));
+  EXPECT_TRUE(latest(fs));
+}
+
+TEST(Discovery, UnreadableDirectoriesAreSkipped) {
+  FakeCheckpointFs fs;
+  fs.add_file(kRun1 + "/agent_1.pt", make_zip());
+  fs.add_file(kRun2 + "/agent_5.pt", make_zip());
+  fs.deny(kRoot + "/Isaac-Ant-v0/2025-01-02_12-30-00_ppo_torch");
+  EXPECT_EQ(path_of(latest(fs)), kRun1 + "/agent_1.pt");
+}
+
+TEST(Discovery, UnreadableNewestFileIsSkipped) {
+  FakeCheckpointFs fs;
+  fs.add_file(kRun1 + "/agent_1.pt", make_zip());
+  fs.add_file(kRun1 + "/locked/agent_9.pt", make_zip());
+  fs.deny(kRun1 + "/locked/agent_9.pt");
+  EXPECT_EQ(path_of(latest(fs)), kRun1 + "/agent_1.pt");
+}
+
+TEST(Discovery, SymlinkLoopsEnd) {
+  FakeCheckpointFs fs;
+  fs.add_file(kRun1 + "/agent_7.pt", make_zip());
+  fs.add_symlink(kRun1 + "/loop", kRoot);          // back to the root
+  fs.add_symlink(kRoot + "/self", kRoot + "/self");  // ELOOP
+  fs.add_symlink(kRoot + "/dangling", "/nowhere");
+  EXPECT_EQ(path_of(latest(fs)), kRun1 + "/agent_7.pt");
+}
+
+TEST(Discovery, VeryDeepTree) {
+  FakeCheckpointFs fs;
+  std::string dir = kRoot;
+  for (int i = 0; i < 2000; ++i) dir += "/d";
+  fs.add_file(dir + "/agent_3.pt", make_zip());
+  EXPECT_EQ(path_of(latest(fs)), dir + "/agent_3.pt");
+}
+
+const std::string kIters = kRoot + "/cosmos/job/checkpoints";
+
+void add_dcp(FakeCheckpointFs& fs, const std::string& dir, std::int64_t shard_t, std::int64_t meta_t) {
+  fs.add_file(dir + "/__0_0.distcp", "shard0", shard_t);
+  fs.add_file(dir + "/__1_0.distcp", "shard1", shard_t);
+  if (meta_t > 0) fs.add_file(dir + "/.metadata", "meta", meta_t);
+}
+
+TEST(DcpDiscovery, CompleteDirectoryWithMetadataNewerThanShards) {
+  FakeCheckpointFs fs;
+  const std::int64_t t = fs.now() - 100 * kS;
+  add_dcp(fs, kIters + "/iter_000001000", t, t + kS);
+  add_dcp(fs, kIters + "/iter_000002000", t + 10 * kS, t + 11 * kS);
+  auto c = latest(fs, "dcp");
+  ASSERT_TRUE(c);
+  EXPECT_EQ(c->path, kIters + "/iter_000002000");
+  EXPECT_EQ(c->step, 2000);
+  EXPECT_EQ(c->bytes, 4u + 6u + 6u);
+}
+
+TEST(DcpDiscovery, BareMetadataTmpIsPartial) {
+  FakeCheckpointFs fs;
+  const std::int64_t t = fs.now() - 100 * kS;
+  add_dcp(fs, kIters + "/iter_000001000", t, t + kS);
+  add_dcp(fs, kIters + "/iter_000002000", t + 10 * kS, 0);
+  fs.add_file(kIters + "/iter_000002000/.metadata.tmp", "half", t + 11 * kS);
+  EXPECT_EQ(path_of(latest(fs, "dcp")), kIters + "/iter_000001000");
+}
+
+TEST(DcpDiscovery, ShardsOnlyIsPartial) {
+  FakeCheckpointFs fs;
+  add_dcp(fs, kIters + "/iter_000002000", fs.now() - kS, 0);
+  EXPECT_FALSE(latest(fs, "dcp"));
+}
+
+TEST(DcpDiscovery, SavingAgainIntoTheSameDirectoryLeavesAStaleMetadata) {
+  FakeCheckpointFs fs;
+  const std::int64_t t = fs.now() - 100 * kS;
+  add_dcp(fs, kIters + "/iter_000001000", t, t + kS);
+  add_dcp(fs, kIters + "/iter_000002000", t, t + kS);
+  fs.add_file(kIters + "/iter_000002000/__0_0.distcp", "new shard", t + 50 * kS);
+  EXPECT_EQ(path_of(latest(fs, "dcp")), kIters + "/iter_000001000");
+}
+
+TEST(DcpDiscovery, CosmosIterationHoldsSeveralDcpDirectoriesThatMustAllBeComplete) {
+  FakeCheckpointFs fs;
+  const std::int64_t t = fs.now() - 100 * kS;
+  add_dcp(fs, kIters + "/iter_000001000/model", t, t + kS);
+  add_dcp(fs, kIters + "/iter_000001000/optim", t, t + kS);
+  add_dcp(fs, kIters + "/iter_000002000/model", t + 10 * kS, t + 11 * kS);
+  add_dcp(fs, kIters + "/iter_000002000/optim", t + 10 * kS, 0);  // optimizer save cut off
+  auto c = latest(fs, "dcp");
+  ASSERT_TRUE(c);
+  EXPECT_EQ(c->path, kIters + "/iter_000001000");
+  EXPECT_EQ(c->files.size(), 2u);
+}
+
+TEST(DcpDiscovery, PointerIsReadButWhatItNamesMustBeComplete) {
+  FakeCheckpointFs fs;
+  const std::int64_t t = fs.now() - 100 * kS;
+  add_dcp(fs, kIters + "/iter_000001000", t, t + kS);
+  add_dcp(fs, kIters + "/iter_000002000", t, 0);
+  fs.add_file(kIters + "/latest_checkpoint.txt", "iter_000002000\n");
+  EXPECT_EQ(path_of(latest(fs, "dcp")), kIters + "/iter_000001000");
+  // Names without steps: the pointer decides.
+  FakeCheckpointFs named;
+  add_dcp(named, kIters + "/first", t, t + 2 * kS);
+  add_dcp(named, kIters + "/second", t, t + kS);
+  named.add_file(kIters + "/latest", "second");
+  EXPECT_EQ(path_of(latest(named, "dcp")), kIters + "/second");
+}
+
+TEST(AutoDiscovery, PicksWhicheverFormatCompletedLast) {
+  FakeCheckpointFs fs;
+  const std::int64_t t = fs.now() - 100 * kS;
+  fs.add_file(kRun1 + "/agent_1.pt", make_zip(), t);
+  add_dcp(fs, kIters + "/iter_000000010", t + kS, t + 2 * kS);
+  EXPECT_EQ(path_of(latest(fs)), kIters + "/iter_000000010");
+  fs.add_file(kRun1 + "/agent_2.pt", make_zip(), t + 3 * kS);
+  EXPECT_EQ(path_of(latest(fs)), kRun1 + "/agent_2.pt");
+}
+
+TEST(GlobDiscovery, MarkerMakesAMatchCompleteAndOrdersByMarkerTime) {
+  FakeCheckpointFs fs;
+  const std::int64_t t = fs.now() - 100 * kS;
+  fs.add_file(kRoot + "/run/step_300.bin", "x", t);
+  fs.add_file(kRoot + "/run/step_300.bin.done", "", t + 1 * kS);
+  fs.add_file(kRoot + "/run/step_100.bin", "x", t);
+  fs.add_file(kRoot + "/run/step_100.bin.done", "", t + 5 * kS);  // completed last
+  fs.add_file(kRoot + "/run/step_900.bin", "x", t + 9 * kS);      // no marker: partial
+  fs.add_file(kRoot + "/run/step_200.bin", "x", t + 9 * kS);
+  fs.add_file(kRoot + "/run/step_200.bin.done", "", t + 2 * kS);  // marker older than the data
+  auto c = latest(fs, "glob:run/step_*.bin");
+  ASSERT_TRUE(c);
+  EXPECT_EQ(c->path, kRoot + "/run/step_100.bin");
+  EXPECT_EQ(c->format, "glob");
+  EXPECT_EQ(c->step, 100);
+  EXPECT_FALSE(latest(fs, "glob:*.bin"));  // FNM_PATHNAME: * does not cross '/'
+}
+
+TEST(GlobDiscovery, DirectoriesMatchToo) {
+  FakeCheckpointFs fs;
+  fs.add_file(kRoot + "/ckpt-5/weights", "w");
+  fs.add_file(kRoot + "/ckpt-5.done", "", fs.now());  // after the directory was filled
+  EXPECT_EQ(path_of(latest(fs, "glob:ckpt-*")), kRoot + "/ckpt-5");
+}
+
+TEST(Formats, Validation) {
+  for (const char* ok : {"auto", "skrl", "dcp", "glob:*.pt", "glob:a/b/*"})
+    EXPECT_TRUE(validate_checkpoint_format(ok).ok()) << ok;
+  for (const char* bad : {"", "SKRL", "glob:", "glob:/abs/*", "torch"}) {
+    auto s = validate_checkpoint_format(bad);
+    ASSERT_FALSE(s.ok()) << bad;
+    EXPECT_EQ(s.error().exit_code, 78);
+    EXPECT_NE(s.error().message.find("--checkpoint-format"), std::string::npos);
+  }
+}
+
+TEST(Names, StepAndRun) {
+  EXPECT_EQ(step_in_name("iter_000001000"), 1000);
+  EXPECT_EQ(step_in_name("model"), -1);
+  EXPECT_EQ(step_in_name("global_step12"), 12);
+  EXPECT_EQ(run_in_path("t/2025-01-02_10-00-00_ppo_torch/checkpoints"), "2025-01-02_10-00-00_ppo_torch");
+  EXPECT_EQ(run_in_path("2025-01-02_10-00-00"), "2025-01-02_10-00-00");
+  EXPECT_EQ(run_in_path("t/2025-01-0x_10-00-00/checkpoints"), "");
+}
+
+}  // namespace
+}  // namespace tv

@@ -1,0 +1,113 @@
+// The watcher's scanning logic, driven scan by scan on an in-memory tree with a fake clock.
+#include "checkpoint/watch_state.h"
+
+#include <gtest/gtest.h>
+
+#include "fake_checkpoint_fs.h"
+
+namespace tv {
+namespace {
+
+using testing::FakeCheckpointFs;
+using testing::make_zip;
+constexpr std::int64_t kS = FakeCheckpointFs::kSecond;
+const std::string kDir = "/ckpt/2025-01-02_10-00-00_ppo_torch/checkpoints";
+
+std::vector<std::string> paths(const std::vector<CheckpointEvent>& events) {
+  std::vector<std::string> out;
+  for (const auto& e : events) out.push_back(e.checkpoint.path);
+  return out;
+}
+
+TEST(WatchState, WhatIsThereAtStartIsNotReported) {
+  FakeCheckpointFs fs;
+  fs.add_file(kDir + "/agent_1.pt", make_zip());
+  WatchState w("/ckpt", "auto");
+  w.baseline(fs);
+  EXPECT_TRUE(w.scan(fs).empty());
+}
+
+TEST(WatchState, PollingReportsAFileOnceItsStatIsUnchangedAcrossTwoScans) {
+  FakeCheckpointFs fs;
+  WatchState w("/ckpt", "auto");
+  w.baseline(fs);
+  const std::string p = kDir + "/agent_10.pt";
+  fs.add_file(p, make_zip().substr(0, 20), fs.now());  // being written
+  EXPECT_TRUE(w.scan(fs).empty());
+  fs.set_now(fs.now() + kS / 10);
+  fs.add_file(p, make_zip(), fs.now());  // finished
+  EXPECT_TRUE(w.scan(fs).empty());       // end record intact, but did it stop changing?
+  fs.set_now(fs.now() + kS / 10);
+  auto events = w.scan(fs);
+  ASSERT_EQ(paths(events), std::vector<std::string>{p});
+  EXPECT_EQ(events[0].since_previous_seconds, -1);
+  EXPECT_EQ(events[0].checkpoint.bytes, make_zip().size());
+  EXPECT_TRUE(w.scan(fs).empty());  // once
+}
+
+TEST(WatchState, CloseAfterWriteCountsAsStoppedChanging) {
+  FakeCheckpointFs fs;
+  WatchState w("/ckpt", "auto");
+  w.baseline(fs);
+  const std::string p = kDir + "/agent_10.pt";
+  fs.add_file(p, make_zip(), fs.now());
+  w.note_closed(fs, p);
+  EXPECT_EQ(paths(w.scan(fs)), std::vector<std::string>{p});
+}
+
+TEST(WatchState, OldEnoughFileIsReportedOnFirstSight) {
+  FakeCheckpointFs fs;
+  WatchState w("/ckpt", "auto", 2 * kS);
+  w.baseline(fs);
+  fs.add_file(kDir + "/agent_10.pt", make_zip(), fs.now() - 3 * kS);  // e.g. another node, synced late
+  EXPECT_EQ(w.scan(fs).size(), 1u);
+}
+
+TEST(WatchState, PartialFileIsNeverReported) {
+  FakeCheckpointFs fs;
+  WatchState w("/ckpt", "auto");
+  w.baseline(fs);
+  fs.add_file(kDir + "/agent_10.pt", make_zip().substr(0, 30), fs.now() - 10 * kS);
+  for (int i = 0; i < 3; ++i) EXPECT_TRUE(w.scan(fs).empty());
+}
+
+TEST(WatchState, WriteTimeAndIntervalComeFromTheFiles) {
+  FakeCheckpointFs fs;
+  WatchState w("/ckpt", "auto", 0);
+  w.baseline(fs);
+  const std::int64_t t = fs.now();
+  fs.add_file(kDir + "/agent_10.pt", make_zip(), t - 30 * kS);
+  fs.add_file(kDir + "/agent_20.pt", make_zip(), t - 10 * kS);
+  auto events = w.scan(fs);
+  ASSERT_EQ(events.size(), 2u);
+  EXPECT_EQ(events[0].checkpoint.step, 10);  // oldest first
+  EXPECT_EQ(events[1].since_previous_seconds, 20.0);
+  EXPECT_EQ(events[1].write_seconds, 0.0);  // the fake's birth time = mtime
+}
+
+TEST(WatchState, RewrittenBestAgentIsReportedAgain) {
+  FakeCheckpointFs fs;
+  WatchState w("/ckpt", "auto", 0);
+  const std::string p = kDir + "/best_agent.pt";
+  fs.add_file(p, make_zip(), fs.now() - 10 * kS);
+  w.baseline(fs);
+  EXPECT_TRUE(w.scan(fs).empty());
+  fs.add_file(p, make_zip("better"), fs.now() - kS);
+  EXPECT_EQ(paths(w.scan(fs)), std::vector<std::string>{p});
+}
+
+TEST(WatchState, DcpDirectoryIsReportedWhenItsMetadataLands) {
+  FakeCheckpointFs fs;
+  WatchState w("/ckpt", "dcp");
+  w.baseline(fs);
+  const std::string d = "/ckpt/iter_000000100";
+  fs.add_file(d + "/__0_0.distcp", "s", fs.now());
+  fs.add_file(d + "/.metadata.tmp", "m", fs.now());
+  EXPECT_TRUE(w.scan(fs).empty());
+  fs.remove(d + "/.metadata.tmp");
+  fs.add_file(d + "/.metadata", "m", fs.now());
+  EXPECT_EQ(paths(w.scan(fs)), std::vector<std::string>{d});
+}
+
+}  // namespace
+}  // namespace tv
