@@ -23,16 +23,19 @@
 namespace tv {
 
 struct PreflightConfig {
-  std::string level = "basic";             // basic | full
-  int expected_gpus = -1;                  // -1: don't check
+  std::string level = "basic";  // basic | full
+  int expected_gpus = -1;       // -1: don't check
   int nnodes = 1;
-  std::string require_transport = "auto";  // auto|efa|net|any, resolved inside with nnodes + EFA presence
-  double min_busbw = 0;                    // GB/s, nccl-tests' bus bandwidth; 0: no floor
-  std::optional<std::string> nccl_lib;     // --nccl-lib: the libnccl to probe instead of the workers'
-  bool single_node_net = false;            // NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1 for the probe
-  std::vector<std::string> worker_command; // the workers' argv (to find torch's libnccl when it is python)
+  std::string require_transport =
+      "auto";            // auto|efa|net|any, resolved inside with nnodes + EFA presence
+  double min_busbw = 0;  // GB/s, nccl-tests' bus bandwidth; 0: no floor
+  std::optional<std::string> nccl_lib;  // --nccl-lib: the libnccl to probe instead of the workers'
+  bool single_node_net = false;         // NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1 for the probe
+  std::vector<std::string>
+      worker_command;  // the workers' argv (to find torch's libnccl when it is python)
   Environment env;
-  std::string log_dir;                     // where per-rank NCCL logs go ("" = a temp dir)
+  std::string log_dir;              // where per-rank NCCL logs go ("" = a temp dir)
+  std::string fi_provider = "efa";  // the libfabric provider the libfabric check asks for
 };
 
 enum class Outcome { kPass, kWarn, kFail, kSkip };
@@ -56,10 +59,11 @@ nlohmann::json report_to_json(const PreflightReport&);
 
 // Extra worker environment implied by the transport requirement (e.g. NCCL_NET when efa is
 // required and NCCL_NET is unset).
-std::map<std::string, std::string> transport_worker_env(const std::string& resolved_require_transport,
-                                                        const Environment& env);
+std::map<std::string, std::string> transport_worker_env(
+    const std::string& resolved_require_transport, const Environment& env);
 // "auto" -> "efa" when nnodes > 1 and EFA devices are present, else "any"; others unchanged.
-std::string resolve_require_transport(const std::string& requested, int nnodes, bool efa_devices_present);
+std::string resolve_require_transport(const std::string& requested, int nnodes,
+                                      bool efa_devices_present);
 bool efa_devices_present();  // sysfs: /sys/class/infiniband/* with driver efa
 
 // Helpers shared by the commands.

@@ -1,0 +1,35 @@
+// The GPUs this container can use, through the CUDA driver loaded at run time (libcuda.so.1,
+// which honours CUDA_VISIBLE_DEVICES), and the check of their count against --nproc-per-node.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "health/dynamic_library.h"
+#include "health/preflight.h"
+
+namespace tv {
+
+struct GpuDevice {
+  int index = 0;
+  std::string name;
+  int cc_major = 0;
+  int cc_minor = 0;
+  uint64_t memory_bytes = 0;
+};
+
+struct GpuInventory {
+  bool driver_loaded = false;
+  std::string driver_path;
+  int driver_version = 0;  // 13000 = CUDA 13.0
+  std::vector<GpuDevice> devices;
+  std::string error;  // why there is no driver or no device, when so
+};
+
+GpuInventory query_gpus(const LibraryLoader& loader);
+// expected_gpus < 0: no count check. No driver: skip, or fail when GPUs are expected (> 0).
+CheckResult gpu_check(const GpuInventory& inv, int expected_gpus);
+std::string cuda_version_string(int driver_version);  // 13000 -> "13.0"
+
+}  // namespace tv

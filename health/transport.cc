@@ -1,0 +1,105 @@
+#include "health/transport.h"
+
+#include <algorithm>
+
+namespace tv {
+namespace {
+
+std::string lower(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
+  return s;
+}
+
+bool is_tcp_provider(const std::optional<std::string>& provider) {
+  if (!provider) return false;
+  const std::string p = lower(*provider);
+  return p.find("tcp") != std::string::npos || p.find("sockets") != std::string::npos ||
+         p.find("udp") != std::string::npos;
+}
+
+std::string describe(const NcclLogSummary& log) {
+  std::string d = "NCCL used " + log.transport;
+  if (log.transport == "ofi" || log.transport == "efa" || log.transport == "efa-gdr") {
+    d += " (libfabric provider " + log.provider.value_or("?");
+    if (log.nic_count) d += ", " + std::to_string(*log.nic_count) + " NICs";
+    d += ")";
+  }
+  if (log.transport == "socket") d += " (NET/Socket: TCP)";
+  return d;
+}
+
+bool accepted(const NcclLogSummary& log, const std::string& required) {
+  const std::string& t = log.transport;
+  if (required == "any") return true;
+  if (required == "efa") return t == "efa" || t == "efa-gdr";
+  // net
+  if (t == "ib" || t == "efa" || t == "efa-gdr") return true;
+  return t == "ofi" && log.provider && !is_tcp_provider(log.provider);
+}
+
+std::string join_findings(const NcclLogSummary& log) {
+  std::string out;
+  for (const auto& f : log.findings) out += " Found: " + f + ".";
+  return out;
+}
+
+TransportVerdict failed_init(const NcclLogSummary& log) {
+  std::string msg = "NCCL did not initialize";
+  if (!log.warnings.empty()) msg += ": " + log.warnings.front();
+  msg += "." + join_findings(log);
+  return {Outcome::kFail, msg};
+}
+
+}  // namespace
+
+const std::string& efa_fallback_causes() {
+  static const std::string text =
+      "Usual causes: /dev/infiniband/uverbs* not passed into the container (Kubernetes: request "
+      "the "
+      "vpc.amazonaws.com/efa resource; docker: --device /dev/infiniband/uverbs0 ...); mlx5 devices "
+      "exposed beside the EFA ones; a second libfabric earlier on the library path (put "
+      "/opt/amazon/efa/lib first in LD_LIBRARY_PATH); a libfabric older than the plugin needs "
+      "(aws-ofi-nccl 1.18 needs libfabric >= 1.22); the aws-ofi-nccl plugin not found (NCCL looks "
+      "for libnccl-net.so, newer plugins install libnccl-net-ofi.so: set NCCL_NET_PLUGIN=ofi or "
+      "add "
+      "a libnccl-net.so link); a libcudart the plugin cannot load; or NCCL_NET_PLUGIN=none.";
+  return text;
+}
+
+TransportVerdict judge_transport(const NcclLogSummary& log, const std::string& required) {
+  if (log.transport == "failed") return failed_init(log);
+  if (log.transport == "unknown") {
+    const std::string msg =
+        "the NCCL log shows no channel (was it written with NCCL_DEBUG=INFO and "
+        "NCCL_DEBUG_SUBSYS including INIT,NET?)";
+    return {required == "any" ? Outcome::kWarn : Outcome::kFail, msg};
+  }
+  if (accepted(log, required)) {
+    std::string msg = describe(log) + ", accepted by --require-transport " + required;
+    if (log.transport == "efa") msg += "; GPUDirect RDMA is off (no /GDRDMA channel)";
+    return {Outcome::kPass, msg};
+  }
+  std::string msg = describe(log) + ", but --require-transport " + required + " needs ";
+  msg += required == "efa" ? "aws-ofi-nccl over libfabric's efa provider"
+                           : "an RDMA network (EFA or InfiniBand), not TCP";
+  if (log.transport == "p2p" || log.transport == "shm")
+    msg +=
+        "; no network was used: the ranks talked within one node (the preflight's "
+        "--single-node-net makes one node's GPUs use the network)";
+  msg += "." + join_findings(log) + " " + efa_fallback_causes();
+  return {Outcome::kFail, msg};
+}
+
+std::string resolve_require_transport(const std::string& requested, int nnodes, bool efa_present) {
+  if (requested != "auto") return requested;
+  return nnodes > 1 && efa_present ? "efa" : "any";
+}
+
+std::map<std::string, std::string> transport_worker_env(const std::string& resolved,
+                                                        const Environment& env) {
+  std::map<std::string, std::string> extra;
+  if (resolved == "efa" && !env.has("NCCL_NET")) extra["NCCL_NET"] = kEfaNcclNet;
+  return extra;
+}
+
+}  // namespace tv

@@ -1,0 +1,105 @@
+#include "health/efa_check.h"
+
+#include <gtest/gtest.h>
+
+#include "health/nccl_api.h"
+#include "health/nccl_plugin.h"
+
+namespace tv {
+namespace {
+
+void add_device(FakeSysfs& fs, const std::string& name, const std::string& driver,
+                const std::string& vendor, const std::string& uverbs, bool node) {
+  const std::string dev = "/sys/class/infiniband/" + name + "/device";
+  fs.add_link(dev + "/driver", "../../../../bus/pci/drivers/" + driver);
+  fs.add_file(dev + "/vendor", vendor + "\n");
+  fs.add_file(dev + "/infiniband_verbs/" + uverbs + "/dev", "231:192");
+  if (node) fs.add_node("/dev/infiniband/" + uverbs);
+}
+
+TEST(EfaDevices, FoundWithNodes) {
+  FakeSysfs fs;
+  add_device(fs, "rdmap16s27", "efa", "0x1d0f", "uverbs0", true);
+  add_device(fs, "rdmap32s27", "efa", "0x1d0f", "uverbs1", true);
+  auto inv = find_rdma_devices(fs);
+  ASSERT_EQ(inv.efa.size(), 2u);
+  EXPECT_EQ(efa_devices_check(inv, "efa").outcome, Outcome::kPass);
+}
+
+TEST(EfaDevices, MissingUverbsNodeFailsWithAdvice) {
+  FakeSysfs fs;
+  add_device(fs, "rdmap16s27", "efa", "0x1d0f", "uverbs0", false);
+  auto r = efa_devices_check(find_rdma_devices(fs), "any");
+  EXPECT_EQ(r.outcome, Outcome::kFail);
+  EXPECT_NE(r.message.find("/dev/infiniband/uverbs0"), std::string::npos);
+  EXPECT_NE(r.message.find("vpc.amazonaws.com/efa"), std::string::npos);
+}
+
+TEST(EfaDevices, Mlx5BesideEfaWarns) {
+  FakeSysfs fs;
+  add_device(fs, "rdmap16s27", "efa", "0x1d0f", "uverbs0", true);
+  add_device(fs, "mlx5_0", "mlx5_core", "0x15b3", "uverbs1", true);
+  auto inv = find_rdma_devices(fs);
+  EXPECT_EQ(inv.other.size(), 1u);
+  auto r = efa_devices_check(inv, "efa");
+  EXPECT_EQ(r.outcome, Outcome::kWarn);
+  EXPECT_NE(r.message.find("mlx5_0"), std::string::npos);
+}
+
+TEST(EfaDevices, NoneIsSkipUnlessRequired) {
+  FakeSysfs fs;
+  EXPECT_EQ(efa_devices_check(find_rdma_devices(fs), "any").outcome, Outcome::kSkip);
+  EXPECT_EQ(efa_devices_check(find_rdma_devices(fs), "efa").outcome, Outcome::kFail);
+}
+
+TEST(Libfabric, EnodataExplained) {
+  LibfabricInfo i;
+  i.loaded = true;
+  i.path = "/usr/lib/x86_64-linux-gnu/libfabric.so.1";
+  i.version = "1.17";
+  i.provider = "efa";
+  i.rc = -61;
+  i.error = "No data available";
+  auto r = libfabric_check(i, true, "efa");
+  EXPECT_EQ(r.outcome, Outcome::kFail);
+  EXPECT_NE(r.message.find("No data available"), std::string::npos);
+  EXPECT_NE(r.message.find("uverbs"), std::string::npos);
+  EXPECT_EQ(libfabric_check(i, false, "any").outcome, Outcome::kSkip);
+}
+
+TEST(Libfabric, NotLoaded) {
+  LibfabricInfo i;
+  i.error = "libfabric.so.1 could not be loaded";
+  EXPECT_EQ(libfabric_check(i, true, "any").outcome, Outcome::kFail);
+}
+
+TEST(NcclApi, UniqueIdHexRoundTrip) {
+  nccl::UniqueId id{};
+  for (size_t i = 0; i < sizeof(id.internal); ++i) id.internal[i] = static_cast<char>(i * 7);
+  nccl::UniqueId back{};
+  ASSERT_TRUE(nccl::from_hex(nccl::to_hex(id), &back));
+  EXPECT_EQ(0, std::memcmp(id.internal, back.internal, sizeof(id.internal)));
+  EXPECT_FALSE(nccl::from_hex("abc", &back));
+  EXPECT_EQ(nccl::version_string(22809), "2.28.9");
+  EXPECT_EQ(nccl::version_string(21805), "2.18.5");
+}
+
+TEST(NcclPlugin, VersionFromBytes) {
+  EXPECT_EQ(aws_ofi_version_in(std::string("\0NET/OFI Initializing aws-ofi-nccl 1.13.2-aws\0", 47)),
+            "1.13.2-aws");
+  EXPECT_EQ(aws_ofi_version_in("nothing"), "");
+}
+
+TEST(NcclPlugin, NoneDisables) {
+  Environment env;
+  env.set("NCCL_NET_PLUGIN", "none");
+  EXPECT_EQ(
+      nccl_plugin_check({{"/opt/amazon/ofi-nccl/lib/libnccl-net.so", "1.18.0"}}, env, true, "efa")
+          .outcome,
+      Outcome::kFail);
+  EXPECT_EQ(nccl_plugin_check({}, Environment{}, true, "efa").outcome, Outcome::kFail);
+  EXPECT_EQ(nccl_plugin_check({}, Environment{}, false, "any").outcome, Outcome::kSkip);
+}
+
+}  // namespace
+}  // namespace tv

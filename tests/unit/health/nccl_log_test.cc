@@ -1,0 +1,178 @@
+#include "health/nccl_log.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "health/transport.h"
+
+namespace tv {
+namespace {
+
+std::string load(const std::string& name) {
+  std::ifstream in(std::string(TV_TESTDATA) + "/nccl/" + name);
+  EXPECT_TRUE(in) << name;
+  std::ostringstream out;
+  out << in.rdbuf();
+  return out.str();
+}
+
+TEST(NcclLog, RealNvlinkLogIsP2pAlthoughNetworkSaysSocket) {
+  auto s = classify_nccl_log(load("h200x2-nccl2.28.9-p2p-nvlink.log"));
+  EXPECT_EQ(s.transport, "p2p");
+  EXPECT_EQ(s.nccl_version, "2.28.9+cuda13.0");
+  EXPECT_EQ(s.network, "Socket");
+  EXPECT_EQ(s.nnodes, 1);
+  EXPECT_EQ(s.channel_kinds["P2P/CUMEM"], 48);
+  EXPECT_TRUE(s.init_complete);
+  EXPECT_FALSE(s.gdr.has_value());
+}
+
+TEST(NcclLog, RealSocketLog) {
+  auto s = classify_nccl_log(load("h200x2-nccl2.28.9-p2p-shm-disabled-net-socket.log"));
+  EXPECT_EQ(s.transport, "socket");
+  EXPECT_EQ(s.nnodes, 2);
+  EXPECT_EQ(s.gdr, false);
+  EXPECT_EQ(s.channel_kinds["NET/Socket"], 8);
+  EXPECT_FALSE(s.findings.empty());
+}
+
+TEST(NcclLog, RealShmLog) {
+  auto s = classify_nccl_log(load("h200x2-nccl2.28.9-p2p-disabled-shm.log"));
+  EXPECT_EQ(s.transport, "shm");
+}
+
+TEST(NcclLog, RealForcedLibfabricWithoutPluginFailed) {
+  auto s = classify_nccl_log(load("h200x2-nccl2.28.9-net-libfabric-forced-no-plugin-fatal.log"));
+  EXPECT_EQ(s.transport, "failed");
+  EXPECT_FALSE(s.init_complete);
+  ASSERT_FALSE(s.warnings.empty());
+  EXPECT_NE(s.warnings[0].find("Failed to initialize any NET plugin"), std::string::npos);
+  EXPECT_EQ(s.missing_plugins, std::vector<std::string>{"libnccl-net.so"});
+}
+
+TEST(NcclLog, RealOfiPluginNotFound) {
+  auto s = classify_nccl_log(load("h200x2-nccl2.28.9-plugin-ofi-not-found-fatal.log"));
+  EXPECT_EQ(s.transport, "failed");
+  EXPECT_EQ(s.missing_plugins, std::vector<std::string>{"ofi libnccl-net-ofi.so"});
+  bool explained = false;
+  for (const auto& f : s.findings)
+    explained |= f.find("aws-ofi-nccl plugin is not on the library path") != std::string::npos;
+  EXPECT_TRUE(explained);
+}
+
+TEST(NcclLog, Nccl218Plugin17OldProviderLine) {
+  auto s = classify_nccl_log(load("synthetic-nccl2.18.5-ofi1.7.3-efa-4nics-gdr.log"));
+  EXPECT_EQ(s.transport, "efa-gdr");
+  EXPECT_EQ(s.plugin_name, "AWS Libfabric");
+  EXPECT_EQ(s.plugin_api, 6);
+  EXPECT_EQ(s.plugin_version, "1.7.3-aws");
+  EXPECT_EQ(s.libfabric_version, "1.18");
+  EXPECT_EQ(s.provider, "efa");
+  EXPECT_EQ(s.nic_count, 4);
+  EXPECT_EQ(s.gdr, true);
+  EXPECT_FALSE(s.fabric.has_value());
+}
+
+TEST(NcclLog, Plugin113WithoutGdr) {
+  auto s = classify_nccl_log(load("synthetic-nccl2.23.4-ofi1.13.2-efa-nogdr.log"));
+  EXPECT_EQ(s.transport, "efa");
+  EXPECT_EQ(s.gdr, false);
+  EXPECT_EQ(s.network, "Libfabric");
+}
+
+TEST(NcclLog, Plugin118NewProviderLineAndPxnSuffix) {
+  auto s = classify_nccl_log(load("synthetic-nccl2.27.5-ofi1.18.0-efa-direct-16nics-gdr.log"));
+  EXPECT_EQ(s.transport, "efa-gdr");
+  EXPECT_EQ(s.fabric, "efa-direct");
+  EXPECT_EQ(s.nic_count, 16);
+  EXPECT_EQ(s.libfabric_version, "2.4");
+  EXPECT_EQ(s.channel_kinds["NET/Libfabric"], 2);
+}
+
+TEST(NcclLog, InfiniBand) {
+  auto s = classify_nccl_log(load("synthetic-nccl2.26.2-ib-gdr.log"));
+  EXPECT_EQ(s.transport, "ib");
+  EXPECT_EQ(s.gdr, true);
+}
+
+TEST(NcclLog, LibfabricTcpProviderIsOfi) {
+  auto s = classify_nccl_log(load("synthetic-nccl2.21.5-ofi1.9.1-tcp-provider.log"));
+  EXPECT_EQ(s.transport, "ofi");
+  EXPECT_EQ(s.provider, "tcp");
+}
+
+TEST(NcclLog, OldLibfabricExplained) {
+  auto s = classify_nccl_log(load("synthetic-nccl2.28.3-ofi1.18.0-old-libfabric-fatal.log"));
+  EXPECT_EQ(s.transport, "failed");
+  bool explained = false;
+  for (const auto& f : s.findings)
+    explained |= f.find("older than the plugin needs") != std::string::npos;
+  EXPECT_TRUE(explained);
+}
+
+TEST(NcclLog, EmptyAndGarbage) {
+  EXPECT_EQ(classify_nccl_log("").transport, "unknown");
+  EXPECT_EQ(classify_nccl_log("NCCL NCCL via via NET/\n\n\0x").transport, "unknown");
+  EXPECT_EQ(classify_nccl_log("x NCCL INFO Channel 00/0 : 0[0] -> 1[0] via NET/").transport,
+            "unknown");
+}
+
+struct Case {
+  const char* file;
+  const char* require;
+  Outcome expected;
+};
+
+class Judge : public ::testing::TestWithParam<Case> {};
+
+TEST_P(Judge, Verdict) {
+  const Case c = GetParam();
+  auto v = judge_transport(classify_nccl_log(load(c.file)), c.require);
+  EXPECT_EQ(outcome_name(v.outcome), std::string(outcome_name(c.expected)))
+      << c.file << " " << c.require << ": " << v.message;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Logs, Judge,
+    ::testing::Values(
+        Case{"h200x2-nccl2.28.9-p2p-nvlink.log", "any", Outcome::kPass},
+        Case{"h200x2-nccl2.28.9-p2p-nvlink.log", "efa", Outcome::kFail},
+        Case{"h200x2-nccl2.28.9-p2p-shm-disabled-net-socket.log", "any", Outcome::kPass},
+        Case{"h200x2-nccl2.28.9-p2p-shm-disabled-net-socket.log", "net", Outcome::kFail},
+        Case{"h200x2-nccl2.28.9-p2p-shm-disabled-net-socket.log", "efa", Outcome::kFail},
+        Case{"h200x2-nccl2.28.9-net-libfabric-forced-no-plugin-fatal.log", "any", Outcome::kFail},
+        Case{"h200x2-nccl2.28.9-plugin-ofi-not-found-fatal.log", "any", Outcome::kFail},
+        Case{"synthetic-nccl2.18.5-ofi1.7.3-efa-4nics-gdr.log", "efa", Outcome::kPass},
+        Case{"synthetic-nccl2.23.4-ofi1.13.2-efa-nogdr.log", "efa", Outcome::kPass},
+        Case{"synthetic-nccl2.26.2-ib-gdr.log", "net", Outcome::kPass},
+        Case{"synthetic-nccl2.26.2-ib-gdr.log", "efa", Outcome::kFail},
+        Case{"synthetic-nccl2.21.5-ofi1.9.1-tcp-provider.log", "net", Outcome::kFail},
+        Case{"synthetic-nccl2.21.5-ofi1.9.1-tcp-provider.log", "any", Outcome::kPass}));
+
+TEST(Judge, SocketFailureNamesTheCauses) {
+  auto v = judge_transport(
+      classify_nccl_log(load("h200x2-nccl2.28.9-p2p-shm-disabled-net-socket.log")), "efa");
+  EXPECT_NE(v.message.find("NET/Socket"), std::string::npos);
+  EXPECT_NE(v.message.find("uverbs"), std::string::npos);
+  EXPECT_NE(v.message.find("NCCL_NET_PLUGIN=none"), std::string::npos);
+}
+
+TEST(RequireTransport, Resolve) {
+  EXPECT_EQ(resolve_require_transport("auto", 2, true), "efa");
+  EXPECT_EQ(resolve_require_transport("auto", 2, false), "any");
+  EXPECT_EQ(resolve_require_transport("auto", 1, true), "any");
+  EXPECT_EQ(resolve_require_transport("net", 1, false), "net");
+}
+
+TEST(RequireTransport, WorkerEnvSetsNcclNetOnlyForEfaWhenUnset) {
+  Environment env;
+  EXPECT_EQ(transport_worker_env("efa", env).at("NCCL_NET"), "AWS Libfabric");
+  EXPECT_TRUE(transport_worker_env("net", env).empty());
+  env.set("NCCL_NET", "Socket");
+  EXPECT_TRUE(transport_worker_env("efa", env).empty());
+}
+
+}  // namespace
+}  // namespace tv
