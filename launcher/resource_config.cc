@@ -143,7 +143,7 @@ Result<ResourceConfig> parse_resource_config(const std::string& text, const std:
   json root;
   try {
     root = json::parse(text);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // parse_error, and out_of_range for 1e99999
     return bad(path, "is not valid JSON (" + std::string(e.what()) +
                          "): expected SageMaker's resource config object");
   }

@@ -94,6 +94,10 @@ TEST(ResourceConfig, MalformedJsonIsRefused) {
   EXPECT_THAT(refusal(data("resourceconfig_malformed.json")), HasSubstr("not valid JSON"));
   EXPECT_THAT(refusal(""), HasSubstr("not valid JSON"));
   EXPECT_THAT(refusal("[1,2]"), HasSubstr("expected a JSON object"));
+  // nlohmann throws out_of_range, not parse_error, for a number too large for a double (found by
+  // fuzz_resource_config).
+  EXPECT_THAT(refusal(R"({"current_host":"a","hosts":["a"],"x":1e99999})"),
+              HasSubstr("not valid JSON"));
 }
 
 TEST(ResourceConfig, CurrentHostNotInHostsIsRefused) {
