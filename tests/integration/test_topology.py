@@ -25,6 +25,8 @@ def run(tmp_path, *args, env=None, prefix=()):
     base = {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "LANG": "C.UTF-8",
             "TRAINVISOR_RESOURCE_CONFIG": str(tmp_path / "no-resourceconfig.json"),
             "CUDA_VISIBLE_DEVICES": ""}
+    if "LD_LIBRARY_PATH" in os.environ:  # how the binary finds its libraries, nothing more
+        base["LD_LIBRARY_PATH"] = os.environ["LD_LIBRARY_PATH"]
     base.update(env or {})
     base = {k: v for k, v in base.items() if v is not None}
     return subprocess.run([*prefix, BIN, "topology", *args], env=base, capture_output=True,
