@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds every libFuzzer harness (tests/fuzz/fuzz_*.cc) with clang and runs each for N seconds.
 #   scripts/run-fuzzers.sh [SECONDS_EACH=5]
-# Env: BUILD_DIR (default build-fuzz), JOBS (default 2).
+# Env: BUILD_DIR (default build-fuzz), JOBS (default 2), FUZZ_SKIP_BUILD=1 to run the harnesses
+# already built under $BUILD_DIR/tests/fuzz/ without configuring or building.
 # Seeds come from tests/fuzz/corpus/<name>/ when it exists; new inputs go to a temporary corpus,
 # so the checked-in seeds are never modified. Crashes are saved under $BUILD_DIR/fuzz-artifacts/.
 # Exit 0 only when every harness built and ran clean.
@@ -20,10 +21,12 @@ if ((${#names[@]} == 0)); then
   exit 0
 fi
 
-cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
-  -DTRAINVISOR_FUZZ=ON -DBUILD_TESTING=OFF -DTRAINVISOR_BENCH=OFF >/dev/null
-cmake --build "$build" -j "$jobs" --target "${names[@]}"
+if [[ "${FUZZ_SKIP_BUILD:-0}" != 1 ]]; then
+  cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
+    -DTRAINVISOR_FUZZ=ON -DBUILD_TESTING=OFF -DTRAINVISOR_BENCH=OFF >/dev/null
+  cmake --build "$build" -j "$jobs" --target "${names[@]}"
+fi
 
 artifacts="$build/fuzz-artifacts"
 mkdir -p "$artifacts"
@@ -34,6 +37,11 @@ passed=0
 failed=0
 for name in "${names[@]}"; do
   bin="$build/tests/fuzz/$name"
+  if [[ ! -x "$bin" ]]; then
+    echo "== $name: FAILED (not built: $bin)"
+    failed=$((failed + 1))
+    continue
+  fi
   corpus=("$work/$name")
   mkdir -p "$work/$name"
   [[ -d "$root/tests/fuzz/corpus/$name" ]] && corpus+=("$root/tests/fuzz/corpus/$name")
