@@ -22,7 +22,7 @@ run() {  # name, args...
   "$tv" preflight --json --log-dir "$logs/$name" "$@" > "$out/$name.json"
   local rc=$?
   local t1=$(date +%s.%N)
-  echo "== $name: exit $rc, wall $(echo "$t1 - $t0" | bc) s"
+  echo "== $name: exit $rc, wall $(python3 -c "print(round($t1 - $t0, 2))") s"
   python3 - "$out/$name.json" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))

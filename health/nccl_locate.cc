@@ -22,6 +22,17 @@ for d in locs('nvidia'):
     cands += sorted(glob.glob(os.path.join(d, '*', 'lib', 'libnccl.so*')))
 for d in locs('torch'):
     cands += sorted(glob.glob(os.path.join(d, 'lib', 'libnccl*.so*')))
+if not cands and locs('torch'):
+    # A torch whose NCCL is elsewhere: load it and ask the process which libnccl it mapped.
+    import torch
+    try:
+        torch.cuda.nccl.version()
+    except Exception:
+        pass
+    for line in open('/proc/self/maps'):
+        if 'libnccl' in line and '/' in line:
+            cands.append(line.split()[-1])
+            break
 if cands:
     print(os.path.realpath(cands[0]))
 )PY";

@@ -39,7 +39,7 @@ std::string resolve(const std::string& exe, const std::vector<std::string>& envp
 
 void add_output(posix_spawn_file_actions_t* fa, int fd, const std::string& path) {
   const char* p = path.empty() ? "/dev/null" : path.c_str();
-  posix_spawn_file_actions_addopen(fa, fd, p, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  posix_spawn_file_actions_addopen(fa, fd, p, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 }
 
 ExitStatus decode(int status) {

@@ -176,3 +176,24 @@ TEST(RequireTransport, WorkerEnvSetsNcclNetOnlyForEfaWhenUnset) {
 
 }  // namespace
 }  // namespace tv
+
+namespace tv {
+namespace {
+
+// Logs our own probe wrote on 2 H200s (NCCL_DEBUG_FILE per rank, both ranks concatenated).
+TEST(NcclLog, ProbeCapturedLogs) {
+  auto p2p = classify_nccl_log(load("probe-h200x2-nccl2.28.9-p2p-nvlink.log"));
+  EXPECT_EQ(p2p.transport, "p2p");
+  EXPECT_EQ(p2p.nccl_version, "2.28.9+cuda13.0");
+  auto sys = classify_nccl_log(load("probe-h200x2-nccl2.28.3-system-p2p-nvlink.log"));
+  EXPECT_EQ(sys.transport, "p2p");
+  ASSERT_TRUE(sys.nccl_version.has_value());
+  EXPECT_EQ(sys.nccl_version->rfind("2.28.3", 0), 0u);
+  auto sock = classify_nccl_log(load("probe-h200x2-nccl2.28.9-single-node-net-socket.log"));
+  EXPECT_EQ(sock.transport, "socket");
+  EXPECT_EQ(sock.nnodes, 2);
+  EXPECT_EQ(judge_transport(sock, "efa").outcome, Outcome::kFail);
+}
+
+}  // namespace
+}  // namespace tv
