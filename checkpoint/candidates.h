@@ -28,13 +28,13 @@ enum class CandidateKind { kZip, kDcp, kGlob };
 struct Candidate {
   Checkpoint checkpoint;  // path, format, step, run, files (zip files / DCP directories / match)
   CandidateKind kind = CandidateKind::kZip;
-  bool best = false;        // skrl best_*.pt
-  bool write_once = true;   // false when the same path is rewritten (best_*.pt, DCP, glob)
-  std::string primary;      // the file whose stat stands for the checkpoint (watcher)
-  std::string marker;       // glob: the completion marker
-  std::string missing;      // already known incomplete from the listing: why
+  bool best = false;       // skrl best_*.pt
+  bool write_once = true;  // false when the same path is rewritten (best_*.pt, DCP, glob)
+  std::string primary;     // the file whose stat stands for the checkpoint (watcher)
+  std::string marker;      // glob: the completion marker
+  std::string missing;     // already known incomplete from the listing: why
   std::int64_t order_ns = 0;
-  bool pointed = false;     // named by the framework's latest pointer
+  bool pointed = false;  // named by the framework's latest pointer
 };
 
 std::vector<Candidate> skrl_candidates(const Tree& tree);

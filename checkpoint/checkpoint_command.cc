@@ -22,7 +22,8 @@ namespace {
 const char* const kUsage =
     "usage: trainvisor checkpoint latest --dir D [--format auto|skrl|dcp|glob:PATTERN]\n"
     "                                    [--resume latest|best] [--settle S] [--json]\n"
-    "       trainvisor checkpoint watch --dir D [--format F] [--poll-interval S] [--polling]\n";
+    "       trainvisor checkpoint watch --dir D [--format F] [--poll-interval S] [--polling]\n"
+    "       trainvisor checkpoint link-logs --dir D LOG_DIR   (what run --link-logs does)\n";
 
 std::vector<OptionSpec> specs() {
   return {
@@ -43,8 +44,9 @@ int fail(const Error& e) {
 }
 
 nlohmann::json to_json(const Checkpoint& c) {
-  return {{"path", c.path}, {"format", c.format}, {"step", c.step},
-          {"bytes", c.bytes}, {"run", c.run}, {"mtime", static_cast<double>(c.mtime_ns) / 1e9}};
+  return {{"path", c.path}, {"format", c.format},
+          {"step", c.step}, {"bytes", c.bytes},
+          {"run", c.run},   {"mtime", static_cast<double>(c.mtime_ns) / 1e9}};
 }
 
 std::chrono::milliseconds millis(double seconds) {
@@ -61,8 +63,10 @@ int latest(const Options& o, const std::string& dir, const std::string& format) 
     std::fprintf(stderr, "trainvisor checkpoint: no complete checkpoint under %s\n", dir.c_str());
     return exit_code::kNone;
   }
-  if (o.flag("json")) std::printf("%s\n", to_json(*c).dump().c_str());
-  else std::printf("%s\n", c->path.c_str());
+  if (o.flag("json"))
+    std::printf("%s\n", to_json(*c).dump().c_str());
+  else
+    std::printf("%s\n", c->path.c_str());
   return exit_code::kOk;
 }
 
@@ -74,15 +78,19 @@ int watch(const Options& o, const std::string& dir, const std::string& format) {
   sigaddset(&set, SIGTERM);
   sigaddset(&set, SIGINT);
   pthread_sigmask(SIG_BLOCK, &set, nullptr);  // the watcher thread inherits the mask
-  CheckpointWatcher w(dir, format, [](const CheckpointEvent& e) {
-    nlohmann::json j = to_json(e.checkpoint);
-    j["write_seconds"] = e.write_seconds;
-    j["since_previous_seconds"] = e.since_previous_seconds;
-    j["reported"] = std::chrono::duration<double>(
-        std::chrono::system_clock::now().time_since_epoch()).count();
-    std::printf("%s\n", j.dump().c_str());
-    std::fflush(stdout);
-  }, millis(*interval), o.flag("polling"));
+  CheckpointWatcher w(
+      dir, format,
+      [](const CheckpointEvent& e) {
+        nlohmann::json j = to_json(e.checkpoint);
+        j["write_seconds"] = e.write_seconds;
+        j["since_previous_seconds"] = e.since_previous_seconds;
+        j["reported"] =
+            std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
+                .count();
+        std::printf("%s\n", j.dump().c_str());
+        std::fflush(stdout);
+      },
+      millis(*interval), o.flag("polling"));
   w.start();
   int sig = 0;
   sigwait(&set, &sig);
@@ -97,12 +105,17 @@ int checkpoint_command(const Args& args, const Environment& env) {
   if (!o) return fail(o.error());
   if (o->flag("help")) return std::printf("%s\n%s", kUsage, format_help(specs()).c_str()), 0;
   const auto& words = o->positional;
-  if (words.size() != 1 || (words[0] != "latest" && words[0] != "watch"))
+  const bool link = words.size() == 2 && words[0] == "link-logs";
+  if (!link && (words.size() != 1 || (words[0] != "latest" && words[0] != "watch")))
     return std::fprintf(stderr, "%s", kUsage), exit_code::kUsage;
   if (!o->has("dir"))
     return std::fprintf(stderr, "trainvisor checkpoint: --dir is required\n%s", kUsage),
            exit_code::kUsage;
   const std::string dir = o->get("dir")->value;
+  if (link) {
+    auto linked = link_logs(words[1], dir);
+    return linked ? exit_code::kOk : fail(linked.error());
+  }
   const std::string format = o->value_or("format", "auto");
   if (auto v = validate_checkpoint_format(format); !v) return fail(v.error());
   return words[0] == "latest" ? latest(*o, dir, format) : watch(*o, dir, format);

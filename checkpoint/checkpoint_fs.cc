@@ -18,11 +18,16 @@ Error os_error() { return Error{exit_code::kNone, std::strerror(errno)}; }
 
 EntryType entry_type(unsigned char d_type) {
   switch (d_type) {
-    case DT_REG: return EntryType::kFile;
-    case DT_DIR: return EntryType::kDirectory;
-    case DT_LNK: return EntryType::kSymlink;
-    case DT_UNKNOWN: return EntryType::kUnknown;
-    default: return EntryType::kOther;
+    case DT_REG:
+      return EntryType::kFile;
+    case DT_DIR:
+      return EntryType::kDirectory;
+    case DT_LNK:
+      return EntryType::kSymlink;
+    case DT_UNKNOWN:
+      return EntryType::kUnknown;
+    default:
+      return EntryType::kOther;
   }
 }
 
@@ -83,8 +88,8 @@ Result<std::string> RealCheckpointFs::read_range(const std::string& path, std::u
   std::string buf(length, '\0');
   std::uint64_t got = 0;
   while (got < length) {
-    const ssize_t n = ::pread(fd.get(), buf.data() + got, length - got,
-                              static_cast<off_t>(offset + got));
+    const ssize_t n =
+        ::pread(fd.get(), buf.data() + got, length - got, static_cast<off_t>(offset + got));
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) return os_error();
     if (n == 0) break;

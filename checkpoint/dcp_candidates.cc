@@ -2,8 +2,8 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
-#include <tuple>
 #include <map>
+#include <tuple>
 
 #include "checkpoint/candidates.h"
 

@@ -16,7 +16,8 @@ namespace tv {
 
 // Candidates of `format` (auto = skrl and dcp) under `dir`; within one format newest first.
 // `format` must have passed validate_checkpoint_format.
-std::vector<Candidate> discover(CheckpointFs& fs, const std::string& dir, const std::string& format);
+std::vector<Candidate> discover(CheckpointFs& fs, const std::string& dir,
+                                const std::string& format);
 // The same over a tree already walked.
 std::vector<Candidate> discover_in(CheckpointFs& fs, const Tree& tree, const std::string& format);
 

@@ -2,8 +2,8 @@
 #include <fnmatch.h>
 
 #include <algorithm>
-#include <tuple>
 #include <set>
+#include <tuple>
 
 #include "checkpoint/candidates.h"
 
@@ -13,10 +13,12 @@ namespace {
 constexpr std::string_view kMarkerSuffix = ".done";
 
 bool matches(const std::string& pattern, const std::string& rel) {
-  return !rel.ends_with(kMarkerSuffix) && ::fnmatch(pattern.c_str(), rel.c_str(), FNM_PATHNAME) == 0;
+  return !rel.ends_with(kMarkerSuffix) &&
+         ::fnmatch(pattern.c_str(), rel.c_str(), FNM_PATHNAME) == 0;
 }
 
-Candidate make(const std::string& path, const std::string& name, bool has_marker, CheckpointFs& fs) {
+Candidate make(const std::string& path, const std::string& name, bool has_marker,
+               CheckpointFs& fs) {
   Candidate c;
   c.kind = CandidateKind::kGlob;
   c.write_once = false;

@@ -21,7 +21,7 @@ enum class Verdict { kComplete, kSettling, kIncomplete };
 
 struct Judgement {
   Verdict verdict = Verdict::kIncomplete;
-  std::string reason;             // why not complete
+  std::string reason;               // why not complete
   std::int64_t settle_left_ns = 0;  // kSettling: how much longer until the window has passed
 };
 

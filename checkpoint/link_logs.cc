@@ -41,8 +41,7 @@ Status move_contents(const fs::path& from, const fs::path& target) {
   std::error_code ec;
   for (const auto& e : fs::directory_iterator(from, ec)) {
     fs::path dest = target / e.path().filename();
-    if (fs::exists(fs::symlink_status(dest, ec)))
-      dest += ".moved-" + std::to_string(::getpid());
+    if (fs::exists(fs::symlink_status(dest, ec))) dest += ".moved-" + std::to_string(::getpid());
     fs::rename(e.path(), dest, ec);
     if (ec) return link_error(from.string(), "moving " + e.path().string() + ": " + ec.message());
   }

@@ -22,10 +22,10 @@ class CheckpointFs;
 struct Checkpoint {
   std::string path;    // what {} in --resume-arg becomes: a .pt file, a DCP directory, a glob match
   std::string format;  // "skrl", "dcp" or "glob"
-  std::int64_t step = -1;    // from the name; -1 when the name has none
-  std::uint64_t bytes = 0;   // all files that make up the checkpoint
-  std::string run;           // skrl: the run directory's name ("" when not in a timestamped run)
-  std::int64_t mtime_ns = 0; // when it became complete (newest file / .metadata / marker)
+  std::int64_t step = -1;       // from the name; -1 when the name has none
+  std::uint64_t bytes = 0;      // all files that make up the checkpoint
+  std::string run;              // skrl: the run directory's name ("" when not in a timestamped run)
+  std::int64_t mtime_ns = 0;    // when it became complete (newest file / .metadata / marker)
   std::int64_t started_ns = 0;  // when writing began (birth time where known, else 0)
   std::vector<std::string> files;  // every file that makes up the checkpoint
 };

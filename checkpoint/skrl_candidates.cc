@@ -1,10 +1,10 @@
 // skrl / Isaac Lab checkpoints: see candidates.h for the rules.
 #include <algorithm>
-#include <tuple>
 #include <cctype>
 #include <map>
 #include <optional>
 #include <set>
+#include <tuple>
 
 #include "checkpoint/candidates.h"
 
@@ -24,8 +24,7 @@ bool all_digits(std::string_view s) {
 std::optional<PtName> parse_pt_name(std::string_view name) {
   if (!name.ends_with(".pt")) return std::nullopt;
   name.remove_suffix(3);
-  if (name.starts_with("best_") && name.size() > 5)
-    return PtName{std::string(name.substr(5)), -1};
+  if (name.starts_with("best_") && name.size() > 5) return PtName{std::string(name.substr(5)), -1};
   const auto us = name.rfind('_');
   if (us == std::string_view::npos || us == 0 || !all_digits(name.substr(us + 1)))
     return std::nullopt;
@@ -35,7 +34,8 @@ std::optional<PtName> parse_pt_name(std::string_view name) {
 // step (-1 = best) -> module -> file name, for one directory.
 using Groups = std::map<std::int64_t, std::map<std::string, std::string>>;
 
-Candidate make(const ListedDir& dir, std::int64_t step, const std::map<std::string, std::string>& m) {
+Candidate make(const ListedDir& dir, std::int64_t step,
+               const std::map<std::string, std::string>& m) {
   Candidate c;
   c.kind = CandidateKind::kZip;
   c.best = step < 0;

@@ -21,6 +21,10 @@ class Walker {
 
   void run(const std::string& root) {
     auto st = fs_.stat(root);
+    if (!st && st.error().message != "No such file or directory") {
+      spdlog::warn("checkpoint: cannot read {}: {}", root, st.error().message);
+      return;
+    }
     if (!st || !st->is_directory) {
       spdlog::debug("checkpoint: {} is not a directory; nothing to resume", root);
       return;

@@ -12,8 +12,8 @@
 namespace tv {
 
 struct ListedDir {
-  std::string path;  // as reached: root + "/" + relative path
-  std::string rel;   // relative to the root; "" for the root
+  std::string path;                  // as reached: root + "/" + relative path
+  std::string rel;                   // relative to the root; "" for the root
   std::vector<std::string> files;    // regular files (or links to them), unsorted
   std::vector<std::string> subdirs;  // names of the directories walked into
 };

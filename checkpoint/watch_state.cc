@@ -50,13 +50,15 @@ std::vector<CheckpointEvent> WatchState::pass(CheckpointFs& fs, bool report) {
     first_seen_ns_.try_emplace(c.primary, now);
     for (const auto& f : c.checkpoint.files)
       if (auto fst = fs.stat(f); fst && fst->is_regular) seen[f] = Sig{fst->size, fst->mtime_ns};
-    Judge judge{now, settle_ns_, [this](const std::string& p, const FileStat& s) {
-                  return stable(p, s);
-                }};
+    Judge judge{now, settle_ns_,
+                [this](const std::string& p, const FileStat& s) { return stable(p, s); }};
     const Judgement j = evaluate(c, fs, judge);
+    if (!report && j.verdict != Verdict::kIncomplete) {
+      done_[c.primary] = sig;  // already there at start (settling or not): not news
+      continue;
+    }
     if (j.verdict == Verdict::kComplete) {
       done_[c.primary] = sig;
-      if (!report) continue;
       const Checkpoint& k = c.checkpoint;
       const std::int64_t begun = k.started_ns > 0 ? k.started_ns : first_seen_ns_[c.primary];
       const double write = begun > 0 && begun <= k.mtime_ns ? seconds(k.mtime_ns - begun) : -1;

@@ -39,11 +39,11 @@ class WatchState {
   std::string dir_;
   std::string format_;
   std::int64_t settle_ns_;
-  std::map<std::string, Sig> done_;       // primary -> its stat when last complete
-  std::map<std::string, Sig> previous_;   // every stat'ed file -> stat at the previous scan
-  std::map<std::string, Sig> closed_;     // file -> stat at its last close-after-write
+  std::map<std::string, Sig> done_;      // primary -> its stat when last complete
+  std::map<std::string, Sig> previous_;  // every stat'ed file -> stat at the previous scan
+  std::map<std::string, Sig> closed_;    // file -> stat at its last close-after-write
   std::map<std::string, std::int64_t> first_seen_ns_;
-  std::set<std::string> logged_;          // path + reason, so each skip is logged once
+  std::set<std::string> logged_;  // path + reason, so each skip is logged once
   std::int64_t previous_event_ns_ = -1;
   std::vector<std::string> directories_;
 };

@@ -47,7 +47,8 @@ class FakeCheckpointFs final : public CheckpointFs {
     if (it == nodes_.end() || it->second.type != Node::kDir) return enoent();
     std::vector<DirEntry> out;
     const std::string prefix = *r + "/";
-    for (auto c = nodes_.lower_bound(prefix); c != nodes_.end() && c->first.starts_with(prefix); ++c) {
+    for (auto c = nodes_.lower_bound(prefix); c != nodes_.end() && c->first.starts_with(prefix);
+         ++c) {
       const std::string name = c->first.substr(prefix.size());
       if (name.find('/') != std::string::npos) continue;
       out.push_back({name, c->second.type == Node::kFile  ? EntryType::kFile
@@ -63,8 +64,13 @@ class FakeCheckpointFs final : public CheckpointFs {
     auto it = nodes_.find(*r);
     if (it == nodes_.end()) return enoent();
     const Node& n = it->second;
-    return FileStat{n.type == Node::kDir, n.type == Node::kFile, n.contents.size(), n.mtime,
-                    n.btime, 1, n.inode};
+    return FileStat{n.type == Node::kDir,
+                    n.type == Node::kFile,
+                    n.contents.size(),
+                    n.mtime,
+                    n.btime,
+                    1,
+                    n.inode};
   }
   Result<std::string> read_range(const std::string& path, std::uint64_t offset,
                                  std::uint64_t length) override {
@@ -130,22 +136,57 @@ class FakeCheckpointFs final : public CheckpointFs {
 // A minimal but well-formed zip archive (one stored entry): what torch.save's format looks like
 // to the end-record check.
 inline std::string make_zip(const std::string& payload = "data", const std::string& comment = "") {
-  auto u16 = [](std::string& s, unsigned v) { s += char(v & 0xff); s += char((v >> 8) & 0xff); };
-  auto u32 = [&](std::string& s, std::uint32_t v) { u16(s, v & 0xffff); u16(s, v >> 16); };
+  auto u16 = [](std::string& s, unsigned v) {
+    s += char(v & 0xff);
+    s += char((v >> 8) & 0xff);
+  };
+  auto u32 = [&](std::string& s, std::uint32_t v) {
+    u16(s, v & 0xffff);
+    u16(s, v >> 16);
+  };
   const std::string name = "archive/data.pkl";
   std::string z;
-  u32(z, 0x04034b50); u16(z, 20); u16(z, 0); u16(z, 0); u16(z, 0); u16(z, 0); u32(z, 0);
-  u32(z, payload.size()); u32(z, payload.size()); u16(z, name.size()); u16(z, 0);
+  u32(z, 0x04034b50);
+  u16(z, 20);
+  u16(z, 0);
+  u16(z, 0);
+  u16(z, 0);
+  u16(z, 0);
+  u32(z, 0);
+  u32(z, payload.size());
+  u32(z, payload.size());
+  u16(z, name.size());
+  u16(z, 0);
   z += name + payload;
   const std::uint32_t cd_offset = z.size();
   std::string cd;
-  u32(cd, 0x02014b50); u16(cd, 20); u16(cd, 20); u16(cd, 0); u16(cd, 0); u16(cd, 0); u16(cd, 0);
-  u32(cd, 0); u32(cd, payload.size()); u32(cd, payload.size()); u16(cd, name.size());
-  u16(cd, 0); u16(cd, 0); u16(cd, 0); u16(cd, 0); u32(cd, 0); u32(cd, 0);
+  u32(cd, 0x02014b50);
+  u16(cd, 20);
+  u16(cd, 20);
+  u16(cd, 0);
+  u16(cd, 0);
+  u16(cd, 0);
+  u16(cd, 0);
+  u32(cd, 0);
+  u32(cd, payload.size());
+  u32(cd, payload.size());
+  u16(cd, name.size());
+  u16(cd, 0);
+  u16(cd, 0);
+  u16(cd, 0);
+  u16(cd, 0);
+  u32(cd, 0);
+  u32(cd, 0);
   cd += name;
   z += cd;
-  u32(z, 0x06054b50); u16(z, 0); u16(z, 0); u16(z, 1); u16(z, 1); u32(z, cd.size());
-  u32(z, cd_offset); u16(z, comment.size());
+  u32(z, 0x06054b50);
+  u16(z, 0);
+  u16(z, 0);
+  u16(z, 1);
+  u16(z, 1);
+  u32(z, cd.size());
+  u32(z, cd_offset);
+  u16(z, comment.size());
   return z + comment;
 }
 

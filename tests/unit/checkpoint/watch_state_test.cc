@@ -59,7 +59,8 @@ TEST(WatchState, OldEnoughFileIsReportedOnFirstSight) {
   FakeCheckpointFs fs;
   WatchState w("/ckpt", "auto", 2 * kS);
   w.baseline(fs);
-  fs.add_file(kDir + "/agent_10.pt", make_zip(), fs.now() - 3 * kS);  // e.g. another node, synced late
+  fs.add_file(kDir + "/agent_10.pt", make_zip(),
+              fs.now() - 3 * kS);  // e.g. another node, synced late
   EXPECT_EQ(w.scan(fs).size(), 1u);
 }
 
@@ -107,6 +108,32 @@ TEST(WatchState, DcpDirectoryIsReportedWhenItsMetadataLands) {
   fs.remove(d + "/.metadata.tmp");
   fs.add_file(d + "/.metadata", "m", fs.now());
   EXPECT_EQ(paths(w.scan(fs)), std::vector<std::string>{d});
+}
+
+}  // namespace
+}  // namespace tv
+
+namespace tv {
+namespace {
+
+TEST(WatchState, FileJustWrittenBeforeStartIsNotNews) {
+  FakeCheckpointFs fs;
+  fs.add_file(kDir + "/agent_1.pt", make_zip(), fs.now());  // inside the settle window
+  WatchState w("/ckpt", "auto");
+  w.baseline(fs);
+  fs.set_now(fs.now() + 10 * kS);
+  EXPECT_TRUE(w.scan(fs).empty());
+}
+
+TEST(WatchState, FileBeingWrittenAtStartIsReportedWhenDone) {
+  FakeCheckpointFs fs;
+  const std::string p = kDir + "/agent_1.pt";
+  fs.add_file(p, make_zip().substr(0, 25), fs.now());
+  WatchState w("/ckpt", "auto");
+  w.baseline(fs);
+  fs.add_file(p, make_zip(), fs.now());
+  w.note_closed(fs, p);
+  EXPECT_EQ(paths(w.scan(fs)), std::vector<std::string>{p});
 }
 
 }  // namespace

@@ -1,0 +1,270 @@
+"""`trainvisor checkpoint latest|watch|link-logs` against real trees on disk (real torch.save
+files, DCP directories written the way PyTorch's FileSystemWriter does, writers killed mid-write,
+concurrent writers, deep trees, unreadable directories, symlink loops)."""
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+import zipfile
+
+import pytest
+
+BIN = os.environ.get("TRAINVISOR_BIN", "trainvisor")
+TORCH_PY = os.environ.get("TV_PYTHON", "/usr/bin/python3")
+RUN1 = "logs/skrl/Isaac-Ant-v0/2025-01-02_10-00-00_ppo_torch"
+RUN2 = "logs/skrl/Isaac-Ant-v0/2025-01-02_12-30-00_ppo_torch"
+
+# Writes torch.save() files; "partial" saves to memory, writes half the bytes and waits to be
+# killed, so the file on disk is exactly what a crash mid-save leaves.
+WRITER = textwrap.dedent("""
+    import io, os, sys, time, torch
+    mode, path = sys.argv[1], sys.argv[2]
+    size = int(sys.argv[3]) if len(sys.argv) > 3 else 1000
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    state = {"policy": torch.randn(size, 16), "timestep": 1}
+    if mode == "save":
+        torch.save(state, path)
+    elif mode == "partial":
+        buf = io.BytesIO(); torch.save(state, buf); data = buf.getvalue()
+        with open(path, "wb") as f:
+            f.write(data[: len(data) // 2]); f.flush()
+            print("half", flush=True)
+            time.sleep(600)
+    elif mode == "slow":  # torch.save to the final path in small pieces, like a slow disk
+        buf = io.BytesIO(); torch.save(state, buf); data = buf.getvalue()
+        with open(path, "wb") as f:
+            for i in range(0, len(data), 65536):
+                f.write(data[i:i + 65536]); f.flush(); time.sleep(0.01)
+""")
+
+
+def tv(*args, timeout=120):
+    return subprocess.run([BIN, *args], capture_output=True, text=True, timeout=timeout)
+
+
+@pytest.fixture
+def writer(tmp_path):
+    script = tmp_path / "writer.py"
+    script.write_text(WRITER)
+    return lambda *a: [TORCH_PY, str(script), *a]
+
+
+def save(writer, path, size=1000):
+    subprocess.run(writer("save", str(path), str(size)), check=True, timeout=300)
+
+
+def age(path, seconds=3600):
+    t = time.time() - seconds
+    os.utime(path, (t, t))
+
+
+def test_newest_real_torch_file_and_json(tmp_path, writer):
+    d = tmp_path / RUN1 / "checkpoints"
+    for step in (1000, 2000, 10000):
+        save(writer, d / f"agent_{step}.pt")
+    save(writer, d / "best_agent.pt")
+    r = tv("checkpoint", "latest", "--dir", str(tmp_path))
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == str(d / "agent_10000.pt")
+    j = json.loads(tv("checkpoint", "latest", "--dir", str(tmp_path), "--json").stdout)
+    assert j["path"] == str(d / "agent_10000.pt") and j["format"] == "skrl" and j["step"] == 10000
+    assert j["bytes"] == os.path.getsize(d / "agent_10000.pt")
+    best = tv("checkpoint", "latest", "--dir", str(tmp_path), "--resume", "best")
+    assert best.stdout.strip() == str(d / "best_agent.pt")
+
+
+def test_writer_killed_mid_save_is_skipped(tmp_path, writer):
+    d = tmp_path / RUN1 / "checkpoints"
+    save(writer, d / "agent_1000.pt")
+    p = subprocess.Popen(writer("partial", str(d / "agent_2000.pt"), "200000"),
+                         stdout=subprocess.PIPE, text=True)
+    assert p.stdout.readline().strip() == "half"
+    p.send_signal(signal.SIGKILL)
+    p.wait(timeout=60)
+    with pytest.raises(zipfile.BadZipFile):
+        zipfile.ZipFile(d / "agent_2000.pt")
+    r = tv("checkpoint", "latest", "--dir", str(tmp_path), "--settle", "0")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == str(d / "agent_1000.pt")
+    assert "agent_2000.pt" in r.stderr and "skipping" in r.stderr  # one log line for the skip
+    assert r.stderr.count("agent_2000.pt") == 1
+
+
+def test_resumed_isaac_lab_layout_orders_runs_first(tmp_path, writer):
+    save(writer, tmp_path / RUN1 / "checkpoints" / "agent_48000.pt")
+    save(writer, tmp_path / RUN2 / "checkpoints" / "agent_800.pt")
+    r = tv("checkpoint", "latest", "--dir", str(tmp_path / "logs"), "--format", "skrl")
+    assert r.stdout.strip() == str(tmp_path / RUN2 / "checkpoints" / "agent_800.pt")
+
+
+def test_concurrent_writers_never_yield_a_partial_file(tmp_path, writer):
+    d = tmp_path / RUN1 / "checkpoints"
+    save(writer, d / "agent_0.pt")
+    writers = [subprocess.Popen(writer("slow", str(d / f"agent_{w * 1000 + i}.pt"), "60000"))
+               for w in (1, 2, 3) for i in (1,)]
+    try:
+        seen = set()
+        for _ in range(8):
+            r = tv("checkpoint", "latest", "--dir", str(tmp_path))
+            assert r.returncode == 0, r.stderr
+            path = r.stdout.strip()
+            assert zipfile.ZipFile(path).testzip() is None  # complete, every member readable
+            seen.add(path)
+    finally:
+        for w in writers:
+            w.wait(timeout=300)
+    r = tv("checkpoint", "latest", "--dir", str(tmp_path))
+    assert r.stdout.strip() == str(d / "agent_3001.pt")
+
+
+def write_dcp(d, shards=2, metadata=True, tmp_only=False):
+    """The file sequence of torch.distributed.checkpoint.FileSystemWriter."""
+    d.mkdir(parents=True, exist_ok=True)
+    for rank in range(shards):
+        (d / f"__{rank}_0.distcp").write_bytes(os.urandom(4096))
+    if metadata or tmp_only:
+        (d / ".metadata.tmp").write_bytes(b"metadata")
+        if not tmp_only:
+            os.rename(d / ".metadata.tmp", d / ".metadata")
+
+
+def test_dcp_in_each_state(tmp_path):
+    c = tmp_path / "checkpoints"
+    write_dcp(c / "iter_000001000")
+    latest = lambda: tv("checkpoint", "latest", "--dir", str(tmp_path), "--format", "dcp")
+    assert latest().stdout.strip() == str(c / "iter_000001000")
+    write_dcp(c / "iter_000002000", metadata=False)           # shards only
+    assert latest().stdout.strip() == str(c / "iter_000001000")
+    write_dcp(c / "iter_000002000", tmp_only=True)            # .metadata.tmp not renamed yet
+    assert latest().stdout.strip() == str(c / "iter_000001000")
+    os.rename(c / "iter_000002000/.metadata.tmp", c / "iter_000002000/.metadata")
+    assert latest().stdout.strip() == str(c / "iter_000002000")
+    time.sleep(0.05)                                          # saving again into the same dir:
+    (c / "iter_000002000/__0_0.distcp").write_bytes(b"new")   # the old .metadata is stale
+    assert latest().stdout.strip() == str(c / "iter_000001000")
+    (c / "latest_checkpoint.txt").write_text("iter_000002000\n")  # a pointer changes nothing
+    assert latest().stdout.strip() == str(c / "iter_000001000")
+    j = json.loads(tv("checkpoint", "latest", "--dir", str(tmp_path), "--json").stdout)
+    assert j["format"] == "dcp" and j["step"] == 1000
+
+
+def test_glob_needs_its_marker(tmp_path):
+    (tmp_path / "step_100.ckpt").write_bytes(b"x")
+    (tmp_path / "step_200.ckpt").write_bytes(b"x")
+    fmt = "glob:step_*.ckpt"
+    assert tv("checkpoint", "latest", "--dir", str(tmp_path), "--format", fmt).returncode == 1
+    (tmp_path / "step_100.ckpt.done").touch()
+    assert tv("checkpoint", "latest", "--dir", str(tmp_path), "--format", fmt).stdout.strip() == \
+        str(tmp_path / "step_100.ckpt")
+
+
+def test_very_deep_tree(tmp_path, writer):
+    d = tmp_path
+    for _ in range(300):
+        d = d / "deep"
+    save(writer, d / "agent_5.pt", 10)
+    r = tv("checkpoint", "latest", "--dir", str(tmp_path))
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == str(d / "agent_5.pt")
+
+
+def test_symlink_loops_end(tmp_path, writer):
+    d = tmp_path / RUN1 / "checkpoints"
+    save(writer, d / "agent_7.pt", 10)
+    os.symlink(tmp_path, d / "loop")
+    os.symlink(tmp_path / "self", tmp_path / "self")
+    os.symlink("/nonexistent", tmp_path / "dangling")
+    r = tv("checkpoint", "latest", "--dir", str(tmp_path), timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == str(d / "agent_7.pt")
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("setpriv"),
+                    reason="needs root to drop to an unprivileged user (root reads any directory)")
+def test_unreadable_subdirectories_are_skipped(writer):
+    import pathlib
+    import tempfile
+    tmp_path = pathlib.Path(tempfile.mkdtemp(prefix="tv-unreadable-", dir="/tmp"))
+    base = tmp_path / "tree"
+    save(writer, base / RUN1 / "checkpoints" / "agent_1.pt", 10)
+    save(writer, base / RUN2 / "checkpoints" / "agent_9.pt", 10)
+    locked = base / RUN2
+    for root, dirs, files in os.walk(tmp_path):
+        os.chmod(root, 0o755)
+        for f in files:
+            os.chmod(os.path.join(root, f), 0o644)
+    os.chmod(locked, 0o000)
+    r = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", BIN,
+                        "checkpoint", "latest", "--dir", str(base)],
+                       capture_output=True, text=True, timeout=60)
+    os.chmod(locked, 0o755)
+    shutil.rmtree(tmp_path)
+    if "Permission denied" in r.stderr and "skipping" not in r.stderr:
+        pytest.skip("the binary itself is not reachable as an unprivileged user: " + r.stderr)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == str(base / RUN1 / "checkpoints" / "agent_1.pt")
+    assert "Permission denied" in r.stderr
+
+
+def test_exit_codes(tmp_path):
+    r = tv("checkpoint", "latest", "--dir", str(tmp_path / "missing"))
+    assert r.returncode == 1 and r.stdout == "" and "no complete checkpoint" in r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1
+    r = tv("checkpoint", "latest", "--dir", str(tmp_path), "--format", "torch")
+    assert r.returncode == 78 and "--checkpoint-format" in r.stderr and "torch" in r.stderr
+    assert tv("checkpoint", "latest").returncode == 64
+    assert tv("checkpoint", "newest", "--dir", str(tmp_path)).returncode == 64
+    assert tv("checkpoint", "latest", "--dir", str(tmp_path), "--bogus").returncode == 64
+
+
+def test_link_logs_is_safe_to_repeat(tmp_path):
+    ckpt = tmp_path / "opt_ml_checkpoints"
+    logs = tmp_path / "workspace" / "logs"
+    (logs / "skrl").mkdir(parents=True)                # the framework already wrote something
+    (logs / "skrl" / "events.out").write_text("e")
+    for _ in range(2):                                  # a restart, or another node, repeats it
+        r = tv("checkpoint", "link-logs", "--dir", str(ckpt), str(logs))
+        assert r.returncode == 0, r.stderr
+        assert os.path.islink(logs) and os.path.samefile(logs, ckpt / "logs")
+        assert (ckpt / "logs" / "skrl" / "events.out").read_text() == "e"
+    (tmp_path / "file").write_text("x")
+    r = tv("checkpoint", "link-logs", "--dir", str(ckpt), str(tmp_path / "file"))
+    assert r.returncode == 78 and "--link-logs" in r.stderr
+
+
+def watch(tmp_path, *extra):
+    p = subprocess.Popen([BIN, "checkpoint", "watch", "--dir", str(tmp_path),
+                          "--poll-interval", "0.2", *extra],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(0.5)  # let it take its baseline (not an assertion: only ordering)
+    return p
+
+
+@pytest.mark.parametrize("mode", [[], ["--polling"]], ids=["inotify", "polling"])
+def test_watcher_reports_each_new_complete_checkpoint(tmp_path, writer, mode):
+    d = tmp_path / RUN1 / "checkpoints"
+    save(writer, d / "agent_1.pt", 10)                  # there before: not reported
+    p = watch(tmp_path, *mode)
+    try:
+        part = subprocess.Popen(writer("partial", str(d / "agent_3.pt"), "100000"),
+                                stdout=subprocess.PIPE, text=True)
+        assert part.stdout.readline().strip() == "half"
+        part.kill()
+        part.wait()
+        save(writer, d / "agent_2.pt", 10)
+        first = json.loads(p.stdout.readline())
+        save(writer, d / "agent_4.pt", 10)
+        second = json.loads(p.stdout.readline())
+    finally:
+        p.send_signal(signal.SIGTERM)
+        out, err = p.communicate(timeout=60)
+    assert p.returncode == 0, err
+    assert first["path"] == str(d / "agent_2.pt") and first["since_previous_seconds"] == -1
+    assert second["path"] == str(d / "agent_4.pt") and second["since_previous_seconds"] >= 0
+    assert second["bytes"] == os.path.getsize(d / "agent_4.pt")
+    assert "agent_3.pt" not in out                       # the cut-off file is never reported
+    assert "agent_1.pt" not in out
