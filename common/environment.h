@@ -2,6 +2,7 @@
 // receives an Environment, so tests pass in whatever they like.
 #pragma once
 
+#include <initializer_list>
 #include <map>
 #include <optional>
 #include <string>
@@ -13,6 +14,7 @@ class Environment {
  public:
   Environment() = default;
   explicit Environment(std::map<std::string, std::string> vars) : vars_(std::move(vars)) {}
+  Environment(std::initializer_list<std::pair<const std::string, std::string>> vars) : vars_(vars) {}
   static Environment from_process();  // reads environ once
 
   std::optional<std::string> get(const std::string& name) const;

@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# The whole test suite, as CI runs it: install dependencies, then
+#   1. the normal build and every test (unit + integration against the real binary),
+#   2. the same suite built with ASan + UBSan,
+#   3. every libFuzzer harness for a bounded time.
+# Usage: scripts/test.sh [--quick]   (--quick: only step 1)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/install-deps.sh
+
+jobs=$(nproc)
+echo "== normal build"
+bash scripts/build.sh build
+(cd build && ctest --output-on-failure -j "$jobs" --timeout 900)
+[ "${1:-}" = "--quick" ] && exit 0
+
+echo "== ASan + UBSan build"
+bash scripts/build.sh build-asan -DCMAKE_BUILD_TYPE=Debug -DTRAINVISOR_SANITIZE=ON -DTRAINVISOR_BENCH=OFF
+(cd build-asan && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+   ctest --output-on-failure -j "$jobs" --timeout 900)
+
+echo "== fuzzers"
+bash scripts/run-fuzzers.sh "${FUZZ_SECONDS:-10}"
