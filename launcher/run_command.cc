@@ -160,7 +160,8 @@ Status run_preflight_if_asked(RunPlan& p, const Environment& env) {
   if (level == "none") return ok_status();
   PreflightConfig cfg;
   cfg.level = level;
-  cfg.expected_gpus = p.topology.nproc_per_node;
+  // GPUs are expected only where the container sees some: CPU-only (gloo) jobs still pass.
+  cfg.expected_gpus = RealGpuCounter(env).count() > 0 ? p.topology.nproc_per_node : -1;
   cfg.nnodes = p.topology.nnodes;
   cfg.require_transport = p.require_transport;
   cfg.min_busbw = p.min_busbw;
