@@ -20,16 +20,22 @@ from pathlib import Path
 
 TV, COMPAT, N = os.environ["TV_BIN"], os.environ["TV_COMPAT"], int(os.environ["TV_REPEATS"])
 PY = "/usr/bin/python3"
-# Writes start_<attempt>_<rank> with its start time; rank 1 (on node 1) fails on attempt 0 after
-# writing fail_<rank>; everyone else on attempt 0 waits to be stopped; attempt 1 exits at once.
+# Attempt 0 is "before rank 1 failed" (the fail_1 file), not TORCHELASTIC_RESTART_COUNT: torchrun
+# counts restarts per agent, and an agent restarted because another node re-joined keeps its count.
+# Each worker writes start_<attempt>_<rank> (its start time) and rc_<attempt>_<rank> (the count it
+# was given); rank 1 (node 1) fails 1 s into attempt 0; the others wait to be stopped; attempt 1
+# exits 0 at once.
 WORKER = r'''
 import os, sys, time
-out = sys.argv[1]; rc = int(os.environ["TORCHELASTIC_RESTART_COUNT"]); rank = int(os.environ["RANK"])
-open(os.path.join(out, "start_%d_%d" % (rc, rank)), "w").write(repr(time.time()))
-if rc > 0: sys.exit(0)
+out = sys.argv[1]; rc = os.environ["TORCHELASTIC_RESTART_COUNT"]; rank = int(os.environ["RANK"])
+attempt = 1 if os.path.exists(os.path.join(out, "fail_1")) else 0
+open(os.path.join(out, "start_%d_%d" % (attempt, rank)), "w").write(repr(time.time()))
+open(os.path.join(out, "rc_%d_%d" % (attempt, rank)), "w").write(rc)
+if attempt > 0: sys.exit(0)
 if rank == 1:
     time.sleep(1.0)
-    open(os.path.join(out, "fail_%d" % rank), "w").write(repr(time.time()))
+    open(os.path.join(out, "fail_1.tmp"), "w").write(repr(time.time()))
+    os.rename(os.path.join(out, "fail_1.tmp"), os.path.join(out, "fail_1"))
     sys.exit(1)
 time.sleep(600)
 '''
@@ -73,7 +79,7 @@ def one_restart(make):
     out = tempfile.mkdtemp(prefix="tvbench")
     procs = make(out)
     try:
-        for p in procs: p.wait(timeout=300)
+        for p in procs: p.wait(timeout=400)
     finally:
         kill_marked()
     rcs = [p.returncode for p in procs]
@@ -81,9 +87,12 @@ def one_restart(make):
     try:
         fail = float((o / "fail_1").read_text())
         restarted = max(float((o / ("start_1_%d" % r)).read_text()) for r in (0, 1))
+        counts = [(o / ("rc_1_%d" % r)).read_text() for r in (0, 1)]
     except (OSError, ValueError) as e:
         print("  run failed (exit codes %s): %s" % (rcs, e), file=sys.stderr)
         return None
+    print("  %.3f s; exit codes %s; TORCHELASTIC_RESTART_COUNT after the restart: rank 0 %s, rank 1 %s"
+          % (restarted - fail, rcs, counts[0], counts[1]))
     return restarted - fail
 
 def trainvisor(out):
