@@ -1,21 +1,24 @@
 #!/usr/bin/env bash
 # Launch overhead, trainvisor vs torchrun, four workers that do nothing:
-#   trainvisor run --nproc-per-node 4 -- /bin/true
+#   trainvisor run --preflight none --nproc-per-node 4 -- /bin/true
 #   torchrun --standalone --nproc_per_node 4 --monitor_interval 0.1 --no_python /bin/true
 # (torchrun = Debian 12's torch 1.13 through bench/torchrun_compat.py on /usr/bin/python3).
 #
 # Usage: bench/launch.sh [N]   N runs of each (default 10), alternating which goes first.
 # Env: TRAINVISOR (binary; default $BUILD_DIR/trainvisor, BUILD_DIR default build),
-#      PYTHON (default /usr/bin/python3).
+#      PYTHON (default /usr/bin/python3),
+#      TV_PREFLIGHT (default none: torchrun runs no health checks, so neither does trainvisor;
+#      on a GPU machine TV_PREFLIGHT=auto adds the default basic preflight to the figure).
 #
 # What is measured, per run:
 #  - wall: start to exit of the launcher command, nanosecond clock (date +%s%N), which includes
 #    starting, supervising and reaping all four workers;
 #  - max RSS: /usr/bin/time -v "Maximum resident set size", i.e. getrusage of the launcher as
 #    reaped: the largest single process of its tree (the launcher itself or one worker), not a sum;
-#  - tree peak: the largest SUM of RSS over the launcher and all its descendants at one moment,
-#    sampled from /proc every 2 ms in separate runs (so the sampler does not slow the timed runs);
-#    it shows what torchrun's helper processes add. A sampler can miss very short peaks.
+#  - tree peak: the largest SUM of PSS (/proc/PID/smaps_rollup: shared pages split between their
+#    sharers, so a fork's copy-on-write pages are not counted twice) over the launcher and all its
+#    descendants at one moment, sampled every ~2 ms in separate runs (so the sampler does not slow
+#    the timed runs); it includes what forked helpers add. A sampler can miss very short peaks.
 # Medians over N runs are printed side by side.
 set -euo pipefail
 
@@ -26,7 +29,7 @@ py="${PYTHON:-/usr/bin/python3}"
 [[ -x "$tv" ]] || { echo "launch.sh: TRAINVISOR=$tv is not an executable; build it first" >&2; exit 2; }
 [[ -x /usr/bin/time ]] || { echo "launch.sh: /usr/bin/time (package time) is missing" >&2; exit 2; }
 
-tv_cmd=("$tv" run --nproc-per-node 4 -- /bin/true)
+tv_cmd=("$tv" run --preflight "${TV_PREFLIGHT:-none}" --nproc-per-node 4 -- /bin/true)
 tr_cmd=("$py" "$root/bench/torchrun_compat.py" --standalone --nproc_per_node 4
         --monitor_interval 0.1 --no_python /bin/true)
 work="$(mktemp -d)"
@@ -48,7 +51,7 @@ measure() {
   echo "$(((t1 - t0) / 1000)) $rss"
 }
 
-# Runs "$@" once while sampling the summed RSS of its process tree; prints the peak in KiB.
+# Runs "$@" once while sampling the summed PSS of its process tree; prints the peak in KiB.
 tree_peak() {
   "$py" - "$@" <<'PY'
 import os, subprocess, sys, time
@@ -63,11 +66,11 @@ def children(pid):
         pass
     return kids
 
-def rss_kib(pid):
+def pss_kib(pid):
     try:
-        with open(f"/proc/{pid}/status") as f:
+        with open(f"/proc/{pid}/smaps_rollup") as f:
             for line in f:
-                if line.startswith("VmRSS:"):
+                if line.startswith("Pss:"):
                     return int(line.split()[1])
     except OSError:
         pass
@@ -81,7 +84,7 @@ while proc.poll() is None:
         pid = todo.pop()
         tree.append(pid)
         todo += children(pid)
-    peak = max(peak, sum(rss_kib(p) for p in tree))
+    peak = max(peak, sum(pss_kib(p) for p in tree))
     time.sleep(0.002)
 if proc.returncode != 0:
     sys.exit(f"launch.sh: {sys.argv[1:]} exited {proc.returncode}")
@@ -117,4 +120,4 @@ echo "medians of $n alternating runs ($(nproc) CPUs)"
 printf '%-34s %12s %12s\n' "" trainvisor torchrun
 awk -v a="$tv_wall" -v b="$tr_wall" 'BEGIN {printf "%-34s %12.1f %12.1f\n", "wall time (ms)", a / 1000, b / 1000}'
 awk -v a="$tv_rss" -v b="$tr_rss" 'BEGIN {printf "%-34s %12.1f %12.1f\n", "max RSS, largest process (MiB)", a / 1024, b / 1024}'
-awk -v a="$tv_tree" -v b="$tr_tree" 'BEGIN {printf "%-34s %12.1f %12.1f\n", "peak RSS, whole tree (MiB, sampled)", a / 1024, b / 1024}'
+awk -v a="$tv_tree" -v b="$tr_tree" 'BEGIN {printf "%-34s %12.1f %12.1f\n", "peak PSS, whole tree (MiB, sampled)", a / 1024, b / 1024}'
