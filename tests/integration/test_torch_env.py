@@ -114,6 +114,8 @@ class Launches:
             "PATH": "/usr/bin:/bin", "HOME": str(home), "LANG": "C.UTF-8", "TMPDIR": str(self.tmp),
             "PYTHONDONTWRITEBYTECODE": "1", "GLOO_SOCKET_IFNAME": "lo", MARKER: self.token,
         }
+        if "LD_LIBRARY_PATH" in os.environ:  # a binary built elsewhere may need its libraries
+            env["LD_LIBRARY_PATH"] = os.environ["LD_LIBRARY_PATH"]
         env.update(extra)
         return env
 
