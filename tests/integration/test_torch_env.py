@@ -267,9 +267,15 @@ def test_two_nodes_on_loopback_allreduce(launches, worker, tmp_path):
 
 
 # c. The worker environment, compared with torchrun's.
+# torchrun >= 2.4 puts TORCHELASTIC_SIGNALS_TO_HANDLE into its OWN environment (launch_agent) for
+# its process context's signal handlers; workers only inherit it, nothing in a worker reads it.
+TORCHRUN_AGENT_ONLY = {"TORCHELASTIC_SIGNALS_TO_HANDLE"}
+
+
 def added_by_launcher(rec, parent_env):
-    """Variables the launcher set or changed, without our own TRAINVISOR_* extras."""
-    return {k: v for k, v in rec["env"].items() if parent_env.get(k) != v}
+    """Variables the launcher set or changed in a worker's environment."""
+    return {k: v for k, v in rec["env"].items()
+            if parent_env.get(k) != v and k not in TORCHRUN_AGENT_ONLY}
 
 
 @needs_torch
