@@ -16,6 +16,7 @@
 #include <boost/process/v2/posix/default_launcher.hpp>
 #include <boost/process/v2/process.hpp>
 #include <boost/process/v2/stdio.hpp>
+#include <algorithm>
 #include <csignal>
 
 #include "common/exit_codes.h"
@@ -25,11 +26,26 @@ namespace bp = boost::process::v2;
 
 namespace {
 
-// Runs in the child between fork and exec: async-signal-safe calls only.
+// Closes every descriptor above stderr except the launcher's whitelist (its exec-error pipe).
+// Boost 1.81's own close_all() skips the gaps between whitelisted descriptors (it compares an
+// element with itself), which leaks descriptors into workers; this runs first and does it right.
+void close_inherited_fds(std::vector<int>& keep) {  // sorted in place: no allocation after fork
+  std::sort(keep.begin(), keep.end());
+  unsigned from = 3;
+  for (int fd : keep) {
+    if (fd < 0 || static_cast<unsigned>(fd) < from) continue;
+    if (static_cast<unsigned>(fd) > from) ::close_range(from, static_cast<unsigned>(fd) - 1, 0);
+    from = static_cast<unsigned>(fd) + 1;
+  }
+  ::close_range(from, ~0U, 0);
+}
+
+// Runs in the child between fork and exec, after stdio is in place: async-signal-safe calls only.
 struct ChildSetup {
   pid_t parent;
   template <class Launcher>
-  bp::error_code on_exec_setup(Launcher&, const bp::filesystem::path&, const char* const*) {
+  bp::error_code on_exec_setup(Launcher& launcher, const bp::filesystem::path&, const char* const*) {
+    close_inherited_fds(launcher.fd_whitelist);
     ::setpgid(0, 0);
     ::prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (::getppid() != parent) ::_exit(exit_code::kSignalBase + SIGKILL);  // parent already gone
