@@ -37,6 +37,7 @@ std::vector<CheckpointEvent> WatchState::pass(CheckpointFs& fs, bool report) {
   std::vector<Candidate> candidates = discover_in(fs, tree, format_);
   const std::int64_t now = fs.now_ns();
   std::map<std::string, Sig> seen;
+  settling_ = false;
   std::vector<CheckpointEvent> events;
   // Oldest first, so events come out in the order the checkpoints were written.
   for (auto it = candidates.rbegin(); it != candidates.rend(); ++it) {
@@ -57,6 +58,7 @@ std::vector<CheckpointEvent> WatchState::pass(CheckpointFs& fs, bool report) {
       done_[c.primary] = sig;  // already there at start (settling or not): not news
       continue;
     }
+    settling_ = settling_ || j.verdict == Verdict::kSettling;
     if (j.verdict == Verdict::kComplete) {
       done_[c.primary] = sig;
       const Checkpoint& k = c.checkpoint;

@@ -24,6 +24,9 @@ class WatchState {
   std::vector<CheckpointEvent> scan(CheckpointFs& fs);
   // An inotify IN_CLOSE_WRITE for `path`: its current stat counts as stable.
   void note_closed(CheckpointFs& fs, const std::string& path);
+  // True when the last scan saw a checkpoint whose bytes are complete but that has not yet been
+  // seen unchanged: rescan soon (a short second look) instead of a whole poll interval later.
+  bool settling() const { return settling_; }
   // Directories seen by the last scan (the watcher adds inotify watches for them).
   const std::vector<std::string>& directories() const { return directories_; }
 
@@ -45,6 +48,7 @@ class WatchState {
   std::map<std::string, std::int64_t> first_seen_ns_;
   std::set<std::string> logged_;  // path + reason, so each skip is logged once
   std::int64_t previous_event_ns_ = -1;
+  bool settling_ = false;
   std::vector<std::string> directories_;
 };
 

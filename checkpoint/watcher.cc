@@ -6,6 +6,7 @@
 #include <sys/inotify.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <map>
@@ -20,6 +21,9 @@ namespace {
 
 constexpr std::uint32_t kMask =
     IN_CLOSE_WRITE | IN_MOVED_TO | IN_CREATE | IN_DELETE | IN_ATTRIB | IN_ONLYDIR;
+
+// A checkpoint whose bytes are complete is looked at again this soon, to see it unchanged.
+constexpr std::chrono::milliseconds kSecondLook{250};
 
 // The inotify side: one fd, a watch per directory, close-after-write paths handed back.
 class Inotify {
@@ -122,7 +126,8 @@ void CheckpointWatcher::run() {
     if (inotify) inotify->watch(state.directories());
     inotify_active_ = inotify.has_value();
     pollfd fds[2] = {{wake_fd_, POLLIN, 0}, {inotify ? inotify->fd() : -1, POLLIN, 0}};
-    const int r = ::poll(fds, 2, static_cast<int>(poll_interval_.count()));
+    const auto wait = state.settling() ? std::min(poll_interval_, kSecondLook) : poll_interval_;
+    const int r = ::poll(fds, 2, static_cast<int>(wait.count()));
     if (r < 0 && errno != EINTR) break;
     if (fds[0].revents & POLLIN) break;
     if (inotify && (fds[1].revents & POLLIN))

@@ -37,7 +37,8 @@ Result<ZipEndRecord> parse_zip64(std::string_view tail, std::size_t end_pos, std
   if (end_pos < kLocatorSize || le(tail, end_pos - kLocatorSize, 4) != kZip64LocatorSignature)
     return bad("zip64 end record locator missing before the end record");
   const std::uint64_t record = le(tail, end_pos - kLocatorSize + 8, 8);
-  if (record < base || record - base + kZip64EndSize > end_pos - kLocatorSize)
+  const std::size_t room = end_pos - kLocatorSize;  // bytes of the tail before the locator
+  if (record < base || room < kZip64EndSize || record - base > room - kZip64EndSize)
     return bad("zip64 end record offset " + std::to_string(record) + " is outside the file tail");
   const std::size_t at = static_cast<std::size_t>(record - base);
   if (le(tail, at, 4) != kZip64EndSignature) return bad("zip64 end record signature missing");

@@ -138,3 +138,21 @@ TEST(WatchState, FileBeingWrittenAtStartIsReportedWhenDone) {
 
 }  // namespace
 }  // namespace tv
+
+namespace tv {
+namespace {
+
+TEST(WatchState, AskForASecondLookWhileAFileIsSettling) {
+  FakeCheckpointFs fs;
+  WatchState w("/ckpt", "auto");
+  w.baseline(fs);
+  EXPECT_FALSE(w.settling());
+  fs.add_file(kDir + "/agent_5.pt", make_zip(), fs.now());
+  EXPECT_TRUE(w.scan(fs).empty());
+  EXPECT_TRUE(w.settling());
+  EXPECT_EQ(w.scan(fs).size(), 1u);
+  EXPECT_FALSE(w.settling());
+}
+
+}  // namespace
+}  // namespace tv
