@@ -108,3 +108,29 @@ TEST(ZipEndRecord, Zip64RecordIsFollowed) {
 
 }  // namespace
 }  // namespace tv
+
+namespace tv {
+namespace {
+
+// Found by fuzz_zip_end_record: a zip64 locator pointing near 2^64 overflowed the bounds check.
+TEST(ZipEndRecord, Zip64LocatorWithAHugeOffsetIsRejected) {
+  std::string z(64, '\0');
+  auto put = [](std::string& s, std::uint64_t v, int n) {
+    for (int i = 0; i < n; ++i) s += char((v >> (8 * i)) & 0xff);
+  };
+  put(z, 0x07064b50, 4);
+  put(z, 0, 4);
+  put(z, 0xfffffffffffffff8ull, 8);
+  put(z, 1, 4);
+  put(z, 0x06054b50, 4);
+  put(z, 0, 4);
+  put(z, 0xffff, 2);
+  put(z, 0xffff, 2);
+  put(z, 0xffffffff, 4);
+  put(z, 0xffffffff, 4);
+  put(z, 0, 2);
+  EXPECT_FALSE(parse_zip_end_record(z, z.size()).ok());
+}
+
+}  // namespace
+}  // namespace tv
