@@ -135,7 +135,7 @@ void CheckpointWatcher::run() {
     try {
       for (const auto& event : state.scan(fs)) {
         const Checkpoint& c = event.checkpoint;
-        spdlog::info(
+        spdlog::debug(
             "checkpoint: new {} ({} bytes, written in {:.3f} s, {:.3f} s after the previous)",
             c.path, c.bytes, event.write_seconds, event.since_previous_seconds);
         if (on_new_) on_new_(event);

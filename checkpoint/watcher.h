@@ -2,7 +2,8 @@
 // it took to write, seconds since the previous one) from its own thread. It uses inotify where it
 // works and, always, a polling rescan every `poll_interval`, because on Lustre (FSx), NFS and EFS
 // inotify does not see writes made by other nodes. Checkpoints already complete at start() are
-// not reported. Never blocks the caller: start() and stop() return promptly (stop joins the
+// not reported; new ones are logged at debug level only (the caller logs what it wants from
+// on_new). Never blocks the caller: start() and stop() return promptly (stop joins the
 // thread, which wakes at once). `on_new` runs on the watcher's thread; post it into your own loop.
 #pragma once
 
