@@ -15,6 +15,7 @@
 #include "common/exit_codes.h"
 #include "common/options.h"
 #include "launcher/commands.h"
+#include "common/json_text.h"
 
 namespace tv {
 namespace {
@@ -64,7 +65,7 @@ int latest(const Options& o, const std::string& dir, const std::string& format) 
     return exit_code::kNone;
   }
   if (o.flag("json"))
-    std::printf("%s\n", to_json(*c).dump().c_str());
+    std::printf("%s\n", json_text(to_json(*c)).c_str());
   else
     std::printf("%s\n", c->path.c_str());
   return exit_code::kOk;
@@ -87,7 +88,7 @@ int watch(const Options& o, const std::string& dir, const std::string& format) {
         j["reported"] =
             std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
                 .count();
-        std::printf("%s\n", j.dump().c_str());
+        std::printf("%s\n", json_text(j).c_str());
         std::fflush(stdout);
       },
       millis(*interval), o.flag("polling"));

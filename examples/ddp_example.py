@@ -91,6 +91,7 @@ def main():
         print(f"ddp_example: world_size={world} steps={steps} first_loss={first:.4f} "
               f"final_loss={avg:.6f} params_identical={same} result={'OK' if ok else 'FAIL'}",
               flush=True)
+    dist.barrier()  # leave together: torch 1.13's gloo can hang if rank 0 tears down last alone
     dist.destroy_process_group()
     return 0 if ok else 1
 

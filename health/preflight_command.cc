@@ -12,6 +12,7 @@
 #include "health/nccl_log.h"
 #include "health/preflight.h"
 #include "health/transport.h"
+#include "common/json_text.h"
 
 namespace tv {
 namespace {
@@ -70,7 +71,7 @@ int judge_log(const Options& opts, const std::string& required_opt) {
               {"outcome", outcome_name(v.outcome)},
               {"message", v.message},
               {"passed", passed}});
-    std::printf("%s\n", j.dump(2).c_str());
+    std::printf("%s\n", json_text(j, 2).c_str());
   } else {
     std::printf("%s: transport %s (%s)\n%s\n", path.c_str(), s.transport.c_str(),
                 outcome_name(v.outcome), v.message.c_str());
@@ -129,7 +130,7 @@ int preflight_command(const std::vector<std::string>& args, const Environment& e
   if (!cfg) return fail_usage(cfg.error());
   const PreflightReport report = run_preflight(*cfg);
   if (opts->flag("json"))
-    std::printf("%s\n", report_to_json(report).dump(2).c_str());
+    std::printf("%s\n", json_text(report_to_json(report), 2).c_str());
   else
     std::printf("%s", format_report(report).c_str());
   return report.passed ? exit_code::kOk : exit_code::kPreflightFailed;

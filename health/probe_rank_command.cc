@@ -12,6 +12,7 @@
 #include "health/cuda_api.h"
 #include "health/health_commands.h"
 #include "health/nccl_api.h"
+#include "common/json_text.h"
 
 namespace tv {
 namespace {
@@ -208,7 +209,7 @@ int probe_rank_command(const std::vector<std::string>&, const Environment& env) 
   auto spec = read_spec(env, &why);
   if (!spec) {
     std::fprintf(stderr, "trainvisor __probe-rank: %s\n", why.c_str());
-    std::printf("%s\n", nlohmann::json{{"ok", false}, {"error", why}}.dump().c_str());
+    std::printf("%s\n", json_text(nlohmann::json{{"ok", false}, {"error", why}}).c_str());
     return exit_code::kUsage;
   }
   out["rank"] = spec->rank;
@@ -220,7 +221,7 @@ int probe_rank_command(const std::vector<std::string>&, const Environment& env) 
     out["ok"] = false;
     out["error"] = e.message;
   }
-  std::printf("%s\n", out.dump().c_str());
+  std::printf("%s\n", json_text(out).c_str());
   std::fflush(stdout);
   return out["ok"].get<bool>() ? 0 : 1;
 }

@@ -12,6 +12,7 @@
 #include "health/nccl_locate.h"
 #include "health/nccl_plugin.h"
 #include "health/sysfs.h"
+#include "common/json_text.h"
 
 #ifndef TRAINVISOR_VERSION
 #define TRAINVISOR_VERSION "0.1.0"
@@ -62,7 +63,7 @@ int version_command(const std::vector<std::string>& args, const Environment& env
   const bool json = !args.empty() && args[0] == "--json";
   const nlohmann::json j = collect(env);
   if (json) {
-    std::printf("%s\n", j.dump(2).c_str());
+    std::printf("%s\n", json_text(j, 2).c_str());
     return exit_code::kOk;
   }
   std::printf("trainvisor %s\n", TRAINVISOR_VERSION);

@@ -182,7 +182,7 @@ std::unique_ptr<Cluster> make_cluster(boost::asio::io_context& io, const RunPlan
   c.master_addr = t.master_addr;
   c.rdzv_port = p.rdzv_port;
   c.base_master_port = t.master_port;
-  c.rdzv_timeout = std::chrono::duration_cast<std::chrono::seconds>(p.rdzv_timeout);
+  c.rdzv_timeout = std::chrono::ceil<std::chrono::seconds>(p.rdzv_timeout);
   c.peer_timeout = p.peer_timeout;
   c.token = derive_rdzv_token(p.rdzv_token, t.job_id);
   c.policy = p.policy;

@@ -7,6 +7,7 @@
 #include "launcher/commands.h"
 #include "launcher/run_options.h"
 #include "launcher/topology.h"
+#include "common/json_text.h"
 
 namespace tv {
 namespace {
@@ -48,7 +49,7 @@ int topology_command(const Args& args, const Environment& env) {
   if (!t) return fail(t.error());
   const auto json_opt = opts->get("json");
   if (json_opt && json_opt->origin == "--json")
-    std::cout << topology_to_json(*t).dump() << "\n";
+    std::cout << json_text(topology_to_json(*t)) << "\n";
   else
     std::cout << format_topology(*t);
   std::cout.flush();

@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "health/nccl_log.h"
+#include "common/json_text.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const auto s = tv::classify_nccl_log(std::string_view(reinterpret_cast<const char*>(data), size));
@@ -15,6 +16,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   bool known = false;
   for (const auto& k : kKnown) known |= s.transport == k;
   if (!known) std::abort();
-  (void)tv::summary_to_json(s).dump();
+  (void)tv::json_text(tv::summary_to_json(s));
   return 0;
 }
