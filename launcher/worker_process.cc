@@ -50,9 +50,24 @@ void WorkerProcess::attach(pid_t pid, std::function<void()> on_streams_closed) {
 
 void WorkerProcess::close_pipes() {
   for (Stream* s : {&out_, &err_}) {
+    if (!s->pipe || !s->pipe->is_open()) continue;
+    drain_now(*s);
     boost::system::error_code ec;
-    if (s->pipe && s->pipe->is_open()) s->pipe->close(ec);
+    s->pipe->close(ec);
   }
+}
+
+// Whatever the worker wrote before it died is forwarded before its pipe is closed, even when the
+// event loop has not got round to reading it yet.
+void WorkerProcess::drain_now(Stream& s) {
+  const int fd = s.pipe->native_handle();
+  ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
+  ssize_t n;
+  while ((n = ::read(fd, s.buf.data(), s.buf.size())) > 0)
+    s.splitter.feed(std::string_view(s.buf.data(), static_cast<size_t>(n)),
+                    [&](std::string_view line) { on_line(s, line); });
+  s.splitter.finish([&](std::string_view line) { on_line(s, line); });
+  if (s.log.is_open()) s.log.flush();
 }
 
 void WorkerProcess::read(Stream& s) {

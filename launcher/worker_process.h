@@ -69,6 +69,7 @@ class WorkerProcess : public std::enable_shared_from_this<WorkerProcess> {
   void read(Stream& s);
   void on_line(Stream& s, std::string_view line);
   void stream_closed(Stream& s);
+  void drain_now(Stream& s);
 
   boost::asio::io_context& io_;
   Identity id_;

@@ -220,7 +220,7 @@ def test_nothing_left_after_sigterm(tmp_path):
 def test_restart_then_success_with_new_restart_count(tmp_path):
     script = tmp_path / "w.sh"
     script.write_text('echo "rank=$RANK count=$TORCHELASTIC_RESTART_COUNT err=$TORCHELASTIC_ERROR_FILE"\n'
-                      '[ "$TORCHELASTIC_RESTART_COUNT" -ge 2 ] || { [ "$RANK" = 1 ] && exit 5; sleep 30; }\n')
+                      '[ "$TORCHELASTIC_RESTART_COUNT" -ge 2 ] || { [ "$RANK" = 1 ] && { sleep 0.3; exit 5; }; sleep 30; }\n')
     r = tv("--nproc-per-node", 2, "--max-restarts", 3, "--", "/bin/sh", script)
     assert r.returncode == 0, r.stderr
     for count in (0, 1, 2):
@@ -306,8 +306,10 @@ def test_no_descriptor_leaks_into_workers():
 
 def test_log_dir_has_one_file_per_rank_and_attempt(tmp_path):
     script = tmp_path / "w.sh"
+    # Rank 1 finishes at once; rank 0 fails the first attempt only after both have written, so
+    # no worker is stopped before its lines are out.
     script.write_text('echo "out $RANK $TORCHELASTIC_RESTART_COUNT"; echo "err $RANK" >&2\n'
-                      '[ "$TORCHELASTIC_RESTART_COUNT" = 1 ] || exit 2\n')
+                      '[ "$TORCHELASTIC_RESTART_COUNT$RANK" = 00 ] && { sleep 0.5; exit 2; }\nexit 0\n')
     r = tv("--nproc-per-node", 2, "--max-restarts", 1, "--log-dir", tmp_path / "logs", "--", "/bin/sh", script)
     assert r.returncode == 0, r.stderr
     for attempt in (0, 1):
