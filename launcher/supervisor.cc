@@ -38,6 +38,7 @@ int Supervisor::run() {
   cluster_.join(cluster_events());
   if (cfg_.hang_timeout.count() > 0) schedule_hang_check();
   io_.run();
+  release_workers();
   report_root_cause();
   return exit_code_;
 }
@@ -113,7 +114,10 @@ bool Supervisor::start_worker(int local_rank, const GenerationPlan& plan, Worker
     spdlog::error("rank {}: {}", rank, pid.error().message);
     return false;
   }
-  w->attach(*pid, [this, w] { maybe_end_worker(w); });
+  // weak: the WorkerProcess owns this callback, a shared_ptr here would keep it alive forever.
+  w->attach(*pid, [this, weak = std::weak_ptr<WorkerProcess>(w)] {
+    if (auto self = weak.lock()) maybe_end_worker(self);
+  });
   workers_[static_cast<size_t>(local_rank)] = w;
   by_pid_[*pid] = w;
   return true;
@@ -261,6 +265,20 @@ void Supervisor::finish(int exit_code) {
   cluster_.leave();
   if (group_.running() == 0) return io_.stop();
   group_.stop(SIGTERM);
+}
+
+// The loop has stopped with reads and drain timers still pending: abort them and let their
+// handlers run now, so every WorkerProcess is released while the io_context is alive.
+void Supervisor::release_workers() {
+  for (auto& w : workers_)
+    if (w) {
+      w->close_pipes();
+      w->drain_timer.cancel();
+    }
+  workers_.clear();
+  by_pid_.clear();
+  io_.restart();
+  io_.poll();
 }
 
 void Supervisor::report_root_cause() {

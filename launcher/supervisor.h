@@ -77,6 +77,7 @@ class Supervisor final : public GroupActions {
   void check_hangs();
   void finish(int exit_code);
   void report_root_cause();
+  void release_workers();
   std::string attempt_dir(int generation, int rank) const;
 
   boost::asio::io_context& io_;

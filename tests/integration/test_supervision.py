@@ -20,12 +20,13 @@ TRAINVISOR = Path(os.environ.get("TRAINVISOR_BIN", SOURCE_DIR / "build" / "train
 HELPERS = Path(os.environ.get("TV_HELPERS", TRAINVISOR.parent / "helpers"))
 PYTHON = os.environ.get("TV_PYTHON", "/usr/bin/python3")
 MARKER = "TV_SUPERVISION_TEST"
+SESSION = uuid.uuid4().hex  # only this run's processes are ever killed by the fixture
 TIMEOUT = 120
 
 
 def base_env(**extra):
     env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": os.environ.get("HOME", "/root"),
-           "PYTHON_EXEC": PYTHON, MARKER: uuid.uuid4().hex, "LANG": "C.UTF-8"}
+           "PYTHON_EXEC": PYTHON, MARKER: SESSION + uuid.uuid4().hex, "LANG": "C.UTF-8"}
     for k in ("ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS", "TMPDIR"):
         if k in os.environ:
             env[k] = os.environ[k]
@@ -86,7 +87,7 @@ def no_leftovers():
     for p in Path("/proc").iterdir():
         if p.name.isdigit():
             try:
-                if MARKER.encode() in (p / "environ").read_bytes():
+                if f"{MARKER}={SESSION}".encode() in (p / "environ").read_bytes():
                     os.kill(int(p.name), signal.SIGKILL)
             except OSError:
                 pass

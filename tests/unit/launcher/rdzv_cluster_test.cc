@@ -47,7 +47,7 @@ class RdzvCluster : public ::testing::Test {
     c.rdzv_port = rank == 0 ? 0 : port_;
     c.base_master_port = kBasePort;
     c.rdzv_timeout = 20s;
-    c.peer_timeout = 500ms;
+    c.peer_timeout = 2000ms;  // generous: ASan on 2 loaded cores can stall a loop for 0.5 s
     c.token = "unit-test-token";
     c.policy.max_restarts = 3;
     return c;
