@@ -8,10 +8,12 @@
 
 namespace tv {
 
-UniqueIdResult make_unique_id(const LibraryLoader& loader, const std::string& library) {
+namespace {
+
+UniqueIdResult load(const LibraryLoader& loader, const std::string& library, nccl::Api& api) {
   UniqueIdResult r;
   std::string why;
-  nccl::Api api = nccl::load(loader, library, &why);
+  api = nccl::load(loader, library, &why);
   if (!api.lib) {
     r.error = "cannot load NCCL " + library + ": " + why;
     return r;
@@ -19,6 +21,20 @@ UniqueIdResult make_unique_id(const LibraryLoader& loader, const std::string& li
   r.library_path = api.lib->path();
   int code = 0;
   if (api.getVersion(&code) == nccl::kSuccess) r.version = nccl::version_string(code);
+  return r;
+}
+
+}  // namespace
+
+UniqueIdResult load_nccl(const LibraryLoader& loader, const std::string& library) {
+  nccl::Api api;
+  return load(loader, library, api);
+}
+
+UniqueIdResult make_unique_id(const LibraryLoader& loader, const std::string& library) {
+  nccl::Api api;
+  UniqueIdResult r = load(loader, library, api);
+  if (!r.error.empty()) return r;
   nccl::UniqueId id{};
   if (nccl::Result rc = api.getUniqueId(&id); rc != nccl::kSuccess) {
     r.error = "ncclGetUniqueId failed: " + nccl::error_string(api, rc);

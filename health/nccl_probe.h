@@ -5,8 +5,9 @@
 // The seam for several nodes: ranks never make their own ncclUniqueId. The coordinator calls
 // ncclGetUniqueId (make_unique_id below) and hands the 128 bytes, hex-encoded, to every rank in
 // TV_PROBE_UNIQUE_ID, with TV_PROBE_RANK / TV_PROBE_NRANKS (global) and TV_PROBE_DEVICE (local
-// GPU). Across nodes, node 0's agent makes the id and sends it through the rendezvous; each node
-// then calls spawn_probe_ranks with its own first_rank. The process that called ncclGetUniqueId
+// GPU). Across nodes, node 0's `run` makes the id (make_probe_unique_id) and the rendezvous
+// coordinator hands it to every node (docs/coordination.md, "Preflight phase"); each node then
+// calls spawn_probe_ranks with its own first_rank (PreflightConfig::group). The process that called ncclGetUniqueId
 // runs NCCL's bootstrap root thread and must live until every rank has initialized.
 #pragma once
 
@@ -50,6 +51,8 @@ struct UniqueIdResult {
   std::string error;
 };
 
+// Loads the library in this process: path and version (hex stays empty).
+UniqueIdResult load_nccl(const LibraryLoader& loader, const std::string& nccl_library);
 // Loads the library in this process and calls ncclGetUniqueId.
 UniqueIdResult make_unique_id(const LibraryLoader& loader, const std::string& nccl_library);
 

@@ -104,10 +104,21 @@ nlohmann::json ranks_json(const std::vector<RankOutcome>& ranks) {
   return out;
 }
 
+UniqueIdResult group_library(const PreflightConfig& cfg, const std::string& library) {
+  // The id is node 0's; this node only loads the library for its path and version.
+  UniqueIdResult r = load_nccl(DlopenLoader{}, library);
+  if (r.error.empty() && cfg.group->unique_id_hex.empty())
+    r.error =
+        "node 0 supplied no NCCL unique id (it has no GPU or could not load NCCL; see its log)";
+  r.hex = cfg.group->unique_id_hex;
+  return r;
+}
+
 void probe_checks(const PreflightConfig& cfg, int gpus, const std::string& required,
                   bool single_node_net, std::vector<CheckResult>& out) {
   const NcclLocation where = locate_worker_nccl(cfg.worker_command, cfg.env, cfg.nccl_lib);
-  UniqueIdResult id = make_unique_id(DlopenLoader{}, where.library);
+  UniqueIdResult id =
+      cfg.group ? group_library(cfg, where.library) : make_unique_id(DlopenLoader{}, where.library);
   nlohmann::json details = {{"nccl_library", where.library}, {"found_by", where.how}};
   if (!id.error.empty()) {
     out.push_back(
@@ -119,6 +130,10 @@ void probe_checks(const PreflightConfig& cfg, int gpus, const std::string& requi
   spec.nccl_library = id.library_path.empty() ? where.library : id.library_path;
   spec.unique_id_hex = id.hex;
   spec.nranks = spec.local_ranks = gpus;
+  if (cfg.group) {
+    spec.first_rank = cfg.group->first_rank;
+    spec.nranks = cfg.group->nranks;
+  }
   spec.single_node_net = single_node_net;
   spec.log_dir = make_log_dir(cfg.log_dir);
   spec.env = cfg.env;
@@ -139,8 +154,9 @@ void probe_checks(const PreflightConfig& cfg, int gpus, const std::string& requi
   char bw[64];
   std::snprintf(bw, sizeof(bw), "%.1f GB/s", fig.busbw);
   std::string msg = "NCCL " + id.version + " (" + spec.nccl_library + ", " + where.how + "), " +
-                    std::to_string(gpus) + " rank(s), " + std::to_string(spec.bytes >> 20) +
-                    " MiB all-reduce";
+                    std::to_string(gpus) + " rank(s)" +
+                    (cfg.group ? " of " + std::to_string(spec.nranks) : std::string()) + ", " +
+                    std::to_string(spec.bytes >> 20) + " MiB all-reduce";
   if (fig.all_ok)
     out.push_back(
         {"nccl-probe", Outcome::kPass, msg + ": busbw " + bw + ", result checked", details});
@@ -198,6 +214,20 @@ PreflightReport run_preflight(const PreflightConfig& cfg) {
   report.passed = decide_passed(report.checks);
   report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return report;
+}
+
+UniqueIdResult make_probe_unique_id(const PreflightConfig& cfg) {
+  const NcclLocation where = locate_worker_nccl(cfg.worker_command, cfg.env, cfg.nccl_lib);
+  return make_unique_id(DlopenLoader{}, where.library);
+}
+
+std::string preflight_summary(const PreflightReport& r, int node_rank) {
+  const std::string node = "node " + std::to_string(node_rank) + ": ";
+  for (const auto& c : r.checks)
+    if (c.outcome == Outcome::kFail) return node + c.name + ": " + c.message;
+  for (const auto& c : r.checks)
+    if (c.name == "nccl-probe") return node + "passed (" + c.message + ")";
+  return node + "passed";
 }
 
 nlohmann::json report_to_json(const PreflightReport& r) {

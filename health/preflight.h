@@ -5,11 +5,12 @@
 // one place (decide_passed in preflight.cc) decides whether the report passes: it passes when no
 // check failed. Warnings and skips never fail a report.
 //
-// run_preflight() is single-node: the NCCL probe starts one `trainvisor __probe-rank` process per
-// local GPU and hands them an ncclUniqueId made by this process (see health/nccl_probe.h for the
-// seam the multi-node probe will use). It blocks until every check finished or timed out, spawns
-// and waits for its own children only (waitpid on their pids), and must therefore run before a
-// reaper that calls waitpid(-1) is started. Not thread-safe: call it from one thread.
+// The NCCL probe starts one `trainvisor __probe-rank` process per local GPU. Alone (no `group`) it
+// hands them an ncclUniqueId made by this process; in a multi-node probe (`group`, see
+// docs/health.md) the id is node 0's and the ranks are this node's share of the global ranks. It
+// blocks until every check finished or timed out, spawns and waits for its own children only
+// (waitpid on their pids), and must therefore run before a reaper that calls waitpid(-1) is
+// started. Not thread-safe: call it from one thread.
 #pragma once
 
 #include <map>
@@ -21,6 +22,13 @@
 #include "common/environment.h"
 
 namespace tv {
+
+// One node's share of a multi-node NCCL probe: every node's ranks join one communicator.
+struct ProbeGroup {
+  std::string unique_id_hex;  // node 0's ncclUniqueId ("" when node 0 could not make one)
+  int first_rank = 0;         // node_rank * nproc_per_node
+  int nranks = 0;             // nnodes * nproc_per_node
+};
 
 struct PreflightConfig {
   std::string level = "basic";  // basic | full
@@ -36,6 +44,7 @@ struct PreflightConfig {
   Environment env;
   std::string log_dir;              // where per-rank NCCL logs go ("" = a temp dir)
   std::string fi_provider = "efa";  // the libfabric provider the libfabric check asks for
+  std::optional<ProbeGroup> group;  // multi-node probe; unset: this node alone, its own id
 };
 
 enum class Outcome { kPass, kWarn, kFail, kSkip };
@@ -53,8 +62,16 @@ struct PreflightReport {
   double seconds = 0;
 };
 
-PreflightReport run_preflight(const PreflightConfig&);  // single node; multi-node probe comes later
-std::string format_report(const PreflightReport&);      // the human table
+PreflightReport run_preflight(const PreflightConfig&);
+// Node 0 of a multi-node probe: locates the NCCL the probe will load (as run_preflight does) and
+// calls ncclGetUniqueId in this process, which then hosts NCCL's bootstrap root: it must live until
+// every node's ranks initialized.
+struct UniqueIdResult;
+UniqueIdResult make_probe_unique_id(const PreflightConfig&);
+// One line for the other nodes: "node N: <check>: <message>" of the first failed check, or
+// "node N: passed (<the probe's message>)".
+std::string preflight_summary(const PreflightReport&, int node_rank);
+std::string format_report(const PreflightReport&);  // the human table
 nlohmann::json report_to_json(const PreflightReport&);
 
 // Extra worker environment implied by the transport requirement (e.g. NCCL_NET when efa is

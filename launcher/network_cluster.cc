@@ -5,6 +5,7 @@
 
 #include <boost/asio/post.hpp>
 
+#include "common/exit_codes.h"
 #include "launcher/rdzv_agent.h"
 #include "launcher/rdzv_coordinator.h"
 
@@ -17,37 +18,111 @@ NetworkCluster::NetworkCluster(asio::io_context& io, NetworkClusterConfig config
   if (config_.node_rank == 0) coordinator_ = std::make_unique<RdzvCoordinator>(io_, config_);
 }
 
-NetworkCluster::~NetworkCluster() = default;
+NetworkCluster::~NetworkCluster() {
+  if (probe_thread_.joinable()) probe_thread_.join();
+  alive_.reset();  // a verdict posted by the probe thread now finds no cluster
+}
 
 int NetworkCluster::coordinator_port() const { return coordinator_ ? coordinator_->port() : 0; }
 
 void NetworkCluster::join(Events events) {
   events_ = std::move(events);
+  joined_ = true;
+  if (agent_) {  // joined already for the preflight
+    if (pending_start_)
+      asio::post(io_, [this, p = *pending_start_] {
+        if (!finished_) events_.start(p);
+      });
+    pending_start_.reset();
+    return;
+  }
+  start_agent();
+}
+
+void NetworkCluster::start_agent() {
   auto agent_config = config_;
   if (coordinator_) {
     if (auto st = coordinator_->listen(); !st) {
       finished_ = true;
-      asio::post(io_, [lost = events_.lost, why = st.error().message] { lost(why); });
+      asio::post(io_, [this, why = st.error().message] {
+        if (joined_) return events_.lost(why);
+        preflight_over(Error{exit_code::kTempFail, why});
+      });
       return;
     }
     agent_config.rdzv_port = coordinator_->port();  // the same unless rdzv_port was 0
   }
   RdzvAgent::Handlers h;
   h.on_start = [this](const GenerationPlan& p) {
-    if (!finished_) events_.start(p);
+    if (finished_) return;
+    if (joined_) return events_.start(p);
+    pending_start_ = p;  // every node passed the preflight
+    preflight_over(ok_status());
   };
   h.on_stop = [this](const NodeFailure& f) {
-    if (!finished_) events_.stop(f);
+    if (!finished_ && joined_) events_.stop(f);
   };
-  h.on_done = [this] { deliver_terminal([this] { events_.done(); }); };
+  h.on_done = [this] {
+    deliver_terminal([this] {
+      if (joined_) events_.done();
+    });
+  };
   h.on_give_up = [this](const NodeFailure& f) {
-    deliver_terminal([this, f] { events_.give_up(f); });
+    deliver_terminal([this, f] {
+      if (joined_) return events_.give_up(f);
+      preflight_over(Error{f.exit_code, f.summary});
+    });
   };
   h.on_lost = [this](const std::string& why) {
-    deliver_terminal([this, why] { events_.lost(why); });
+    deliver_terminal([this, why] {
+      if (joined_) return events_.lost(why);
+      preflight_over(Error{exit_code::kTempFail, why});
+    });
   };
+  h.on_preflight = [this](const std::string& unique_id) { run_probe(unique_id); };
   agent_ = std::make_unique<RdzvAgent>(io_, agent_config, std::move(h));
   agent_->join();
+}
+
+void NetworkCluster::begin_preflight(Probe probe, std::function<void(const Status&)> done) {
+  probe_ = std::move(probe);
+  preflight_done_ = std::move(done);
+  start_agent();
+}
+
+Status NetworkCluster::preflight(Probe probe) {
+  std::optional<Status> verdict;
+  begin_preflight(std::move(probe), [&verdict](const Status& s) { verdict = s; });
+  while (!verdict && io_.run_one() > 0) {
+  }
+  if (probe_thread_.joinable()) probe_thread_.join();
+  if (!verdict)
+    return Error{exit_code::kTempFail, "rendezvous: event loop ended during the preflight"};
+  return *verdict;
+}
+
+// The probe blocks (it spawns and waits for the NCCL ranks), so it runs beside the event loop;
+// its verdict comes back to the loop. Without a probe (this node did not ask for the preflight,
+// or it is already running under the supervisor) the phase is answered with a pass.
+void NetworkCluster::run_probe(const std::string& unique_id) {
+  if (!probe_ || probe_thread_.joinable()) {
+    agent_->send_probe_result(
+        {true, "node " + std::to_string(config_.node_rank) + ": no NCCL probe on this node"});
+    return;
+  }
+  probe_thread_ = std::thread([this, unique_id, probe = probe_, w = std::weak_ptr<bool>(alive_)] {
+    PreflightVerdict v = probe(unique_id);
+    asio::post(io_, [this, w, v] {
+      if (!w.expired() && agent_) agent_->send_probe_result(v);
+    });
+  });
+}
+
+void NetworkCluster::preflight_over(const Status& s) {
+  if (!preflight_done_) return;
+  auto done = std::move(preflight_done_);
+  preflight_done_ = nullptr;
+  done(s);
 }
 
 // On node 0 the coordinator's last frames to the other nodes must be on the wire before the

@@ -19,8 +19,10 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <thread>
 
 #include "common/environment.h"
+#include "common/result.h"
 #include "launcher/cluster.h"
 #include "launcher/restart_policy.h"
 
@@ -38,6 +40,15 @@ struct NetworkClusterConfig {
   RestartPolicy policy;               // launcher/restart_policy.h
   std::string bind_addr = "0.0.0.0";  // coordinator listen address (tests use 127.0.0.x);
                                       // a loopback master_addr narrows 0.0.0.0 to itself
+  // Node 0 only: when set, the coordinator runs the preflight phase before generation 0 and hands
+  // this ncclUniqueId (hex; "" when node 0 could not make one) to every node.
+  std::optional<std::string> preflight_unique_id;
+};
+
+// One node's preflight verdict, reported to the coordinator.
+struct PreflightVerdict {
+  bool passed = false;
+  std::string summary;  // one line: "node 1: nccl-transport: NCCL used socket ..."
 };
 
 class RdzvCoordinator;
@@ -54,11 +65,25 @@ class NetworkCluster final : public Cluster {
   void report_stopped(int generation) override;
   void leave() override;
 
+  // The multi-node preflight (docs/coordination.md, "Preflight phase"): joins the job and, when
+  // the coordinator sends the preflight phase, runs `probe(unique_id)` on its own thread (it may
+  // block for minutes; heartbeats go on) and reports its verdict. `done` gets ok once every node
+  // passed and generation 0 was handed out (join() then delivers it), or the error every node
+  // shares: exit 69 and the failing node's summary, or exit 75 when a node was lost. A node that
+  // never calls this answers the phase with a pass ("no probe on this node").
+  using Probe = std::function<PreflightVerdict(const std::string& unique_id)>;
+  void begin_preflight(Probe probe, std::function<void(const Status&)> done);
+  // The same, blocking: runs the io_context until the verdict (before the supervisor exists).
+  Status preflight(Probe probe);
+
   // The coordinator's bound port on node 0 (useful when rdzv_port was 0 in tests); 0 elsewhere.
   int coordinator_port() const;
 
  private:
   void deliver_terminal(std::function<void()> fire);
+  void start_agent();
+  void run_probe(const std::string& unique_id);
+  void preflight_over(const Status& s);
 
   boost::asio::io_context& io_;
   NetworkClusterConfig config_;
@@ -66,6 +91,12 @@ class NetworkCluster final : public Cluster {
   std::unique_ptr<RdzvCoordinator> coordinator_;  // node 0 only
   std::unique_ptr<RdzvAgent> agent_;
   bool finished_ = false;
+  bool joined_ = false;  // join() has handed over the supervisor's events
+  Probe probe_;
+  std::function<void(const Status&)> preflight_done_;
+  std::optional<GenerationPlan> pending_start_;  // generation 0, arrived before join()
+  std::thread probe_thread_;
+  std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);  // for the probe thread's post
 };
 
 // The HMAC key of the node agents. An explicit non-empty token wins. Otherwise the key is derived

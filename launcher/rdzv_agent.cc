@@ -132,6 +132,10 @@ void RdzvAgent::on_message(const Message& m) {
       deadline_.cancel();
       return handlers_.on_start(
           {m.generation, m.body["restart_count"].get<int>(), m.body["master_port"].get<int>()});
+    case MsgType::kPreflight:
+      if (started_) return;
+      deadline_.cancel();
+      return handlers_.on_preflight(m.body["unique_id"].get<std::string>());
     case MsgType::kStop:
       return handlers_.on_stop(rdzv::failure_from(m));
     case MsgType::kDone:
@@ -200,6 +204,11 @@ void RdzvAgent::send_failure(const NodeFailure& f) {
 }
 
 void RdzvAgent::send_stopped(int generation) { send(MsgType::kStopped, generation); }
+
+void RdzvAgent::send_probe_result(const PreflightVerdict& v) {
+  send(MsgType::kProbeResult, 0,
+       {{"passed", v.passed}, {"summary", v.summary.substr(0, rdzv::kMaxText)}});
+}
 
 void RdzvAgent::leave(const std::string& why) {
   if (state_ == State::kFinished) return;

@@ -1,6 +1,8 @@
 // A node agent's side of the rendezvous (docs/coordination.md): joins the coordinator on node 0,
 // hands its decisions to the owner, reports this node's results, and watches the coordinator.
 //
+// The coordinator may first run a preflight phase (on_preflight); the deadline then no longer
+// applies (the probe is bounded by its own timeouts, the coordinator by peer_timeout).
 // Joining retries name resolution, connection and handshake with backoff (0.1 s doubling to 2 s)
 // until rdzv_timeout; until the first Start arrives the same deadline applies, then `on_lost`.
 // Once joined, a closed connection or a coordinator silent for peer_timeout is `on_lost`.
@@ -27,6 +29,9 @@ class RdzvAgent {
     std::function<void()> on_done;
     std::function<void(const NodeFailure&)> on_give_up;
     std::function<void(const std::string&)> on_lost;
+    // The preflight phase (before generation 0): run the probe with this ncclUniqueId (hex, or
+    // "" when node 0 has none), then send_probe_result.
+    std::function<void(const std::string& unique_id)> on_preflight;
   };
 
   RdzvAgent(boost::asio::io_context& io, const NetworkClusterConfig& config, Handlers handlers);
@@ -36,6 +41,7 @@ class RdzvAgent {
   void send_success(int generation);
   void send_failure(const NodeFailure& failure);
   void send_stopped(int generation);
+  void send_probe_result(const PreflightVerdict& verdict);
   // Tells the coordinator and closes (once the frame is written). No handler fires afterwards.
   void leave(const std::string& why);
 

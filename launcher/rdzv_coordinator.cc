@@ -185,6 +185,9 @@ void RdzvCoordinator::on_agent_message(int rank, const Message& m) {
     case MsgType::kStopped:
       if (current && state_ == State::kStopping) on_stopped(rank);
       return;
+    case MsgType::kProbeResult:
+      if (state_ == State::kPreflight) on_probe_result(rank, m);
+      return;
     case MsgType::kLeave:
       return lost("node " + std::to_string(rank) + " left: " + m.body["why"].get<std::string>());
     default:
@@ -213,6 +216,24 @@ void RdzvCoordinator::on_stopped(int rank) {
   if (static_cast<int>(stopped_.size()) == config_.nnodes) after_stop();
 }
 
+void RdzvCoordinator::on_probe_result(int rank, const Message& m) {
+  PreflightVerdict v{m.body["passed"].get<bool>(), m.body["summary"].get<std::string>()};
+  spdlog::info("rdzv: node {} preflight {}: {}", rank, v.passed ? "passed" : "FAILED", v.summary);
+  probe_results_.emplace(rank, std::move(v));
+  if (static_cast<int>(probe_results_.size()) < config_.nnodes) return;
+  for (const auto& [r, verdict] : probe_results_) {
+    if (verdict.passed) continue;
+    const NodeFailure f{0, r, exit_code::kPreflightFailed, verdict.summary};
+    return finish(MsgType::kGiveUp, rdzv::failure_body(f),
+                  "preflight failed on node " + std::to_string(r) + ": " + verdict.summary +
+                      "; no node starts its workers");
+  }
+  spdlog::info("rdzv: every node passed the preflight");
+  preflight_passed_ = true;
+  state_ = State::kGathering;
+  try_start();
+}
+
 void RdzvCoordinator::after_stop() {
   if (!config_.policy.may_restart(gen_)) {
     return finish(MsgType::kGiveUp, rdzv::failure_body(*root_cause_),
@@ -234,6 +255,12 @@ void RdzvCoordinator::after_stop() {
 void RdzvCoordinator::try_start() {
   if (state_ != State::kGathering || joined() != config_.nnodes) return;
   rdzv_deadline_.cancel();
+  if (gen_ == 0 && config_.preflight_unique_id && !preflight_passed_) {
+    state_ = State::kPreflight;
+    spdlog::info("rdzv: every node joined; preflight on {} nodes before generation 0",
+                 config_.nnodes);
+    return broadcast(MsgType::kPreflight, {{"unique_id", *config_.preflight_unique_id}});
+  }
   master_port_ = next_master_port();
   succeeded_.clear();
   stopped_.clear();

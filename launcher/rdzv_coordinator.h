@@ -2,6 +2,9 @@
 //
 // State machine of the whole job:
 //   gathering(g) --all nnodes joined (g = 0) / all stopped + backoff (g > 0)--> running(g)
+//   gathering(0) --all joined, preflight_unique_id set--> preflight --every node passed-->
+//             running(0) | --all reported, one failed--> give-up (exit 69, the lowest failing
+//             node's summary)
 //   running(g) --any failure--> stopping(g) --all stopped--> gathering(g+1) | give-up
 //   running(g) --all succeeded--> done
 //   any state --node silent for peer_timeout, connection lost or left, or rendezvous timeout
@@ -20,6 +23,7 @@
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <set>
@@ -51,7 +55,7 @@ class RdzvCoordinator {
   int joined() const;
 
  private:
-  enum class State { kGathering, kBackoff, kRunning, kStopping, kFinished };
+  enum class State { kGathering, kPreflight, kBackoff, kRunning, kStopping, kFinished };
   using Conn = std::shared_ptr<rdzv::Connection>;
   using Clock = std::chrono::steady_clock;
   struct Agent {
@@ -66,6 +70,7 @@ class RdzvCoordinator {
   void on_agent_gone(int rank, const std::string& why);
   void on_failure(int rank, const rdzv::Message& m);
   void on_stopped(int rank);
+  void on_probe_result(int rank, const rdzv::Message& m);
   void try_start();
   void after_stop();
   int next_master_port();
@@ -91,6 +96,8 @@ class RdzvCoordinator {
   std::optional<NodeFailure> root_cause_;
   std::set<int> succeeded_;
   std::set<int> stopped_;
+  std::map<int, PreflightVerdict> probe_results_;  // by node rank, the first report of each
+  bool preflight_passed_ = false;
   bool warned_full_ = false;
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
 };

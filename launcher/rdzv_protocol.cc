@@ -95,6 +95,13 @@ bool is_failure(const json& body) {
   return is_int_in(body, "exit_code", 0, 255) && is_text(body, "summary", kMaxText);
 }
 
+bool is_unique_id(const json& body) {
+  if (!is_text(body, "unique_id", kUniqueIdHex)) return false;
+  const auto& id = body["unique_id"].get_ref<const std::string&>();
+  return (id.empty() || id.size() == kUniqueIdHex) &&
+         id.find_first_not_of("0123456789abcdef") == std::string::npos;
+}
+
 // The fields each type needs; extra fields are ignored (additions within a version).
 bool body_valid(MsgType type, const json& body) {
   switch (type) {
@@ -110,6 +117,11 @@ bool body_valid(MsgType type, const json& body) {
       return is_failure(body) && is_int_in(body, "failed_node", 0, 1 << 20);
     case MsgType::kFailure:
       return is_failure(body);
+    case MsgType::kPreflight:
+      return is_unique_id(body);
+    case MsgType::kProbeResult:
+      return body.contains("passed") && body["passed"].is_boolean() &&
+             is_text(body, "summary", kMaxText);
     case MsgType::kLost:
     case MsgType::kLeave:
       return is_text(body, "why", kMaxText);
@@ -120,7 +132,7 @@ bool body_valid(MsgType type, const json& body) {
 
 }  // namespace
 
-bool known_type(uint8_t t) { return (t >= 1 && t <= 7) || (t >= 16 && t <= 20) || t == 32; }
+bool known_type(uint8_t t) { return (t >= 1 && t <= 8) || (t >= 16 && t <= 21) || t == 32; }
 
 bool sent_to(MsgType type, Direction dir) {
   const auto t = static_cast<uint8_t>(type);
@@ -144,6 +156,10 @@ const char* type_name(MsgType type) {
       return "give-up";
     case MsgType::kLost:
       return "lost";
+    case MsgType::kPreflight:
+      return "preflight";
+    case MsgType::kProbeResult:
+      return "probe-result";
     case MsgType::kJoin:
       return "join";
     case MsgType::kSuccess:

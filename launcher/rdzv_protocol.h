@@ -35,23 +35,26 @@ inline constexpr size_t kHeaderSize = 24;
 inline constexpr size_t kMacSize = 32;
 inline constexpr size_t kMaxPayload = 64 * 1024;
 inline constexpr size_t kNonceSize = 16;
-inline constexpr size_t kMaxText = 4096;  // summaries and reasons
+inline constexpr size_t kMaxText = 4096;     // summaries and reasons
+inline constexpr size_t kUniqueIdHex = 256;  // an ncclUniqueId (128 bytes), hex-encoded
 
 enum class MsgType : uint8_t {
   // coordinator -> agent
-  kHello = 1,    // {"nonce": hex}: the coordinator's nonce for this connection
-  kWelcome = 2,  // {}: the Join was accepted
-  kStart = 3,    // {"restart_count", "master_port"}: start generation `generation`
-  kStop = 4,     // failure: stop the workers of `generation`, then report Stopped
-  kDone = 5,     // {}: every node succeeded
-  kGiveUp = 6,   // failure: restarts exhausted
-  kLost = 7,     // {"why"}: a node was lost; exit 75
+  kHello = 1,      // {"nonce": hex}: the coordinator's nonce for this connection
+  kWelcome = 2,    // {}: the Join was accepted
+  kStart = 3,      // {"restart_count", "master_port"}: start generation `generation`
+  kStop = 4,       // failure: stop the workers of `generation`, then report Stopped
+  kDone = 5,       // {}: every node succeeded
+  kGiveUp = 6,     // failure: restarts exhausted, or a failed preflight (exit 69)
+  kLost = 7,       // {"why"}: a node was lost; exit 75
+  kPreflight = 8,  // {"unique_id": hex of 128 bytes, or "" when node 0 has none}: run the probe
   // agent -> coordinator
-  kJoin = 16,     // {"nonce": hex, "nnodes": n}
-  kSuccess = 17,  // {}: this node's workers of `generation` exited 0
-  kFailure = 18,  // {"exit_code", "summary"}
-  kStopped = 19,  // {}: this node's workers of `generation` are gone
-  kLeave = 20,    // {"why"}: this agent is leaving (SIGTERM)
+  kJoin = 16,         // {"nonce": hex, "nnodes": n}
+  kSuccess = 17,      // {}: this node's workers of `generation` exited 0
+  kFailure = 18,      // {"exit_code", "summary"}
+  kStopped = 19,      // {}: this node's workers of `generation` are gone
+  kLeave = 20,        // {"why"}: this agent is leaving (SIGTERM)
+  kProbeResult = 21,  // {"passed": bool, "summary"}: this node's preflight verdict
   // both ways
   kHeartbeat = 32,  // {}
 };

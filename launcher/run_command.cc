@@ -14,6 +14,7 @@
 #include "common/exit_codes.h"
 #include "common/file_system.h"
 #include "common/log.h"
+#include "health/nccl_probe.h"
 #include "health/preflight.h"
 #include "launcher/commands.h"
 #include "launcher/gpu_count.h"
@@ -151,31 +152,8 @@ Result<RunPlan> plan_run(const Options& o, const Environment& env) {
   return p;
 }
 
-Status run_preflight_if_asked(RunPlan& p, const Environment& env) {
-  const bool efa = efa_devices_present();
-  std::string level = p.preflight;
-  if (level == "auto") level = (p.topology.nnodes > 1 && efa) ? "full" : "basic";
-  const std::string transport = resolve_require_transport(p.require_transport, p.topology.nnodes, efa);
-  for (const auto& [k, v] : transport_worker_env(transport, env)) p.sup.layout.extra.emplace(k, v);
-  if (level == "none") return ok_status();
-  PreflightConfig cfg;
-  cfg.level = level;
-  // GPUs are expected only where the container sees some: CPU-only (gloo) jobs still pass.
-  cfg.expected_gpus = RealGpuCounter(env).count() > 0 ? p.topology.nproc_per_node : -1;
-  cfg.nnodes = p.topology.nnodes;
-  cfg.require_transport = p.require_transport;
-  cfg.min_busbw = p.min_busbw;
-  cfg.worker_command = p.sup.argv;
-  cfg.env = env;
-  auto report = run_preflight(cfg);
-  spdlog::info("preflight ({}, {:.1f} s):\n{}", level, report.seconds, format_report(report));
-  if (!report.passed) return Error{exit_code::kPreflightFailed, "preflight failed: not starting the workers"};
-  return ok_status();
-}
-
-std::unique_ptr<Cluster> make_cluster(boost::asio::io_context& io, const RunPlan& p) {
+NetworkClusterConfig network_config(const RunPlan& p) {
   const Topology& t = p.topology;
-  if (t.nnodes == 1) return std::make_unique<LocalCluster>(io, p.policy, t.master_port);
   NetworkClusterConfig c;
   c.node_rank = t.node_rank;
   c.nnodes = t.nnodes;
@@ -186,7 +164,67 @@ std::unique_ptr<Cluster> make_cluster(boost::asio::io_context& io, const RunPlan
   c.peer_timeout = p.peer_timeout;
   c.token = derive_rdzv_token(p.rdzv_token, t.job_id);
   c.policy = p.policy;
-  return std::make_unique<NetworkCluster>(io, c);
+  return c;
+}
+
+// `--preflight full` across nodes: every node's checks and NCCL ranks, one communicator, through
+// the rendezvous (docs/health.md, "Several nodes"); every node shares the verdict.
+Status run_multinode_preflight(const RunPlan& p, const PreflightConfig& cfg, bool gpus,
+                               boost::asio::io_context& io, std::unique_ptr<Cluster>& cluster) {
+  const Topology& t = p.topology;
+  NetworkClusterConfig nc = network_config(p);
+  if (t.node_rank == 0) {
+    // No GPU here: no id, and every node with no GPU skips its probe.
+    const UniqueIdResult id = gpus ? make_probe_unique_id(cfg) : UniqueIdResult{};
+    if (!id.error.empty()) spdlog::warn("preflight: no NCCL unique id for the probe: {}", id.error);
+    nc.preflight_unique_id = id.hex;
+  }
+  auto net = std::make_unique<NetworkCluster>(io, nc);
+  const int nproc = t.nproc_per_node;
+  auto st = net->preflight([cfg, nproc, nnodes = t.nnodes, node = t.node_rank](const std::string& uid) {
+    PreflightConfig c = cfg;
+    c.group = ProbeGroup{uid, node * nproc, nnodes * nproc};
+    const auto report = run_preflight(c);
+    spdlog::info("preflight (full, node {} of {}, {:.1f} s):\n{}", node, nnodes, report.seconds,
+                 format_report(report));
+    return PreflightVerdict{report.passed, preflight_summary(report, node)};
+  });
+  cluster = std::move(net);
+  if (!st && st.error().exit_code == exit_code::kPreflightFailed)
+    return Error{exit_code::kPreflightFailed,
+                 "preflight failed: not starting the workers on any node: " + st.error().message};
+  return st;
+}
+
+Status run_preflight_if_asked(RunPlan& p, const Environment& env, boost::asio::io_context& io,
+                              std::unique_ptr<Cluster>& cluster) {
+  const bool efa = efa_devices_present();
+  std::string level = p.preflight;
+  if (level == "auto") level = (p.topology.nnodes > 1 && efa) ? "full" : "basic";
+  const std::string transport = resolve_require_transport(p.require_transport, p.topology.nnodes, efa);
+  for (const auto& [k, v] : transport_worker_env(transport, env)) p.sup.layout.extra.emplace(k, v);
+  if (level == "none") return ok_status();
+  PreflightConfig cfg;
+  cfg.level = level;
+  // GPUs are expected only where the container sees some: CPU-only (gloo) jobs still pass.
+  const bool gpus = RealGpuCounter(env).count() > 0;
+  cfg.expected_gpus = gpus ? p.topology.nproc_per_node : -1;
+  cfg.nnodes = p.topology.nnodes;
+  cfg.require_transport = p.require_transport;
+  cfg.min_busbw = p.min_busbw;
+  cfg.worker_command = p.sup.argv;
+  cfg.env = env;
+  if (p.topology.nnodes > 1 && level == "full") return run_multinode_preflight(p, cfg, gpus, io, cluster);
+  auto report = run_preflight(cfg);
+  spdlog::info("preflight ({}, {:.1f} s):\n{}", level, report.seconds, format_report(report));
+  if (!report.passed) return Error{exit_code::kPreflightFailed, "preflight failed: not starting the workers"};
+  return ok_status();
+}
+
+std::unique_ptr<Cluster> make_cluster(boost::asio::io_context& io, const RunPlan& p) {
+  const Topology& t = p.topology;
+  if (t.nnodes == 1) return std::make_unique<LocalCluster>(io, p.policy, t.master_port);
+  return std::make_unique<NetworkCluster>(io, network_config(p));
 }
 
 // Error files and heartbeats need a directory: --log-dir, else a private temp dir removed at exit.
@@ -248,14 +286,15 @@ int run_command(const Args& args, const Environment& env) {
   if (!plan) return refuse(plan.error());
   if (auto v = opts->get("link-logs"); v && plan->ckpt_dir)
     if (auto s = link_logs(v->value, *plan->ckpt_dir); !s) spdlog::warn("{}", s.error().message);
-  if (auto s = run_preflight_if_asked(*plan, env); !s) return refuse(s.error());
+  boost::asio::io_context io;
+  std::unique_ptr<Cluster> cluster;  // made by a multi-node preflight, which joins the job early
+  if (auto s = run_preflight_if_asked(*plan, env, io, cluster); !s) return refuse(s.error());
   WorkDir wd;
   if (auto s = make_work_dir(*opts, wd); !s) return refuse(s.error());
   plan->sup.work_dir = wd.path;
   plan->sup.keep_logs = opts->has("log-dir");
 
-  boost::asio::io_context io;
-  auto cluster = make_cluster(io, *plan);
+  if (!cluster) cluster = make_cluster(io, *plan);
   ProcessSpawner spawner(io);
   Supervisor supervisor(io, plan->sup, *cluster, spawner);
   auto watcher = watch_checkpoints(io, *plan);
