@@ -13,6 +13,7 @@ No timed assertions: timeouts only stop hangs. Ports come from binding port 0. T
 every process that carries this test's marker variable.
 Environment (set by ctest): TRAINVISOR_BIN, TV_HELPERS, TV_SOURCE_DIR, TV_PYTHON.
 """
+import functools
 import json
 import os
 import signal
@@ -25,10 +26,14 @@ from pathlib import Path
 
 import pytest
 
+import tvtest
+
 SOURCE_DIR = Path(os.environ.get("TV_SOURCE_DIR", Path(__file__).resolve().parents[2]))
 TRAINVISOR = Path(os.environ.get("TRAINVISOR_BIN", SOURCE_DIR / "build" / "trainvisor"))
 PYTHON = os.environ.get("TV_PYTHON", "/usr/bin/python3")
 MARKER = "TV_MULTINODE_TEST"
+free_ports = tvtest.free_ports
+processes_with_marker = functools.partial(tvtest.processes_with_marker, MARKER)
 TIMEOUT_S = 300  # generous: 2 shared cores
 TOKEN = "integration-secret"
 
@@ -69,33 +74,6 @@ with open(os.path.join(out, "gloo_a%d_r%d.json" % (rc, rank)), "w") as f:
     json.dump({"sum": t.item(), "size": dist.get_world_size(), "port": os.environ["MASTER_PORT"]}, f)
 dist.destroy_process_group()
 '''
-
-
-def free_ports(n):
-    socks = [socket.socket(socket.AF_INET, socket.SOCK_STREAM) for _ in range(n)]
-    try:
-        for s in socks:
-            s.bind(("127.0.0.1", 0))
-        return [s.getsockname()[1] for s in socks]
-    finally:
-        for s in socks:
-            s.close()
-
-
-def processes_with_marker(token):
-    needle = f"{MARKER}={token}".encode()
-    pids = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit() or int(entry.name) == os.getpid():
-            continue
-        try:
-            if needle in (entry / "environ").read_bytes().split(b"\0"):
-                pids.append(int(entry.name))
-        except OSError:
-            pass
-    return pids
-
-
 def output(proc):
     try:
         return proc.log_path.read_text(errors="replace")[-6000:]

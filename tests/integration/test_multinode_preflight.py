@@ -12,30 +12,20 @@ Environment (set by ctest): TRAINVISOR_BIN, TV_HELPERS, TV_SOURCE_DIR, TV_PYTHON
 """
 import os
 import signal
-import socket
 import subprocess
 from pathlib import Path
 
 import pytest
 
+import tvtest
+
 SOURCE_DIR = Path(os.environ.get("TV_SOURCE_DIR", Path(__file__).resolve().parents[2]))
 TRAINVISOR = Path(os.environ.get("TRAINVISOR_BIN", SOURCE_DIR / "build" / "trainvisor")).resolve()
 TIMEOUT_S = 300  # generous: 2 shared cores
+free_ports = tvtest.free_ports
 
 # The worker leaves a file per rank: proof that it started.
 WORKER = 'import os, sys; open(os.path.join(sys.argv[1], "r" + os.environ["RANK"]), "w").close()'
-
-
-def free_ports(n):
-    socks = [socket.socket(socket.AF_INET, socket.SOCK_STREAM) for _ in range(n)]
-    try:
-        for s in socks:
-            s.bind(("127.0.0.1", 0))
-        return [s.getsockname()[1] for s in socks]
-    finally:
-        for s in socks:
-            s.close()
-
 
 def no_gpu():
     return not any(Path("/dev").glob("nvidia[0-9]*"))

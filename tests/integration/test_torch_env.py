@@ -8,6 +8,7 @@ every process that carries this test's marker variable, whatever became of its p
 
 Environment (set by ctest): TRAINVISOR_BIN, TV_HELPERS, TV_SOURCE_DIR, TV_PYTHON.
 """
+import functools
 import json
 import os
 import signal
@@ -19,12 +20,16 @@ from pathlib import Path
 
 import pytest
 
+import tvtest
+
 SOURCE_DIR = Path(os.environ.get("TV_SOURCE_DIR", Path(__file__).resolve().parents[2]))
 TRAINVISOR = Path(os.environ.get("TRAINVISOR_BIN", SOURCE_DIR / "build" / "trainvisor"))
 HELPERS = Path(os.environ.get("TV_HELPERS", TRAINVISOR.parent / "helpers"))
 PYTHON = os.environ.get("TV_PYTHON", "/usr/bin/python3")
 TORCHRUN_COMPAT = SOURCE_DIR / "bench" / "torchrun_compat.py"
 MARKER = "TV_TORCH_ENV_TEST"  # every child carries it; teardown kills whatever still has it
+free_ports = tvtest.free_ports
+processes_with_marker = functools.partial(tvtest.processes_with_marker, MARKER)
 TIMEOUT_S = 300  # generous: 2 shared cores, torch imports take seconds per worker
 
 # What torchrun 1.13 sets in each worker (torch/distributed/elastic/agent/server/
@@ -70,35 +75,6 @@ def free_port():
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
-
-
-def free_ports(n):
-    """n distinct free ports (all bound at once, so no two are the same)."""
-    socks = [socket.socket(socket.AF_INET, socket.SOCK_STREAM) for _ in range(n)]
-    try:
-        for s in socks:
-            s.bind(("127.0.0.1", 0))
-        return [s.getsockname()[1] for s in socks]
-    finally:
-        for s in socks:
-            s.close()
-
-
-def processes_with_marker(token):
-    """Pids of live processes whose environment holds MARKER=token (/proc/PID/environ)."""
-    needle = f"{MARKER}={token}".encode()
-    pids = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit() or int(entry.name) == os.getpid():
-            continue
-        try:
-            if needle in (entry / "environ").read_bytes().split(b"\0"):
-                pids.append(int(entry.name))
-        except OSError:
-            pass  # gone, or not ours to read
-    return pids
-
-
 class Launches:
     """Starts launcher processes with a controlled environment; kills leftovers at the end."""
 
