@@ -106,6 +106,10 @@ Status read_health_and_checkpoints(const Options& o, RunPlan& p) {
   if (!mode) return mode.error();
   if (p.ckpt_dir && *mode != "none") {
     ResumeRequest req{*p.ckpt_dir, p.ckpt_format, *mode};
+    // The hook runs only when no worker of the job is alive on any node (before generation 0, or
+    // after every node reported its workers stopped), so nothing can still be writing: the
+    // zip/DCP completeness checks decide, without waiting out the settle window.
+    req.settle = std::chrono::milliseconds(0);
     p.sup.find_resume = [req]() -> std::optional<std::string> {
       auto c = find_resume_checkpoint(req);
       return c ? std::optional<std::string>(c->path) : std::nullopt;
