@@ -1,5 +1,6 @@
-// The commands this module implements (declared in launcher/commands.h too, with the same
-// signatures; health/ does not include launcher headers).
+// The commands this module implements; launcher/commands.h includes this header (health/ does
+// not include launcher headers). probe_rank_command is the hidden `__probe-rank`: one NCCL probe
+// rank, re-exec'd by the preflight.
 #pragma once
 
 #include <string>

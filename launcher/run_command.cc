@@ -69,23 +69,21 @@ struct RunPlan {
   milliseconds rdzv_timeout{0}, peer_timeout{0};
 };
 
+// Stores a parsed option in `out`, or passes its error on.
+template <class T, class U>
+Status assign(Result<T> parsed, U& out) {
+  if (!parsed) return parsed.error();
+  out = static_cast<U>(*parsed);
+  return ok_status();
+}
+
 Status read_timing(const Options& o, RunPlan& p) {
-  auto restarts = o.get_int("max-restarts", 0, 1000);
-  auto grace = seconds_option(o, "grace-period");
-  auto hang = seconds_option(o, "hang-timeout");
-  auto rdzv_timeout = seconds_option(o, "rdzv-timeout");
-  auto peer = seconds_option(o, "peer-timeout");
-  for (const Status& s : {restarts ? ok_status() : Status(restarts.error()),
-                          grace ? ok_status() : Status(grace.error()),
-                          hang ? ok_status() : Status(hang.error()),
-                          rdzv_timeout ? ok_status() : Status(rdzv_timeout.error()),
-                          peer ? ok_status() : Status(peer.error())})
+  for (const Status& s : {assign(o.get_int("max-restarts", 0, 1000), p.policy.max_restarts),
+                          assign(seconds_option(o, "grace-period"), p.sup.grace),
+                          assign(seconds_option(o, "hang-timeout"), p.sup.hang_timeout),
+                          assign(seconds_option(o, "rdzv-timeout"), p.rdzv_timeout),
+                          assign(seconds_option(o, "peer-timeout"), p.peer_timeout)})
     if (!s) return s;
-  p.policy.max_restarts = static_cast<int>(*restarts);
-  p.sup.grace = *grace;
-  p.sup.hang_timeout = *hang;
-  p.rdzv_timeout = *rdzv_timeout;
-  p.peer_timeout = *peer;
   return ok_status();
 }
 
