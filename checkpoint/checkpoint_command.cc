@@ -13,9 +13,9 @@
 #include "checkpoint/resume.h"
 #include "checkpoint/watcher.h"
 #include "common/exit_codes.h"
+#include "common/json_text.h"
 #include "common/options.h"
 #include "launcher/commands.h"
-#include "common/json_text.h"
 
 namespace tv {
 namespace {
@@ -57,7 +57,7 @@ std::chrono::milliseconds millis(double seconds) {
 int latest(const Options& o, const std::string& dir, const std::string& format) {
   auto mode = o.get_choice("resume", {"latest", "best"});
   if (!mode) return fail(mode.error());
-  auto settle = o.get_double("settle", 0);
+  auto settle = o.get_double("settle", 0, 3600);
   if (!settle) return fail(settle.error());
   auto c = find_resume_checkpoint({dir, format, *mode, millis(*settle)});
   if (!c) {
@@ -72,7 +72,7 @@ int latest(const Options& o, const std::string& dir, const std::string& format) 
 }
 
 int watch(const Options& o, const std::string& dir, const std::string& format) {
-  auto interval = o.get_double("poll-interval", 0.001);
+  auto interval = o.get_double("poll-interval", 0.001, 3600);
   if (!interval) return fail(interval.error());
   sigset_t set;
   sigemptyset(&set);

@@ -85,6 +85,9 @@ Result<std::string> RealCheckpointFs::read_range(const std::string& path, std::u
                                                  std::uint64_t length) {
   Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK));
   if (fd.get() < 0) return os_error();
+  struct stat st {};
+  if (::fstat(fd.get(), &st) != 0) return os_error();
+  if (!S_ISREG(st.st_mode)) return Error{exit_code::kNone, "not a regular file"};
   std::string buf(length, '\0');
   std::uint64_t got = 0;
   while (got < length) {

@@ -1,12 +1,14 @@
 // skrl / Isaac Lab checkpoints: see candidates.h for the rules.
 #include <algorithm>
 #include <cctype>
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <set>
 #include <tuple>
 
 #include "checkpoint/candidates.h"
+#include "common/parse_number.h"
 
 namespace tv {
 namespace {
@@ -28,7 +30,9 @@ std::optional<PtName> parse_pt_name(std::string_view name) {
   const auto us = name.rfind('_');
   if (us == std::string_view::npos || us == 0 || !all_digits(name.substr(us + 1)))
     return std::nullopt;
-  return PtName{std::string(name.substr(0, us)), std::stoll(std::string(name.substr(us + 1)))};
+  auto step = parse_integer<std::int64_t>(name.substr(us + 1), 0, INT64_MAX);
+  if (!step) return std::nullopt;
+  return PtName{std::string(name.substr(0, us)), *step};
 }
 
 // step (-1 = best) -> module -> file name, for one directory.
@@ -111,7 +115,7 @@ std::int64_t step_in_name(const std::string& name) {
   auto begin = name.find_last_not_of("0123456789", end);
   begin = begin == std::string::npos ? 0 : begin + 1;
   const std::string digits = name.substr(begin, std::min<std::size_t>(end + 1 - begin, 18));
-  return std::stoll(digits);
+  return parse_integer<std::int64_t>(digits, 0, INT64_MAX).value_or(-1);
 }
 
 static bool is_run_name(std::string_view s) {

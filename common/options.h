@@ -42,7 +42,8 @@ class Options {
   bool flag(const std::string& name) const;
   // Integer in [min, max]; the error names the origin, the value and the range (exit 78).
   Result<long> get_int(const std::string& name, long min, long max) const;
-  Result<double> get_double(const std::string& name, double min) const;
+  // A finite number in [min, max] ("inf", "nan" and "1e20" for a duration are refused, exit 78).
+  Result<double> get_double(const std::string& name, double min, double max) const;
   // A choice among `allowed`; the error lists them.
   Result<std::string> get_choice(const std::string& name, const std::vector<std::string>& allowed) const;
 

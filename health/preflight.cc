@@ -6,9 +6,11 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <sstream>
 
+#include "common/bounded_read.h"
+#include "common/escape.h"
+#include "common/parse_number.h"
 #include "health/efa_check.h"
 #include "health/gpu_check.h"
 #include "health/nccl_locate.h"
@@ -57,11 +59,12 @@ std::string make_log_dir(const std::string& wanted) {
   return d ? d : "/tmp";
 }
 
-std::string read_file(const std::string& path) {
-  std::ifstream in(path);
-  std::ostringstream out;
-  out << in.rdbuf();
-  return out.str();
+constexpr std::size_t kMaxProbeBytes = std::size_t{16} << 30;
+
+// A probe rank's NCCL log; what cannot be read (or is larger than the cap) is left out.
+std::string read_log(const std::string& path) {
+  auto text = read_regular_file(path, kLogFileCap);
+  return text ? *text : std::string();
 }
 
 struct ProbeFigures {
@@ -137,10 +140,20 @@ void probe_checks(const PreflightConfig& cfg, int gpus, const std::string& requi
   spec.single_node_net = single_node_net;
   spec.log_dir = make_log_dir(cfg.log_dir);
   spec.env = cfg.env;
-  if (auto b = cfg.env.get("TRAINVISOR_PROBE_BYTES")) spec.bytes = std::stoull(*b);
+  if (auto b = cfg.env.get("TRAINVISOR_PROBE_BYTES")) {
+    auto bytes = parse_integer<std::size_t>(*b, 4, kMaxProbeBytes);
+    if (!bytes) {
+      out.push_back({"nccl-probe", Outcome::kFail,
+                     "TRAINVISOR_PROBE_BYTES=\"" + escape_control(*b) +
+                         "\": expected an integer from 4 to " + std::to_string(kMaxProbeBytes),
+                     details});
+      return;
+    }
+    spec.bytes = *bytes;
+  }
   const auto ranks = spawn_probe_ranks(spec);
   std::string logs;
-  for (const auto& r : ranks) logs += read_file(r.log_path);
+  for (const auto& r : ranks) logs += read_log(r.log_path);
   const NcclLogSummary summary = classify_nccl_log(logs);
   const ProbeFigures fig = figures(ranks);
   details.update({{"nccl_path", spec.nccl_library},
@@ -223,8 +236,15 @@ UniqueIdResult make_probe_unique_id(const PreflightConfig& cfg) {
 
 std::string preflight_summary(const PreflightReport& r, int node_rank) {
   const std::string node = "node " + std::to_string(node_rank) + ": ";
-  for (const auto& c : r.checks)
-    if (c.outcome == Outcome::kFail) return node + c.name + ": " + c.message;
+  for (const auto& c : r.checks) {
+    if (c.outcome != Outcome::kFail) continue;
+    // The list of usual causes stays in the node's own report (logged there once).
+    std::string message = c.message;
+    if (auto at = message.find(efa_fallback_causes()); at != std::string::npos)
+      message.replace(at, efa_fallback_causes().size(),
+                      "(usual causes: in node " + std::to_string(node_rank) + "'s log)");
+    return node + c.name + ": " + message;
+  }
   for (const auto& c : r.checks)
     if (c.name == "nccl-probe") return node + "passed (" + c.message + ")";
   return node + "passed";

@@ -7,9 +7,10 @@
 
 #include <cerrno>
 #include <cstring>
-#include <fstream>
 #include <sstream>
 #include <thread>
+
+#include "common/bounded_read.h"
 
 namespace tv {
 namespace {
@@ -127,10 +128,7 @@ std::optional<std::string> capture_output(const std::vector<std::string>& argv,
   if (pid > 0) {
     auto st = wait_all({pid}, std::chrono::steady_clock::now() + timeout);
     if (!st[0].timed_out && st[0].code == 0) {
-      std::ifstream in(path);
-      std::ostringstream text;
-      text << in.rdbuf();
-      result = text.str();
+      if (auto text = read_regular_file(path, kLogFileCap)) result = *text;
     }
   }
   unlink(path.c_str());

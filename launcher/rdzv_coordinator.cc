@@ -218,16 +218,26 @@ void RdzvCoordinator::on_stopped(int rank) {
 
 void RdzvCoordinator::on_probe_result(int rank, const Message& m) {
   PreflightVerdict v{m.body["passed"].get<bool>(), m.body["summary"].get<std::string>()};
-  spdlog::info("rdzv: node {} preflight {}: {}", rank, v.passed ? "passed" : "FAILED", v.summary);
+  // A failed verdict is logged once, below, when every node has reported; a pass here.
+  if (v.passed)
+    spdlog::info("rdzv: node {} preflight passed: {}", rank, v.summary);
+  else
+    spdlog::info("rdzv: node {} preflight FAILED", rank);
   probe_results_.emplace(rank, std::move(v));
   if (static_cast<int>(probe_results_.size()) < config_.nnodes) return;
+  std::optional<NodeFailure> first;
   for (const auto& [r, verdict] : probe_results_) {
     if (verdict.passed) continue;
-    const NodeFailure f{0, r, exit_code::kPreflightFailed, verdict.summary};
-    return finish(MsgType::kGiveUp, rdzv::failure_body(f),
-                  "preflight failed on node " + std::to_string(r) + ": " + verdict.summary +
-                      "; no node starts its workers");
+    if (first)
+      spdlog::warn("rdzv: preflight also failed on {}", verdict.summary);
+    else
+      first = NodeFailure{0, r, exit_code::kPreflightFailed, verdict.summary};
   }
+  // Every node (this one included) logs the first failed verdict once, as the reason it exits 69.
+  if (first)
+    return finish(MsgType::kGiveUp, rdzv::failure_body(*first),
+                  "preflight failed on node " + std::to_string(first->node_rank) +
+                      "; no node starts its workers");
   spdlog::info("rdzv: every node passed the preflight");
   preflight_passed_ = true;
   state_ = State::kGathering;

@@ -32,13 +32,18 @@ namespace {
 
 using std::chrono::milliseconds;
 
+constexpr double kDay = 86400;
+constexpr double kWeek = 7 * kDay;
+
 int refuse(const Error& e) {
   spdlog::error("{}", e.message);
   return e.exit_code;
 }
 
-Result<milliseconds> seconds_option(const Options& o, const std::string& name) {
-  auto v = o.get_double(name, 0);
+// A duration in seconds, at most max_s (a week or less): a bounded value never wraps when it
+// becomes milliseconds or a deadline.
+Result<milliseconds> seconds_option(const Options& o, const std::string& name, double max_s) {
+  auto v = o.get_double(name, 0, max_s);
   if (!v) return v.error();
   return milliseconds(static_cast<long>(*v * 1000));
 }
@@ -79,10 +84,10 @@ Status assign(Result<T> parsed, U& out) {
 
 Status read_timing(const Options& o, RunPlan& p) {
   for (const Status& s : {assign(o.get_int("max-restarts", 0, 1000), p.policy.max_restarts),
-                          assign(seconds_option(o, "grace-period"), p.sup.grace),
-                          assign(seconds_option(o, "hang-timeout"), p.sup.hang_timeout),
-                          assign(seconds_option(o, "rdzv-timeout"), p.rdzv_timeout),
-                          assign(seconds_option(o, "peer-timeout"), p.peer_timeout)})
+                          assign(seconds_option(o, "grace-period", kDay), p.sup.grace),
+                          assign(seconds_option(o, "hang-timeout", kWeek), p.sup.hang_timeout),
+                          assign(seconds_option(o, "rdzv-timeout", kWeek), p.rdzv_timeout),
+                          assign(seconds_option(o, "peer-timeout", kDay), p.peer_timeout)})
     if (!s) return s;
   return ok_status();
 }
@@ -92,7 +97,7 @@ Status read_health_and_checkpoints(const Options& o, RunPlan& p) {
   if (!pf) return pf.error();
   auto rt = o.get_choice("require-transport", {"auto", "efa", "net", "any"});
   if (!rt) return rt.error();
-  auto bw = o.get_double("min-busbw", 0);
+  auto bw = o.get_double("min-busbw", 0, 100000);
   if (!bw) return bw.error();
   p.preflight = *pf;
   p.require_transport = *rt;
@@ -119,12 +124,19 @@ Status read_health_and_checkpoints(const Options& o, RunPlan& p) {
 
 Status read_rendezvous(const Options& o, RunPlan& p) {
   if (auto v = o.get("rdzv-token")) p.rdzv_token = v->value;
-  p.rdzv_port = p.topology.master_port + 1;
   if (o.has("rdzv-port")) {
     auto port = o.get_int("rdzv-port", 1, 65535);
     if (!port) return port.error();
     p.rdzv_port = static_cast<int>(*port);
+    return ok_status();
   }
+  p.rdzv_port = p.topology.master_port + 1;
+  if (p.topology.nnodes > 1 && p.rdzv_port > 65535)
+    return Error{exit_code::kConfig,
+                 "the rendezvous port would be master port + 1 = " + std::to_string(p.rdzv_port) +
+                     " (master port " + std::to_string(p.topology.master_port) + " from " +
+                     p.topology.origin["master_port"] +
+                     "): expected at most 65535; pick a lower master port or set --rdzv-port"};
   return ok_status();
 }
 

@@ -190,7 +190,10 @@ void Supervisor::group_failed(int generation, const WorkerEnd& first) {
   rec.signal = first.signal;
   rec.hang = first.hang;
   if (w) {
-    rec.error = read_error_file(w->id().error_file);
+    std::string why;
+    rec.error = read_error_file(w->id().error_file, &why);
+    if (!why.empty())
+      spdlog::warn("rank {}: error file refused: {}; the output tail stands in", rec.rank, why);
     rec.tail = w->tail();
   }
   causes_.push_back(rec);
@@ -281,6 +284,19 @@ void Supervisor::release_workers() {
   io_.poll();
 }
 
+namespace {
+
+void write_root_cause(const std::string& path, const std::string& text, bool only_if_absent,
+                      std::size_t limit) {
+  auto written = write_root_cause_file(path, text, only_if_absent, limit);
+  if (!written)
+    spdlog::warn("root cause {}", written.error().message);
+  else if (*written)
+    spdlog::info("root cause written to {}", path);
+}
+
+}  // namespace
+
 void Supervisor::report_root_cause() {
   if (!causes_.empty())
     spdlog::info("root causes:\n{}", format_failure_table(causes_));
@@ -288,10 +304,9 @@ void Supervisor::report_root_cause() {
   std::string text = final_failure_->summary + "\n";
   for (const auto& c : causes_)
     if (c.generation == final_failure_->generation) text = detail_text(c);
-  if (write_root_cause_file(cfg_.failure_file, text, true, kFailureFileLimit))
-    spdlog::info("root cause written to {}", cfg_.failure_file);
-  if (!cfg_.termination_log.empty() && write_root_cause_file(cfg_.termination_log, text, false, kTerminationLogLimit))
-    spdlog::info("root cause written to {}", cfg_.termination_log);
+  write_root_cause(cfg_.failure_file, text, true, kFailureFileLimit);
+  if (!cfg_.termination_log.empty())
+    write_root_cause(cfg_.termination_log, text, false, kTerminationLogLimit);
 }
 
 }  // namespace tv

@@ -18,8 +18,8 @@ WorkerProcess::WorkerProcess(boost::asio::io_context& io, Identity id)
   if (id_.log_dir.empty()) return;
   std::error_code ec;
   std::filesystem::create_directories(id_.log_dir, ec);
-  out_.log.open(id_.log_dir + "/stdout.log", std::ios::app);
-  err_.log.open(id_.log_dir + "/stderr.log", std::ios::app);
+  out_.log.open(id_.log_dir + "/stdout.log");
+  err_.log.open(id_.log_dir + "/stderr.log");
 }
 
 WorkerProcess::~WorkerProcess() { close_pipes(); }
@@ -67,7 +67,7 @@ void WorkerProcess::drain_now(Stream& s) {
     s.splitter.feed(std::string_view(s.buf.data(), static_cast<size_t>(n)),
                     [&](std::string_view line) { on_line(s, line); });
   s.splitter.finish([&](std::string_view line) { on_line(s, line); });
-  if (s.log.is_open()) s.log.flush();
+  s.log.flush();
 }
 
 void WorkerProcess::read(Stream& s) {
@@ -86,7 +86,7 @@ void WorkerProcess::read(Stream& s) {
 void WorkerProcess::on_line(Stream& s, std::string_view line) {
   last_activity_ = Clock::now();
   std::string text(line);
-  if (s.log.is_open()) s.log << text << '\n';
+  s.log.write_line(text);
   (s.is_err ? stderr_sink() : stdout_sink()).push(prefix_ + text);
   tail_.push_back(std::move(text));
   if (tail_.size() > kTailLines) tail_.pop_front();
@@ -94,7 +94,7 @@ void WorkerProcess::on_line(Stream& s, std::string_view line) {
 
 void WorkerProcess::stream_closed(Stream& s) {
   s.splitter.finish([&](std::string_view line) { on_line(s, line); });
-  if (s.log.is_open()) s.log.flush();
+  s.log.flush();
   if (--open_streams_ == 0 && on_streams_closed_) on_streams_closed_();
 }
 

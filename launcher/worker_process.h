@@ -13,12 +13,12 @@
 #include <chrono>
 #include <deque>
 #include <filesystem>
-#include <fstream>
 #include <functional>
 #include <memory>
 #include <optional>
 #include <string>
 
+#include "common/log_file.h"
 #include "launcher/line_splitter.h"
 
 namespace tv {
@@ -63,7 +63,7 @@ class WorkerProcess : public std::enable_shared_from_this<WorkerProcess> {
     std::optional<boost::asio::readable_pipe> pipe;
     LineSplitter splitter;
     std::array<char, 16384> buf{};
-    std::ofstream log;
+    LogFile log;
     bool is_err = false;
   };
   void read(Stream& s);

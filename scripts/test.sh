@@ -2,7 +2,7 @@
 # The whole test suite, as CI runs it: install dependencies, then
 #   1. the normal build and every test (unit + integration against the real binary),
 #   2. the same suite built with ASan + UBSan,
-#   3. every libFuzzer harness for a bounded time.
+#   3. every libFuzzer harness for a bounded time (FUZZ_SECONDS each, default 60).
 # Usage: scripts/test.sh [--quick]   (--quick: only step 1)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -20,4 +20,5 @@ bash scripts/build.sh build-asan -DCMAKE_BUILD_TYPE=Debug -DTRAINVISOR_SANITIZE=
    ctest --output-on-failure -j "$jobs" --timeout 900)
 
 echo "== fuzzers"
-bash scripts/run-fuzzers.sh "${FUZZ_SECONDS:-10}"
+# 60 s per harness (6 harnesses: 6 minutes beside their build), seeded with the tests' data.
+bash scripts/run-fuzzers.sh "${FUZZ_SECONDS:-60}"
