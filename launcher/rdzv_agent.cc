@@ -146,7 +146,7 @@ void RdzvAgent::on_message(const Message& m) {
       return handlers_.on_give_up(rdzv::failure_from(m));
     case MsgType::kLost:
       finish();
-      return handlers_.on_lost(m.body["why"].get<std::string>());
+      return handlers_.on_lost(rdzv::peer_text(m.body, "why"));
     default:
       return;  // heartbeat (a second hello or welcome changes nothing)
   }

@@ -23,6 +23,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 
 #include "common/result.h"
 #include "launcher/cluster.h"
@@ -113,6 +114,11 @@ Decoded decode(std::span<const uint8_t> buffer, const std::string& key, Directio
 // Typed payloads.
 nlohmann::json failure_body(const NodeFailure& f);
 NodeFailure failure_from(const Message& m);  // for kStop / kGiveUp / kFailure (validated)
+// Text a peer sent (summaries, reasons) made safe for a log line, a failure file or a termination
+// message: control characters escaped (\n, \t, \xNN), at most kMaxText bytes. Every text field
+// of a received message goes through this; exit codes are range-checked by decode (1-255).
+std::string untrusted_text(std::string_view text);
+std::string peer_text(const nlohmann::json& body, const char* field);
 Nonce random_nonce();
 std::string to_hex(std::span<const uint8_t> bytes);
 std::optional<Nonce> nonce_from_hex(const std::string& hex);
