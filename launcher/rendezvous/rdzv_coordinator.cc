@@ -171,7 +171,8 @@ void RdzvCoordinator::on_agent_message(int rank, const Message& m) {
       if (state_ == State::kPreflight) on_probe_result(rank, m);
       return;
     case MsgType::kLeave:
-      return lost("node " + std::to_string(rank) + " left: " + rdzv::peer_text(m.body, "why"));
+      return lost("node " + std::to_string(rank) + " left: " + rdzv::peer_text(m.body, "why"),
+                  m.body.value("signal", 0));
     default:
       return;  // heartbeat
   }
@@ -287,11 +288,13 @@ void RdzvCoordinator::finish(MsgType type, const json& body, const std::string& 
     if (a) a->conn->close(/*after_flush=*/true);
 }
 
-void RdzvCoordinator::lost(const std::string& why) {
-  finish(MsgType::kLost, {{"why", why}}, "job lost: " + why);
+void RdzvCoordinator::lost(const std::string& why, int signal) {
+  json body{{"why", why}};
+  if (signal > 0) body["signal"] = signal;
+  finish(MsgType::kLost, body, "job lost: " + why);
 }
 
-void RdzvCoordinator::shutdown(const std::string& why) { lost(why); }
+void RdzvCoordinator::shutdown(const std::string& why, int signal) { lost(why, signal); }
 
 void RdzvCoordinator::on_agent_gone(int rank, const std::string& why) {
   if (state_ == State::kFinished) return;

@@ -16,8 +16,8 @@
 //
 // Unauthenticated connections (anything before a valid Join) are closed at the first bad frame
 // or after a short handshake deadline, and change nothing; rdzv::PendingConnections bounds them
-// per source address and in all without ever refusing a newcomer (launcher/rendezvous/rdzv_pending.h).
-// Single-threaded on the io_context; nothing blocks.
+// per source address and in all without ever refusing a newcomer
+// (launcher/rendezvous/rdzv_pending.h). Single-threaded on the io_context; nothing blocks.
 #pragma once
 
 #include <boost/asio/io_context.hpp>
@@ -46,7 +46,7 @@ class RdzvCoordinator {
   Status listen();
   int port() const { return port_; }
   // Tells every agent the job is lost (why), stops accepting.
-  void shutdown(const std::string& why);
+  void shutdown(const std::string& why, int signal);
   // `fn` once every queued frame is written (or after a 2 s cap), on the io_context.
   void when_flushed(std::function<void()> fn);
 
@@ -76,7 +76,7 @@ class RdzvCoordinator {
   int next_master_port();
   void broadcast(rdzv::MsgType type, const nlohmann::json& body);
   void finish(rdzv::MsgType type, const nlohmann::json& body, const std::string& log);
-  void lost(const std::string& why);
+  void lost(const std::string& why, int signal = 0);
   void tick();
   void flush_poll(std::function<void()> fn, Clock::time_point cap);
 
@@ -88,7 +88,7 @@ class RdzvCoordinator {
   boost::asio::steady_timer backoff_;
   int port_ = 0;
   rdzv::PendingConnections pending_;
-  std::vector<std::optional<Agent>> agents_;                 // by node rank
+  std::vector<std::optional<Agent>> agents_;  // by node rank
   State state_ = State::kGathering;
   int gen_ = 0;
   int master_port_ = 0;

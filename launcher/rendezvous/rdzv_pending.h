@@ -66,8 +66,8 @@ class PendingConnections {
 
   boost::asio::io_context& io_;
   std::chrono::milliseconds deadline_;
-  std::list<Entry> entries_;                 // oldest first
-  std::map<std::string, uint64_t> closed_;   // per source, bounded by kMaxSourcesLogged
+  std::list<Entry> entries_;                // oldest first
+  std::map<std::string, uint64_t> closed_;  // per source, bounded by kMaxSourcesLogged
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
 };
 

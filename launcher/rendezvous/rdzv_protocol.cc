@@ -124,8 +124,9 @@ bool body_valid(MsgType type, const json& body) {
       return body.contains("passed") && body["passed"].is_boolean() &&
              is_text(body, "summary", kMaxText);
     case MsgType::kLost:
-    case MsgType::kLeave:
-      return is_text(body, "why", kMaxText);
+    case MsgType::kLeave:  // "signal" (optional): the termination signal the node left on
+      return is_text(body, "why", kMaxText) &&
+             (!body.contains("signal") || is_int_in(body, "signal", 1, 64));
     default:
       return true;
   }

@@ -47,14 +47,14 @@ enum class MsgType : uint8_t {
   kStop = 4,       // failure: stop the workers of `generation`, then report Stopped
   kDone = 5,       // {}: every node succeeded
   kGiveUp = 6,     // failure: restarts exhausted, or a failed preflight (exit 69)
-  kLost = 7,       // {"why"}: a node was lost; exit 75
+  kLost = 7,       // {"why", "signal"?}: a node was lost; exit 75 (128 + signal when set)
   kPreflight = 8,  // {"unique_id": hex of 128 bytes, or "" when node 0 has none}: run the probe
   // agent -> coordinator
   kJoin = 16,         // {"nonce": hex, "nnodes": n}
   kSuccess = 17,      // {}: this node's workers of `generation` exited 0
   kFailure = 18,      // {"exit_code", "summary"}
   kStopped = 19,      // {}: this node's workers of `generation` are gone
-  kLeave = 20,        // {"why"}: this agent is leaving (SIGTERM)
+  kLeave = 20,        // {"why", "signal"?}: this agent is leaving (on that signal)
   kProbeResult = 21,  // {"passed": bool, "summary"}: this node's preflight verdict
   // both ways
   kHeartbeat = 32,  // {}

