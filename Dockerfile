@@ -1,7 +1,7 @@
 # trainvisor as PID 1 of a training image. Three stages:
 #   builder     Debian 12 with only the build dependencies; builds the portable binary
 #               (scripts/build-portable.sh, the same build CI runs) and checks it
-#               (scripts/check-portable.sh: it needs glibc >= 2.35, libstdc++ and libgcc_s only).
+#               (scripts/check-portable.sh: glibc >= 2.35 is all it needs).
 #   trainvisor  FROM scratch: the binary alone, at /trainvisor, for any image to COPY --from.
 #   (last)      an example: BASE_IMAGE plus the binary as ENTRYPOINT. No package is installed.
 #
