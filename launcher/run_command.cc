@@ -21,6 +21,7 @@
 #include "launcher/host_address.h"
 #include "launcher/local_cluster.h"
 #include "launcher/network_cluster.h"
+#include "launcher/observability/observability.h"
 #include "launcher/run_options.h"
 #include "launcher/spawner.h"
 #include "launcher/supervisor.h"
@@ -50,7 +51,8 @@ std::string job_run_id(const Options& o, const Topology& t) {
 
 std::optional<std::string> checkpoint_dir(const Options& o) {
   if (auto v = o.get("checkpoint-dir")) return v->value;
-  if (RealFileSystem().is_directory("/opt/ml/checkpoints")) return std::string("/opt/ml/checkpoints");
+  if (RealFileSystem().is_directory("/opt/ml/checkpoints"))
+    return std::string("/opt/ml/checkpoints");
   return std::nullopt;
 }
 
@@ -64,6 +66,8 @@ struct RunPlan {
   double min_busbw = 0;
   std::optional<std::string> ckpt_dir;
   std::string ckpt_format;
+  std::optional<ResumeRequest> resume;  // when there is a checkpoint dir and --resume is not none
+  ObservabilityConfig observability;
   std::optional<std::string> rdzv_token;
   int rdzv_port = 0;
   milliseconds rdzv_timeout{0}, peer_timeout{0};
@@ -108,10 +112,7 @@ Status read_health_and_checkpoints(const Options& o, RunPlan& p) {
     // after every node reported its workers stopped), so nothing can still be writing: the
     // zip/DCP completeness checks decide, without waiting out the settle window.
     req.settle = std::chrono::milliseconds(0);
-    p.sup.find_resume = [req]() -> std::optional<std::string> {
-      auto c = find_resume_checkpoint(req);
-      return c ? std::optional<std::string>(c->path) : std::nullopt;
-    };
+    p.resume = req;
   }
   if (auto v = o.get("resume-arg")) p.sup.resume_arg = v->value;
   return ok_status();
@@ -139,9 +140,21 @@ Result<RunPlan> plan_run(const Options& o, const Environment& env) {
   if (!exe) return exe.error();
   for (auto* step : {read_timing, read_health_and_checkpoints, read_rendezvous})
     if (auto s = step(o, p); !s) return s.error();
+  auto obs = read_observability_options(o);
+  if (!obs) return obs.error();
+  p.observability = *obs;
   const Topology& t = p.topology;
-  p.sup.layout = WorkerLayout{t.nnodes, t.node_rank, t.nproc_per_node, t.master_addr,
-                              o.value_or("role", "default"), job_run_id(o, t), p.policy.max_restarts,
+  p.observability.goodput.nnodes = t.nnodes;
+  p.observability.goodput.node_rank = t.node_rank;
+  p.observability.goodput.nproc_per_node = t.nproc_per_node;
+  p.observability.goodput.checkpoints_watched = p.ckpt_dir.has_value();
+  p.sup.layout = WorkerLayout{t.nnodes,
+                              t.node_rank,
+                              t.nproc_per_node,
+                              t.master_addr,
+                              o.value_or("role", "default"),
+                              job_run_id(o, t),
+                              p.policy.max_restarts,
                               t.worker_env};
   p.sup.executable = *exe;
   p.sup.argv = *argv;
@@ -183,14 +196,15 @@ Status run_multinode_preflight(const RunPlan& p, const PreflightConfig& cfg, boo
   }
   auto net = std::make_unique<NetworkCluster>(io, nc);
   const int nproc = t.nproc_per_node;
-  auto st = net->preflight([cfg, nproc, nnodes = t.nnodes, node = t.node_rank](const std::string& uid) {
-    PreflightConfig c = cfg;
-    c.group = ProbeGroup{uid, node * nproc, nnodes * nproc};
-    const auto report = run_preflight(c);
-    spdlog::info("preflight (full, node {} of {}, {:.1f} s):\n{}", node, nnodes, report.seconds,
-                 format_report(report));
-    return PreflightVerdict{report.passed, preflight_summary(report, node)};
-  });
+  auto st =
+      net->preflight([cfg, nproc, nnodes = t.nnodes, node = t.node_rank](const std::string& uid) {
+        PreflightConfig c = cfg;
+        c.group = ProbeGroup{uid, node * nproc, nnodes * nproc};
+        const auto report = run_preflight(c);
+        spdlog::info("preflight (full, node {} of {}, {:.1f} s):\n{}", node, nnodes, report.seconds,
+                     format_report(report));
+        return PreflightVerdict{report.passed, preflight_summary(report, node)};
+      });
   cluster = std::move(net);
   if (!st && st.error().exit_code == exit_code::kPreflightFailed)
     return Error{exit_code::kPreflightFailed,
@@ -203,7 +217,8 @@ Status run_preflight_if_asked(RunPlan& p, const Environment& env, boost::asio::i
   const bool efa = efa_devices_present();
   std::string level = p.preflight;
   if (level == "auto") level = (p.topology.nnodes > 1 && efa) ? "full" : "basic";
-  const std::string transport = resolve_require_transport(p.require_transport, p.topology.nnodes, efa);
+  const std::string transport =
+      resolve_require_transport(p.require_transport, p.topology.nnodes, efa);
   for (const auto& [k, v] : transport_worker_env(transport, env)) p.sup.layout.extra.emplace(k, v);
   if (level == "none") return ok_status();
   PreflightConfig cfg;
@@ -216,10 +231,12 @@ Status run_preflight_if_asked(RunPlan& p, const Environment& env, boost::asio::i
   cfg.min_busbw = p.min_busbw;
   cfg.worker_command = p.sup.argv;
   cfg.env = env;
-  if (p.topology.nnodes > 1 && level == "full") return run_multinode_preflight(p, cfg, gpus, io, cluster);
+  if (p.topology.nnodes > 1 && level == "full")
+    return run_multinode_preflight(p, cfg, gpus, io, cluster);
   auto report = run_preflight(cfg);
   spdlog::info("preflight ({}, {:.1f} s):\n{}", level, report.seconds, format_report(report));
-  if (!report.passed) return Error{exit_code::kPreflightFailed, "preflight failed: not starting the workers"};
+  if (!report.passed)
+    return Error{exit_code::kPreflightFailed, "preflight failed: not starting the workers"};
   return ok_status();
 }
 
@@ -243,23 +260,42 @@ Status make_work_dir(const Options& o, WorkDir& wd) {
   if (auto v = o.get("log-dir")) {
     std::error_code ec;
     std::filesystem::create_directories(v->value, ec);
-    if (ec) return Error{exit_code::kConfig, v->origin + "=\"" + v->value + "\": cannot create directory: " + ec.message()};
+    if (ec)
+      return Error{exit_code::kConfig,
+                   v->origin + "=\"" + v->value + "\": cannot create directory: " + ec.message()};
     wd.path = v->value;
     return ok_status();
   }
   std::string tmpl = std::filesystem::temp_directory_path().string() + "/trainvisor-XXXXXX";
-  if (!::mkdtemp(tmpl.data())) return Error{exit_code::kConfig, "cannot create a temporary directory under TMPDIR"};
+  if (!::mkdtemp(tmpl.data()))
+    return Error{exit_code::kConfig, "cannot create a temporary directory under TMPDIR"};
   wd.path = tmpl;
   wd.temporary = true;
   return ok_status();
 }
 
-std::unique_ptr<CheckpointWatcher> watch_checkpoints(boost::asio::io_context& io, const RunPlan& p) {
+// The resume hook: the newest complete checkpoint at each (re)start, told to the goodput
+// accountant.
+void hook_resume(RunPlan& p, GoodputAccountant& goodput) {
+  if (!p.resume) return;
+  p.sup.find_resume = [req = *p.resume, &goodput]() -> std::optional<std::string> {
+    auto c = find_resume_checkpoint(req);
+    goodput.resume_selected(c ? std::optional<std::int64_t>(c->step) : std::nullopt);
+    return c ? std::optional<std::string>(c->path) : std::nullopt;
+  };
+}
+
+std::unique_ptr<CheckpointWatcher> watch_checkpoints(boost::asio::io_context& io, const RunPlan& p,
+                                                     GoodputAccountant& goodput) {
   if (!p.ckpt_dir) return nullptr;
-  auto w = std::make_unique<CheckpointWatcher>(*p.ckpt_dir, p.ckpt_format, [&io](const CheckpointEvent& e) {
-    boost::asio::post(io, [e] {
-      spdlog::info("checkpoint complete: {} ({} bytes, written in {:.1f} s, {:.1f} s after the previous)",
-                   e.checkpoint.path, e.checkpoint.bytes, e.write_seconds, e.since_previous_seconds);
+  auto w = std::make_unique<
+      CheckpointWatcher>(*p.ckpt_dir, p.ckpt_format, [&io, &goodput](const CheckpointEvent& e) {
+    boost::asio::post(io, [e, &goodput] {
+      spdlog::info(
+          "checkpoint complete: {} ({} bytes, written in {:.1f} s, {:.1f} s after the previous)",
+          e.checkpoint.path, e.checkpoint.bytes, e.write_seconds, e.since_previous_seconds);
+      goodput.checkpoint_seen(
+          {e.write_seconds, e.since_previous_seconds, e.checkpoint.bytes, e.checkpoint.step});
     });
   });
   w->start();
@@ -267,16 +303,19 @@ std::unique_ptr<CheckpointWatcher> watch_checkpoints(boost::asio::io_context& io
 }
 
 void print_help() {
-  std::printf("usage: trainvisor run [OPTIONS] [--] CMD [ARGS...]\n"
-              "  CMD ending in .py runs under python3 -u ($PYTHON_EXEC); -m MOD runs a module;\n"
-              "  --no-python runs CMD as given. Every option can also be set as\n"
-              "  TRAINVISOR_<OPTION> in the environment.\n\noptions:\n%s",
-              format_help(run_option_specs()).c_str());
+  std::printf(
+      "usage: trainvisor run [OPTIONS] [--] CMD [ARGS...]\n"
+      "  CMD ending in .py runs under python3 -u ($PYTHON_EXEC); -m MOD runs a module;\n"
+      "  --no-python runs CMD as given. Every option can also be set as\n"
+      "  TRAINVISOR_<OPTION> in the environment.\n\noptions:\n%s",
+      format_help(run_option_specs()).c_str());
 }
 
 }  // namespace
 
 int run_command(const Args& args, const Environment& env) {
+  const SteadyClock clock;
+  const double started_at = clock.now();
   if (!args.empty() && (args[0] == "--help" || args[0] == "-h")) {
     print_help();
     return exit_code::kOk;
@@ -289,8 +328,19 @@ int run_command(const Args& args, const Environment& env) {
   if (auto v = opts->get("link-logs"); v && plan->ckpt_dir)
     if (auto s = link_logs(v->value, *plan->ckpt_dir); !s) spdlog::warn("{}", s.error().message);
   boost::asio::io_context io;
+  auto obs = Observability::make(io, plan->observability, clock, started_at);
+  if (!obs) return refuse(obs.error());
+  GoodputAccountant& goodput = (*obs)->accountant();
+  hook_resume(*plan, goodput);
+  plan->sup.observer = obs->get();
   std::unique_ptr<Cluster> cluster;  // made by a multi-node preflight, which joins the job early
-  if (auto s = run_preflight_if_asked(*plan, env, io, cluster); !s) return refuse(s.error());
+  goodput.enter(Phase::kPreflight);
+  if (auto s = run_preflight_if_asked(*plan, env, io, cluster); !s) {
+    goodput.finishing(s.error().exit_code);
+    (*obs)->report();
+    return refuse(s.error());
+  }
+  goodput.enter(Phase::kRendezvous);
   WorkDir wd;
   if (auto s = make_work_dir(*opts, wd); !s) return refuse(s.error());
   plan->sup.work_dir = wd.path;
@@ -299,9 +349,10 @@ int run_command(const Args& args, const Environment& env) {
   if (!cluster) cluster = make_cluster(io, *plan);
   ProcessSpawner spawner(io);
   Supervisor supervisor(io, plan->sup, *cluster, spawner);
-  auto watcher = watch_checkpoints(io, *plan);
+  auto watcher = watch_checkpoints(io, *plan, goodput);
   const int code = supervisor.run();
   if (watcher) watcher->stop();
+  (*obs)->report();
   return code;
 }
 

@@ -48,7 +48,9 @@ Cluster::Events Supervisor::cluster_events() {
   ev.start = [this](const GenerationPlan& plan) { on_start(plan); };
   ev.stop = [this](const NodeFailure& f) {
     if (f.node_rank != cfg_.layout.node_rank)
-      spdlog::warn("node {} failed in attempt {}: stopping this node's workers", f.node_rank, f.generation);
+      spdlog::warn("node {} failed in attempt {}: stopping this node's workers", f.node_rank,
+                   f.generation);
+    if (cfg_.observer) cfg_.observer->generation_failed(f.generation);
     group_.stop(SIGTERM);
   };
   ev.done = [this] { finish(exit_code::kOk); };
@@ -59,7 +61,8 @@ Cluster::Events Supervisor::cluster_events() {
   };
   ev.lost = [this](const std::string& why) {
     spdlog::error("{}: exiting {} so the orchestrator retries the job", why, exit_code::kTempFail);
-    final_failure_ = NodeFailure{plan_.generation, cfg_.layout.node_rank, exit_code::kTempFail, why};
+    final_failure_ =
+        NodeFailure{plan_.generation, cfg_.layout.node_rank, exit_code::kTempFail, why};
     finish(exit_code::kTempFail);
   };
   return ev;
@@ -71,6 +74,7 @@ void Supervisor::on_start(const GenerationPlan& plan) {
   workers_.assign(static_cast<size_t>(cfg_.layout.nproc_per_node), nullptr);
   resume_ = cfg_.find_resume ? cfg_.find_resume() : std::nullopt;  // the resume hook
   if (resume_) spdlog::info("attempt {}: resuming from {}", plan.generation, *resume_);
+  if (cfg_.observer) cfg_.observer->generation_started(plan.generation);
   spdlog::info("attempt {}: starting {} worker(s), ranks {}-{}, MASTER_ADDR={} MASTER_PORT={}",
                plan.generation, cfg_.layout.nproc_per_node, global_rank(cfg_.layout, 0),
                global_rank(cfg_.layout, cfg_.layout.nproc_per_node - 1), cfg_.layout.master_addr,
@@ -87,12 +91,13 @@ bool Supervisor::start_worker(int local_rank, const GenerationPlan& plan, Worker
   const std::string dir = attempt_dir(plan.generation, rank);
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
-  WorkerProcess::Identity id{local_rank, rank, plan.generation, dir + "/error.json",
+  WorkerProcess::Identity id{local_rank,         rank,
+                             plan.generation,    dir + "/error.json",
                              dir + "/heartbeat", cfg_.keep_logs ? dir : ""};
   auto w = std::make_shared<WorkerProcess>(io_, id);
 
-  WorkerAttempt attempt{local_rank, plan.restart_count, plan.master_port, id.error_file,
-                        id.heartbeat_file, std::nullopt};
+  WorkerAttempt attempt{local_rank,    plan.restart_count, plan.master_port,
+                        id.error_file, id.heartbeat_file,  std::nullopt};
   attempt.resume_checkpoint = resume_;
   std::vector<std::string> argv = cfg_.argv;
   if (resume_ && cfg_.resume_arg)
@@ -104,7 +109,8 @@ bool Supervisor::start_worker(int local_rank, const GenerationPlan& plan, Worker
     spdlog::error("rank {}: cannot create output pipes: {}", rank, std::strerror(errno));
     return false;
   }
-  SpawnRequest req{cfg_.executable, argv, build_worker_env(cfg_.base_env, cfg_.layout, attempt), out_w, err_w};
+  SpawnRequest req{cfg_.executable, argv, build_worker_env(cfg_.base_env, cfg_.layout, attempt),
+                   out_w, err_w};
   auto pid = spawner_.spawn(req);
   ::close(out_w);
   ::close(err_w);
@@ -114,12 +120,16 @@ bool Supervisor::start_worker(int local_rank, const GenerationPlan& plan, Worker
     spdlog::error("rank {}: {}", rank, pid.error().message);
     return false;
   }
+  if (cfg_.observer)
+    w->set_taps(cfg_.observer->output_tap(local_rank, false),
+                cfg_.observer->output_tap(local_rank, true));
   // weak: the WorkerProcess owns this callback, a shared_ptr here would keep it alive forever.
   w->attach(*pid, [this, weak = std::weak_ptr<WorkerProcess>(w)] {
     if (auto self = weak.lock()) maybe_end_worker(self);
   });
   workers_[static_cast<size_t>(local_rank)] = w;
   by_pid_[*pid] = w;
+  if (cfg_.observer) cfg_.observer->worker_started(local_rank);
   return true;
 }
 
@@ -151,6 +161,7 @@ void Supervisor::end_worker(const WorkerPtr& w) {
   end.local_rank = w->id().local_rank;
   end.exit_code = exit_code_from_status(status);
   end.signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
+  if (cfg_.observer) cfg_.observer->worker_exited(end.local_rank, end.exit_code);
   if (w->id().generation != group_.generation() || !group_.is_running(end.local_rank)) return;
   if (!end.ok() && group_.state() == GroupState::kHealthy)
     spdlog::warn("rank {} ended: exit code {}", w->id().rank, end.exit_code);
@@ -165,7 +176,8 @@ void Supervisor::arm_grace_timer() {
   grace_timer_.expires_after(cfg_.grace);
   grace_timer_.async_wait([this](const boost::system::error_code& ec) {
     if (ec) return;
-    spdlog::warn("grace period of {} ms is over: SIGKILL to the remaining workers", cfg_.grace.count());
+    spdlog::warn("grace period of {} ms is over: SIGKILL to the remaining workers",
+                 cfg_.grace.count());
     group_.on_grace_expired();
   });
 }
@@ -194,6 +206,7 @@ void Supervisor::group_failed(int generation, const WorkerEnd& first) {
     rec.tail = w->tail();
   }
   causes_.push_back(rec);
+  if (cfg_.observer) cfg_.observer->generation_failed(generation);
   spdlog::error("attempt {} failed: {}", generation, summary_line(rec));
   cluster_.report_failure(NodeFailure{generation, rec.node_rank, rec.exit_code, summary_line(rec)});
 }
@@ -230,6 +243,7 @@ void Supervisor::on_signal(int sig) {
                cfg_.grace.count());
   exit_code_ = exit_code::kSignalBase + sig;
   finishing_ = true;
+  if (cfg_.observer) cfg_.observer->finishing(exit_code_);
   cluster_.leave();
   if (group_.running() == 0) return io_.stop();
   group_.stop(sig);
@@ -252,8 +266,8 @@ void Supervisor::check_hangs() {
     if (!w || w->wait_status) continue;
     w->poll_heartbeat();
     if (w->silent_for() < cfg_.hang_timeout) continue;
-    spdlog::error("rank {}: no output and no heartbeat for {} ms: treating it as hung", w->id().rank,
-                  cfg_.hang_timeout.count());
+    spdlog::error("rank {}: no output and no heartbeat for {} ms: treating it as hung",
+                  w->id().rank, cfg_.hang_timeout.count());
     group_.on_worker_hang(w->id().local_rank);
     return;
   }
@@ -262,6 +276,7 @@ void Supervisor::check_hangs() {
 void Supervisor::finish(int exit_code) {
   exit_code_ = exit_code;
   finishing_ = true;
+  if (cfg_.observer) cfg_.observer->finishing(exit_code);
   cluster_.leave();
   if (group_.running() == 0) return io_.stop();
   group_.stop(SIGTERM);
@@ -282,15 +297,15 @@ void Supervisor::release_workers() {
 }
 
 void Supervisor::report_root_cause() {
-  if (!causes_.empty())
-    spdlog::info("root causes:\n{}", format_failure_table(causes_));
+  if (!causes_.empty()) spdlog::info("root causes:\n{}", format_failure_table(causes_));
   if (!final_failure_) return;
   std::string text = final_failure_->summary + "\n";
   for (const auto& c : causes_)
     if (c.generation == final_failure_->generation) text = detail_text(c);
   if (write_root_cause_file(cfg_.failure_file, text, true, kFailureFileLimit))
     spdlog::info("root cause written to {}", cfg_.failure_file);
-  if (!cfg_.termination_log.empty() && write_root_cause_file(cfg_.termination_log, text, false, kTerminationLogLimit))
+  if (!cfg_.termination_log.empty() &&
+      write_root_cause_file(cfg_.termination_log, text, false, kTerminationLogLimit))
     spdlog::info("root cause written to {}", cfg_.termination_log);
 }
 

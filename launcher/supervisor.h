@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "launcher/cluster.h"
+#include "launcher/observability/run_observer.h"
 #include "launcher/reaper.h"
 #include "launcher/root_cause.h"
 #include "launcher/spawner.h"
@@ -46,6 +47,8 @@ struct SupervisorConfig {
   std::optional<std::string> resume_arg;
   // Hook: the checkpoint to resume from at each (re)start; may be empty.
   std::function<std::optional<std::string>()> find_resume;
+  // Hook: told about generations, workers and their output (goodput, metrics); may be null.
+  RunObserver* observer = nullptr;
 };
 
 class Supervisor final : public GroupActions {
@@ -92,8 +95,8 @@ class Supervisor final : public GroupActions {
   std::vector<WorkerPtr> workers_;  // this generation's, by local rank
   std::map<pid_t, WorkerPtr> by_pid_;
   GenerationPlan plan_;
-  std::optional<std::string> resume_;   // this generation's checkpoint
-  std::vector<FailureRecord> causes_;   // this node's root cause per failed generation
+  std::optional<std::string> resume_;  // this generation's checkpoint
+  std::vector<FailureRecord> causes_;  // this node's root cause per failed generation
   std::optional<NodeFailure> final_failure_;
   int shutdown_signal_ = 0;
   bool finishing_ = false;
