@@ -51,8 +51,7 @@ std::string job_run_id(const Options& o, const Topology& t) {
 
 std::optional<std::string> checkpoint_dir(const Options& o) {
   if (auto v = o.get("checkpoint-dir")) return v->value;
-  if (RealFileSystem().is_directory("/opt/ml/checkpoints"))
-    return std::string("/opt/ml/checkpoints");
+  if (RealFileSystem().is_directory("/opt/ml/checkpoints")) return std::string("/opt/ml/checkpoints");
   return std::nullopt;
 }
 
@@ -148,13 +147,8 @@ Result<RunPlan> plan_run(const Options& o, const Environment& env) {
   p.observability.goodput.node_rank = t.node_rank;
   p.observability.goodput.nproc_per_node = t.nproc_per_node;
   p.observability.goodput.checkpoints_watched = p.ckpt_dir.has_value();
-  p.sup.layout = WorkerLayout{t.nnodes,
-                              t.node_rank,
-                              t.nproc_per_node,
-                              t.master_addr,
-                              o.value_or("role", "default"),
-                              job_run_id(o, t),
-                              p.policy.max_restarts,
+  p.sup.layout = WorkerLayout{t.nnodes, t.node_rank, t.nproc_per_node, t.master_addr,
+                              o.value_or("role", "default"), job_run_id(o, t), p.policy.max_restarts,
                               t.worker_env};
   p.sup.executable = *exe;
   p.sup.argv = *argv;
@@ -196,15 +190,14 @@ Status run_multinode_preflight(const RunPlan& p, const PreflightConfig& cfg, boo
   }
   auto net = std::make_unique<NetworkCluster>(io, nc);
   const int nproc = t.nproc_per_node;
-  auto st =
-      net->preflight([cfg, nproc, nnodes = t.nnodes, node = t.node_rank](const std::string& uid) {
-        PreflightConfig c = cfg;
-        c.group = ProbeGroup{uid, node * nproc, nnodes * nproc};
-        const auto report = run_preflight(c);
-        spdlog::info("preflight (full, node {} of {}, {:.1f} s):\n{}", node, nnodes, report.seconds,
-                     format_report(report));
-        return PreflightVerdict{report.passed, preflight_summary(report, node)};
-      });
+  auto st = net->preflight([cfg, nproc, nnodes = t.nnodes, node = t.node_rank](const std::string& uid) {
+    PreflightConfig c = cfg;
+    c.group = ProbeGroup{uid, node * nproc, nnodes * nproc};
+    const auto report = run_preflight(c);
+    spdlog::info("preflight (full, node {} of {}, {:.1f} s):\n{}", node, nnodes, report.seconds,
+                 format_report(report));
+    return PreflightVerdict{report.passed, preflight_summary(report, node)};
+  });
   cluster = std::move(net);
   if (!st && st.error().exit_code == exit_code::kPreflightFailed)
     return Error{exit_code::kPreflightFailed,
@@ -217,8 +210,7 @@ Status run_preflight_if_asked(RunPlan& p, const Environment& env, boost::asio::i
   const bool efa = efa_devices_present();
   std::string level = p.preflight;
   if (level == "auto") level = (p.topology.nnodes > 1 && efa) ? "full" : "basic";
-  const std::string transport =
-      resolve_require_transport(p.require_transport, p.topology.nnodes, efa);
+  const std::string transport = resolve_require_transport(p.require_transport, p.topology.nnodes, efa);
   for (const auto& [k, v] : transport_worker_env(transport, env)) p.sup.layout.extra.emplace(k, v);
   if (level == "none") return ok_status();
   PreflightConfig cfg;
@@ -231,12 +223,10 @@ Status run_preflight_if_asked(RunPlan& p, const Environment& env, boost::asio::i
   cfg.min_busbw = p.min_busbw;
   cfg.worker_command = p.sup.argv;
   cfg.env = env;
-  if (p.topology.nnodes > 1 && level == "full")
-    return run_multinode_preflight(p, cfg, gpus, io, cluster);
+  if (p.topology.nnodes > 1 && level == "full") return run_multinode_preflight(p, cfg, gpus, io, cluster);
   auto report = run_preflight(cfg);
   spdlog::info("preflight ({}, {:.1f} s):\n{}", level, report.seconds, format_report(report));
-  if (!report.passed)
-    return Error{exit_code::kPreflightFailed, "preflight failed: not starting the workers"};
+  if (!report.passed) return Error{exit_code::kPreflightFailed, "preflight failed: not starting the workers"};
   return ok_status();
 }
 
@@ -260,22 +250,18 @@ Status make_work_dir(const Options& o, WorkDir& wd) {
   if (auto v = o.get("log-dir")) {
     std::error_code ec;
     std::filesystem::create_directories(v->value, ec);
-    if (ec)
-      return Error{exit_code::kConfig,
-                   v->origin + "=\"" + v->value + "\": cannot create directory: " + ec.message()};
+    if (ec) return Error{exit_code::kConfig, v->origin + "=\"" + v->value + "\": cannot create directory: " + ec.message()};
     wd.path = v->value;
     return ok_status();
   }
   std::string tmpl = std::filesystem::temp_directory_path().string() + "/trainvisor-XXXXXX";
-  if (!::mkdtemp(tmpl.data()))
-    return Error{exit_code::kConfig, "cannot create a temporary directory under TMPDIR"};
+  if (!::mkdtemp(tmpl.data())) return Error{exit_code::kConfig, "cannot create a temporary directory under TMPDIR"};
   wd.path = tmpl;
   wd.temporary = true;
   return ok_status();
 }
 
-// The resume hook: the newest complete checkpoint at each (re)start, told to the goodput
-// accountant.
+// The resume hook: the newest complete checkpoint at each (re)start, told to the goodput accountant.
 void hook_resume(RunPlan& p, GoodputAccountant& goodput) {
   if (!p.resume) return;
   p.sup.find_resume = [req = *p.resume, &goodput]() -> std::optional<std::string> {
@@ -288,14 +274,11 @@ void hook_resume(RunPlan& p, GoodputAccountant& goodput) {
 std::unique_ptr<CheckpointWatcher> watch_checkpoints(boost::asio::io_context& io, const RunPlan& p,
                                                      GoodputAccountant& goodput) {
   if (!p.ckpt_dir) return nullptr;
-  auto w = std::make_unique<
-      CheckpointWatcher>(*p.ckpt_dir, p.ckpt_format, [&io, &goodput](const CheckpointEvent& e) {
+  auto w = std::make_unique<CheckpointWatcher>(*p.ckpt_dir, p.ckpt_format, [&io, &goodput](const CheckpointEvent& e) {
     boost::asio::post(io, [e, &goodput] {
-      spdlog::info(
-          "checkpoint complete: {} ({} bytes, written in {:.1f} s, {:.1f} s after the previous)",
-          e.checkpoint.path, e.checkpoint.bytes, e.write_seconds, e.since_previous_seconds);
-      goodput.checkpoint_seen(
-          {e.write_seconds, e.since_previous_seconds, e.checkpoint.bytes, e.checkpoint.step});
+      spdlog::info("checkpoint complete: {} ({} bytes, written in {:.1f} s, {:.1f} s after the previous)",
+                   e.checkpoint.path, e.checkpoint.bytes, e.write_seconds, e.since_previous_seconds);
+      goodput.checkpoint_seen({e.write_seconds, e.since_previous_seconds, e.checkpoint.bytes, e.checkpoint.step});
     });
   });
   w->start();
@@ -303,12 +286,11 @@ std::unique_ptr<CheckpointWatcher> watch_checkpoints(boost::asio::io_context& io
 }
 
 void print_help() {
-  std::printf(
-      "usage: trainvisor run [OPTIONS] [--] CMD [ARGS...]\n"
-      "  CMD ending in .py runs under python3 -u ($PYTHON_EXEC); -m MOD runs a module;\n"
-      "  --no-python runs CMD as given. Every option can also be set as\n"
-      "  TRAINVISOR_<OPTION> in the environment.\n\noptions:\n%s",
-      format_help(run_option_specs()).c_str());
+  std::printf("usage: trainvisor run [OPTIONS] [--] CMD [ARGS...]\n"
+              "  CMD ending in .py runs under python3 -u ($PYTHON_EXEC); -m MOD runs a module;\n"
+              "  --no-python runs CMD as given. Every option can also be set as\n"
+              "  TRAINVISOR_<OPTION> in the environment.\n\noptions:\n%s",
+              format_help(run_option_specs()).c_str());
 }
 
 }  // namespace

@@ -48,8 +48,7 @@ Cluster::Events Supervisor::cluster_events() {
   ev.start = [this](const GenerationPlan& plan) { on_start(plan); };
   ev.stop = [this](const NodeFailure& f) {
     if (f.node_rank != cfg_.layout.node_rank)
-      spdlog::warn("node {} failed in attempt {}: stopping this node's workers", f.node_rank,
-                   f.generation);
+      spdlog::warn("node {} failed in attempt {}: stopping this node's workers", f.node_rank, f.generation);
     if (cfg_.observer) cfg_.observer->generation_failed(f.generation);
     group_.stop(SIGTERM);
   };
@@ -61,8 +60,7 @@ Cluster::Events Supervisor::cluster_events() {
   };
   ev.lost = [this](const std::string& why) {
     spdlog::error("{}: exiting {} so the orchestrator retries the job", why, exit_code::kTempFail);
-    final_failure_ =
-        NodeFailure{plan_.generation, cfg_.layout.node_rank, exit_code::kTempFail, why};
+    final_failure_ = NodeFailure{plan_.generation, cfg_.layout.node_rank, exit_code::kTempFail, why};
     finish(exit_code::kTempFail);
   };
   return ev;
@@ -91,13 +89,12 @@ bool Supervisor::start_worker(int local_rank, const GenerationPlan& plan, Worker
   const std::string dir = attempt_dir(plan.generation, rank);
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
-  WorkerProcess::Identity id{local_rank,         rank,
-                             plan.generation,    dir + "/error.json",
+  WorkerProcess::Identity id{local_rank, rank, plan.generation, dir + "/error.json",
                              dir + "/heartbeat", cfg_.keep_logs ? dir : ""};
   auto w = std::make_shared<WorkerProcess>(io_, id);
 
-  WorkerAttempt attempt{local_rank,    plan.restart_count, plan.master_port,
-                        id.error_file, id.heartbeat_file,  std::nullopt};
+  WorkerAttempt attempt{local_rank, plan.restart_count, plan.master_port, id.error_file,
+                        id.heartbeat_file, std::nullopt};
   attempt.resume_checkpoint = resume_;
   std::vector<std::string> argv = cfg_.argv;
   if (resume_ && cfg_.resume_arg)
@@ -109,8 +106,7 @@ bool Supervisor::start_worker(int local_rank, const GenerationPlan& plan, Worker
     spdlog::error("rank {}: cannot create output pipes: {}", rank, std::strerror(errno));
     return false;
   }
-  SpawnRequest req{cfg_.executable, argv, build_worker_env(cfg_.base_env, cfg_.layout, attempt),
-                   out_w, err_w};
+  SpawnRequest req{cfg_.executable, argv, build_worker_env(cfg_.base_env, cfg_.layout, attempt), out_w, err_w};
   auto pid = spawner_.spawn(req);
   ::close(out_w);
   ::close(err_w);
@@ -121,8 +117,7 @@ bool Supervisor::start_worker(int local_rank, const GenerationPlan& plan, Worker
     return false;
   }
   if (cfg_.observer)
-    w->set_taps(cfg_.observer->output_tap(local_rank, false),
-                cfg_.observer->output_tap(local_rank, true));
+    w->set_taps(cfg_.observer->output_tap(local_rank, false), cfg_.observer->output_tap(local_rank, true));
   // weak: the WorkerProcess owns this callback, a shared_ptr here would keep it alive forever.
   w->attach(*pid, [this, weak = std::weak_ptr<WorkerProcess>(w)] {
     if (auto self = weak.lock()) maybe_end_worker(self);
@@ -176,8 +171,7 @@ void Supervisor::arm_grace_timer() {
   grace_timer_.expires_after(cfg_.grace);
   grace_timer_.async_wait([this](const boost::system::error_code& ec) {
     if (ec) return;
-    spdlog::warn("grace period of {} ms is over: SIGKILL to the remaining workers",
-                 cfg_.grace.count());
+    spdlog::warn("grace period of {} ms is over: SIGKILL to the remaining workers", cfg_.grace.count());
     group_.on_grace_expired();
   });
 }
@@ -266,8 +260,8 @@ void Supervisor::check_hangs() {
     if (!w || w->wait_status) continue;
     w->poll_heartbeat();
     if (w->silent_for() < cfg_.hang_timeout) continue;
-    spdlog::error("rank {}: no output and no heartbeat for {} ms: treating it as hung",
-                  w->id().rank, cfg_.hang_timeout.count());
+    spdlog::error("rank {}: no output and no heartbeat for {} ms: treating it as hung", w->id().rank,
+                  cfg_.hang_timeout.count());
     group_.on_worker_hang(w->id().local_rank);
     return;
   }
@@ -297,15 +291,15 @@ void Supervisor::release_workers() {
 }
 
 void Supervisor::report_root_cause() {
-  if (!causes_.empty()) spdlog::info("root causes:\n{}", format_failure_table(causes_));
+  if (!causes_.empty())
+    spdlog::info("root causes:\n{}", format_failure_table(causes_));
   if (!final_failure_) return;
   std::string text = final_failure_->summary + "\n";
   for (const auto& c : causes_)
     if (c.generation == final_failure_->generation) text = detail_text(c);
   if (write_root_cause_file(cfg_.failure_file, text, true, kFailureFileLimit))
     spdlog::info("root cause written to {}", cfg_.failure_file);
-  if (!cfg_.termination_log.empty() &&
-      write_root_cause_file(cfg_.termination_log, text, false, kTerminationLogLimit))
+  if (!cfg_.termination_log.empty() && write_root_cause_file(cfg_.termination_log, text, false, kTerminationLogLimit))
     spdlog::info("root cause written to {}", cfg_.termination_log);
 }
 

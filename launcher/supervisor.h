@@ -95,8 +95,8 @@ class Supervisor final : public GroupActions {
   std::vector<WorkerPtr> workers_;  // this generation's, by local rank
   std::map<pid_t, WorkerPtr> by_pid_;
   GenerationPlan plan_;
-  std::optional<std::string> resume_;  // this generation's checkpoint
-  std::vector<FailureRecord> causes_;  // this node's root cause per failed generation
+  std::optional<std::string> resume_;   // this generation's checkpoint
+  std::vector<FailureRecord> causes_;   // this node's root cause per failed generation
   std::optional<NodeFailure> final_failure_;
   int shutdown_signal_ = 0;
   bool finishing_ = false;

@@ -13,10 +13,7 @@ constexpr size_t kTailLines = 20;
 }
 
 WorkerProcess::WorkerProcess(boost::asio::io_context& io, Identity id)
-    : drain_timer(io),
-      io_(io),
-      id_(std::move(id)),
-      prefix_("[rank" + std::to_string(id_.rank) + "]: ") {
+    : drain_timer(io), io_(io), id_(std::move(id)), prefix_("[rank" + std::to_string(id_.rank) + "]: ") {
   err_.is_err = true;
   if (id_.log_dir.empty()) return;
   std::error_code ec;

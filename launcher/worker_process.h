@@ -44,8 +44,7 @@ class WorkerProcess : public std::enable_shared_from_this<WorkerProcess> {
   void attach(pid_t pid, std::function<void()> on_streams_closed);
   void close_pipes();
   // Observers of the raw stdout/stderr bytes (an empty view: end of stream); set before attach().
-  void set_taps(std::function<void(std::string_view)> out,
-                std::function<void(std::string_view)> err) {
+  void set_taps(std::function<void(std::string_view)> out, std::function<void(std::string_view)> err) {
     out_.tap = std::move(out);
     err_.tap = std::move(err);
   }
