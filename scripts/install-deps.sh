@@ -10,6 +10,7 @@ packages=(
   googletest libgtest-dev libgmock-dev libbenchmark-dev
   python3 python3-torch python3-pytest
   iproute2 util-linux procps time hyperfine
+  prometheus  # promtool: tests/integration/test_observability.py lints the scraped /metrics
 )
 
 missing=()
