@@ -47,6 +47,7 @@ void GoodputAccountant::resume_selected(std::optional<std::int64_t> step) {
 void GoodputAccountant::generation_started(int generation) {
   const double now = clock_.now();
   if (!gens_.empty()) {
+    if (!gens_.back().stop) gens_.back().stop = now;  // a new start without a failure seen first
     const Generation prev = gens_.back();
     account_restart(prev, prev.stop.value_or(now));
   }
@@ -88,6 +89,8 @@ void GoodputAccountant::account_restart(const Generation& prev, double failed_at
              steps);
   } else if (prev.last_step) {
     deferred_ = gens_.size() - 1;  // the next generation's first step tells where it resumed
+  } else if (progress_seen()) {
+    // No step in a job that prints them: all of it is already startup.
   } else if (config_.checkpoints_watched) {
     const double from =
         (resume.found && prev.checkpoint_state_at) ? *prev.checkpoint_state_at : prev.start;
@@ -168,8 +171,14 @@ std::optional<double> GoodputAccountant::job_rate() const {
   return seconds / static_cast<double>(steps);
 }
 
-double GoodputAccountant::startup_seconds(bool progress_seen) const {
-  if (!progress_seen) return 0;
+bool GoodputAccountant::progress_seen() const {
+  return std::any_of(gens_.begin(), gens_.end(),
+                     [](const Generation& g) { return g.first_step.has_value(); });
+}
+
+// From each generation's start to its first step; only once the job prints steps at all.
+double GoodputAccountant::startup_seconds() const {
+  if (!progress_seen()) return 0;
   const double now = clock_.now();
   double s = 0;
   for (const auto& g : gens_)
@@ -193,10 +202,8 @@ GoodputSnapshot GoodputAccountant::snapshot() const {
   bad(Badput::kDraining) = phase(Phase::kDraining);
   // Running splits into startup, stall, lost and productive; none may take more than is left.
   double left = phase(Phase::kRunning);
-  const bool progress_seen = std::any_of(
-      gens_.begin(), gens_.end(), [](const Generation& g) { return g.first_step.has_value(); });
   for (auto [cause, seconds] :
-       {std::pair{Badput::kStartup, startup_seconds(progress_seen)},
+       {std::pair{Badput::kStartup, startup_seconds()},
         std::pair{Badput::kCheckpointStall,
                   stall_seconds_ + std::accumulate(gap_samples_.begin(), gap_samples_.end(), 0.0)},
         std::pair{Badput::kLostProgress, lost_seconds_}}) {

@@ -135,7 +135,8 @@ class GoodputAccountant {
   void add_lost(double seconds, std::optional<std::int64_t> steps);
   std::optional<double> rate(const Generation& g) const;
   std::optional<double> job_rate() const;
-  double startup_seconds(bool progress_seen) const;
+  bool progress_seen() const;
+  double startup_seconds() const;
   void fill_checkpoints(GoodputSnapshot& s, double now) const;
   void fill_advice(GoodputSnapshot& s) const;
 

@@ -38,7 +38,9 @@ TEST(Metrics, ExpositionFormatIsWellFormed) {
       std::istringstream t(line.substr(7));
       std::string name, type;
       t >> name >> type;
-      if (type == "counter") EXPECT_TRUE(name.ends_with("_total")) << name;
+      if (type == "counter") {
+        EXPECT_TRUE(name.ends_with("_total")) << name;
+      }
       typed.insert(name);
       continue;
     }
