@@ -256,12 +256,8 @@ void Supervisor::on_signal(int sig) {
   exit_code_ = exit_code::kSignalBase + sig;
   stop_signal_ = sig;
   finishing_ = true;
-<<<<<<< HEAD
   if (cfg_.observer) cfg_.observer->finishing(exit_code_);
-  cluster_.leave();
-=======
   cluster_.leave(sig);
->>>>>>> main
   if (group_.running() == 0) return io_.stop();
   group_.stop(sig);
 }
@@ -293,12 +289,8 @@ void Supervisor::check_hangs() {
 void Supervisor::finish(int exit_code) {
   exit_code_ = exit_code;
   finishing_ = true;
-<<<<<<< HEAD
   if (cfg_.observer) cfg_.observer->finishing(exit_code);
-  cluster_.leave();
-=======
   cluster_.leave(0);
->>>>>>> main
   if (group_.running() == 0) return io_.stop();
   group_.stop(SIGTERM);
 }
