@@ -7,6 +7,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <memory>
 #include <thread>
 
 #include "common/exit_codes.h"
@@ -51,19 +52,27 @@ class Fd {
 
 }  // namespace
 
-Result<std::vector<DirEntry>> RealCheckpointFs::list(const std::string& dir) {
-  DIR* d = ::opendir(dir.c_str());
-  if (!d) return os_error();
+Result<std::vector<DirEntry>> CheckpointFs::list(const std::string& dir) {
   std::vector<DirEntry> out;
+  auto r = list_each(dir, [&](std::string_view name, EntryType type) {
+    out.push_back({std::string(name), type});
+  });
+  if (!r) return r.error();
+  return out;
+}
+
+Status RealCheckpointFs::list_each(const std::string& dir, const EachEntry& each) {
+  std::unique_ptr<DIR, int (*)(DIR*)> d(::opendir(dir.c_str()), ::closedir);
+  if (!d) return os_error();
   errno = 0;
-  while (dirent* e = ::readdir(d)) {
-    if (std::strcmp(e->d_name, ".") == 0 || std::strcmp(e->d_name, "..") == 0) continue;
-    out.push_back({e->d_name, entry_type(e->d_type)});
+  while (dirent* e = ::readdir(d.get())) {
+    if (std::strcmp(e->d_name, ".") != 0 && std::strcmp(e->d_name, "..") != 0)
+      each(e->d_name, entry_type(e->d_type));
+    errno = 0;
   }
   const int err = errno;
-  ::closedir(d);
   if (err != 0) return Error{exit_code::kNone, std::strerror(err)};
-  return out;
+  return ok_status();
 }
 
 Result<FileStat> RealCheckpointFs::stat(const std::string& path) {

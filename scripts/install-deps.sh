@@ -6,7 +6,7 @@ set -euo pipefail
 packages=(
   build-essential cmake ninja-build pkg-config clang clang-format libclang-rt-14-dev
   libboost1.81-all-dev nlohmann-json3-dev libspdlog-dev libfmt-dev
-  libfabric-dev libfabric-bin libssl-dev
+  libfabric-dev libfabric-bin libssl-dev zlib1g-dev
   googletest libgtest-dev libgmock-dev libbenchmark-dev
   python3 python3-torch python3-pytest
   iproute2 util-linux procps time hyperfine
