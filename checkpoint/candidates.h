@@ -53,17 +53,17 @@ struct Part {
 struct Key {
   std::int64_t run_ns = 0;  // when the run started (name) or its newest checkpoint (mtime)
   std::int64_t step = -1;
-  std::uint32_t dir = 0;           // index in Tree::dirs
-  std::uint32_t name = kNoDir;     // index in that dir's files; kNoDir: the directory itself
-  std::uint32_t run = 0;           // run directory index
-  std::uint8_t layout = 0;         // Layout
-  std::uint8_t rank = 0;           // tie-break within a step (pointer, Lightning last-vN, ...)
+  std::uint32_t dir = 0;        // index in Tree::dirs
+  std::uint32_t name = kNoDir;  // index in that dir's files; kNoDir: the directory itself
+  std::uint32_t run = 0;        // run directory index
+  std::uint8_t layout = 0;      // Layout
+  std::uint8_t rank = 0;        // tie-break within a step (pointer, Lightning last-vN, ...)
   bool best = false;
-  bool stamped = false;            // run_ns from the run's name
+  bool stamped = false;  // run_ns from the run's name
 };
 
 struct Candidate {
-  Checkpoint checkpoint;   // path, format, step, run, run_dir, files
+  Checkpoint checkpoint;  // path, format, step, run, run_dir, files
   Layout layout = Layout::kSkrl;
   std::vector<Part> parts;
   bool best = false;
@@ -74,7 +74,7 @@ struct Candidate {
   // A pointer file written after every part (DeepSpeed `latest`, cosmos latest_checkpoint.txt):
   // the candidate is complete only if the pointer names this step or a later one.
   std::string pointer;
-  std::string glob_rule;   // glob: marker/pointer/settle rule (see glob_candidates.cc)
+  std::string glob_rule;  // glob: marker/pointer/settle rule (see glob_candidates.cc)
   std::int64_t order_ns = 0;
 };
 
@@ -84,8 +84,7 @@ std::vector<Key> recognize(const Tree& tree, std::uint32_t layouts, CheckpointFs
 Candidate materialize(const Tree& tree, const Key& key, CheckpointFs& fs);
 
 // glob:PATTERN[,rule]: candidates, already ordered newest first (see glob_candidates.cc).
-std::vector<Candidate> glob_candidates(const Tree& tree, const std::string& spec,
-                                       CheckpointFs& fs);
+std::vector<Candidate> glob_candidates(const Tree& tree, const std::string& spec, CheckpointFs& fs);
 bool valid_glob_spec(const std::string& spec, std::string* why);
 
 // Shared by the layouts.

@@ -46,14 +46,13 @@ Result<std::vector<DcpStorageFile>> parse_dcp_metadata(std::string_view bytes) {
     const std::uint32_t offset = v.field(info, "offset");
     const std::uint32_t length = v.field(info, "length");
     if (!v.is_str(path) || !v.is_int(offset) || !v.is_int(length))
-      return bad("storage entry " + std::to_string(i / 2) +
-                 " lacks relative_path/offset/length");
+      return bad("storage entry " + std::to_string(i / 2) + " lacks relative_path/offset/length");
     const std::string& rel = v.at(path).text;
     const std::int64_t off = v.at(offset).integer, len = v.at(length).integer;
     if (!safe_relative(rel)) return bad("storage path '" + rel + "' leaves the directory");
     if (off < 0 || len < 0 || off > INT64_MAX - len)
-      return bad("storage entry for " + rel + " has offset " + std::to_string(off) +
-                 ", length " + std::to_string(len));
+      return bad("storage entry for " + rel + " has offset " + std::to_string(off) + ", length " +
+                 std::to_string(len));
     auto& f = files[rel];
     f.relative_path = rel;
     f.min_size = std::max<std::uint64_t>(f.min_size, static_cast<std::uint64_t>(off + len));

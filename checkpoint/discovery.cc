@@ -84,8 +84,8 @@ std::optional<Checkpoint> first_complete_key(CheckpointFs& fs, const Tree& tree,
   return std::nullopt;
 }
 
-std::optional<Checkpoint> select_glob(CheckpointFs& fs, const Tree& tree,
-                                      const std::string& spec, const SelectOptions& o) {
+std::optional<Checkpoint> select_glob(CheckpointFs& fs, const Tree& tree, const std::string& spec,
+                                      const SelectOptions& o) {
   for (auto& c : glob_candidates(tree, spec, fs)) {
     const Judgement j = judge(c, fs, o);
     if (j.verdict == Verdict::kComplete) return std::move(c.checkpoint);

@@ -104,8 +104,7 @@ Judgement check_dcp_unit(Checkpoint& c, CheckpointFs& fs, const std::string& dir
   for (const auto& f : *files) {
     const std::string path = join_path(dir, f.relative_path);
     auto st = fs.stat(path);
-    if (!st || !st->is_regular)
-      return incomplete(path + " is missing (.metadata refers to it)");
+    if (!st || !st->is_regular) return incomplete(path + " is missing (.metadata refers to it)");
     if (st->size < f.min_size)
       return incomplete(path + " has " + std::to_string(st->size) + " bytes; .metadata refers to " +
                         std::to_string(f.min_size) + " (truncated or still being written)");

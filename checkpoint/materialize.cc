@@ -12,14 +12,7 @@ namespace {
 
 constexpr std::string_view kCosmosParts[] = {"model", "optim", "scheduler", "trainer"};
 
-std::string stem_of(std::string_view file) { return std::string(file.substr(0, file.rfind('.'))); }
-
-// skrl module of a file name: "policy" for policy_100.pt, "" for best_policy.pt's step form.
-std::string module_of(std::string_view file, bool best) {
-  const std::string stem = stem_of(file);
-  if (best) return stem.substr(5);
-  return stem.substr(0, stem.rfind('_'));
-}
+using ModuleSet = std::set<std::string, std::less<>>;
 
 class Materializer {
  public:
@@ -34,18 +27,36 @@ class Materializer {
     c_.checkpoint.run_dir = tree_.dirs[key_.run].path;
     c_.checkpoint.run = std::string(tree_.dirs[key_.run].name());
     c_.checkpoint.directory = key_.name == kNoDir;
-    if (key_.name != kNoDir) c_.checkpoint.path = join_path(dir_.path, dir_.files[key_.name]);
-    else c_.checkpoint.path = dir_.path;
+    if (key_.name != kNoDir)
+      c_.checkpoint.path = join_path(dir_.path, dir_.files[key_.name]);
+    else
+      c_.checkpoint.path = dir_.path;
     c_.primary = c_.checkpoint.path;
     switch (c_.layout) {
-      case Layout::kSkrl: skrl(); break;
-      case Layout::kDcp: dcp(); break;
-      case Layout::kCosmosDcp: cosmos_dcp(); break;
-      case Layout::kCosmosPredict2: cosmos_predict2(); break;
-      case Layout::kCosmosPolicy: cosmos_policy(); break;
-      case Layout::kHf: hf(); break;
-      case Layout::kDeepSpeed: deepspeed(); break;
-      default: single(); break;  // rsl_rl, rl_games, lightning
+      case Layout::kSkrl:
+        skrl();
+        break;
+      case Layout::kDcp:
+        dcp();
+        break;
+      case Layout::kCosmosDcp:
+        cosmos_dcp();
+        break;
+      case Layout::kCosmosPredict2:
+        cosmos_predict2();
+        break;
+      case Layout::kCosmosPolicy:
+        cosmos_policy();
+        break;
+      case Layout::kHf:
+        hf();
+        break;
+      case Layout::kDeepSpeed:
+        deepspeed();
+        break;
+      default:
+        single();
+        break;  // rsl_rl, rl_games, lightning
     }
     for (const auto& p : c_.parts) c_.checkpoint.files.push_back(p.path);
     return std::move(c_);
@@ -83,7 +94,7 @@ class Materializer {
     c_.write_once = !key_.best;
     const std::string_view ext = dir_.files[key_.name].ends_with(".pickle") ? ".pickle" : ".pt";
     std::map<std::string, std::string> mine;
-    std::set<std::string> expected;
+    ModuleSet expected;
     collect_modules(dir_, ext, &mine, expected);
     const std::uint32_t gp = tree_.ancestor(key_.dir, 2);
     for (std::uint32_t i = 0; i < tree_.dirs.size() && gp != kNoDir; ++i)
@@ -106,24 +117,26 @@ class Materializer {
 
   // Modules of `d`: those of this key's step (or best) into `mine`; every module into expected.
   void collect_modules(const ListedDir& d, std::string_view ext,
-                       std::map<std::string, std::string>* mine, std::set<std::string>& expected) {
+                       std::map<std::string, std::string>* mine, ModuleSet& expected) {
     for (std::size_t i = 0; i < d.files.size(); ++i) {
       const std::string_view f = d.files[i];
       if (!f.ends_with(ext)) continue;
-      const std::string stem = stem_of(f);
+      const std::string_view stem = f.substr(0, f.size() - ext.size());
       const bool best = stem.starts_with("best_");
-      const auto us = stem.rfind('_');
+      if (best != key_.best) continue;
+      std::string_view module = stem.substr(best ? 5 : 0);
       std::int64_t step = -1;
       if (!best) {
-        if (us == std::string::npos || us == 0) continue;
-        auto s = parse_digits(std::string_view(stem).substr(us + 1));
-        if (!s || (stem.substr(0, us) == "model" && ext == ".pt")) continue;
+        const auto us = stem.rfind('_');
+        if (us == std::string_view::npos || us == 0) continue;
+        auto s = parse_digits(stem.substr(us + 1));
+        module = stem.substr(0, us);
+        if (!s || (module == "model" && ext == ".pt")) continue;
         step = *s;
       }
-      if (best != key_.best) continue;
-      const std::string module = module_of(f, best);
-      expected.insert(module);
-      if (mine && (best || step == key_.step)) (*mine)[module] = std::string(f);
+      if (module.empty()) continue;
+      if (expected.find(module) == expected.end()) expected.emplace(module);
+      if (mine && (best || step == key_.step)) (*mine)[std::string(module)] = std::string(f);
     }
   }
 
@@ -137,8 +150,10 @@ class Materializer {
     c_.write_once = false;
     for (auto part : kCosmosParts) {
       const std::uint32_t d = child(key_.dir, part);
-      if (d == kNoDir) missing("no " + std::string(part) + "/ (save interrupted?)");
-      else add(tree_.dirs[d].path, PartKind::kDcp);
+      if (d == kNoDir)
+        missing("no " + std::string(part) + "/ (save interrupted?)");
+      else
+        add(tree_.dirs[d].path, PartKind::kDcp);
     }
     c_.primary = join_path(join_path(dir_.path, "model"), ".metadata");
     pointer_in(dir_.parent, "latest_checkpoint.txt");
@@ -150,7 +165,8 @@ class Materializer {
       const std::uint32_t d = child(dir_.parent, part);
       if (d == kNoDir || !tree_.dirs[d].files.contains(file))
         missing("no " + std::string(part) + "/" + std::string(file) + " (save interrupted?)");
-      else add(join_path(tree_.dirs[d].path, file), PartKind::kTorch);
+      else
+        add(join_path(tree_.dirs[d].path, file), PartKind::kTorch);
     }
   }
 
@@ -191,8 +207,10 @@ class Materializer {
       if (!r.markers.count(rank)) missing("rank " + rs + " has no .rank_" + rs + "_complete");
       for (const auto& kind : r.kinds) {
         const std::string f = kind + "_rank_" + rs + ".pth";
-        if (!dir_.files.contains(f)) missing("no " + f);
-        else add(join_path(dir_.path, f), PartKind::kTorch);
+        if (!dir_.files.contains(f))
+          missing("no " + f);
+        else
+          add(join_path(dir_.path, f), PartKind::kTorch);
       }
       if (r.markers.count(rank))
         add(join_path(dir_.path, ".rank_" + rs + "_complete"), PartKind::kExists);
@@ -230,8 +248,10 @@ class Materializer {
     for (std::size_t f = 0; f < d.files.size(); ++f) {
       const std::string_view n = d.files[f];
       std::string path = join_path(d.path, n);
-      if (n.ends_with(".safetensors")) add(std::move(path), PartKind::kSafetensors);
-      else if (n.ends_with(".json")) add(std::move(path), PartKind::kJson);
+      if (n.ends_with(".safetensors"))
+        add(std::move(path), PartKind::kSafetensors);
+      else if (n.ends_with(".json"))
+        add(std::move(path), PartKind::kJson);
       else if (n.ends_with(".pt") || n.ends_with(".pth") || n.ends_with(".bin") ||
                n.ends_with(".pkl"))
         add(std::move(path), PartKind::kTorch);
@@ -245,7 +265,8 @@ class Materializer {
   void deepspeed() {
     c_.write_once = false;
     for (std::size_t f = 0; f < dir_.files.size(); ++f)
-      if (dir_.files[f].ends_with(".pt")) add(join_path(dir_.path, dir_.files[f]), PartKind::kTorch);
+      if (dir_.files[f].ends_with(".pt"))
+        add(join_path(dir_.path, dir_.files[f]), PartKind::kTorch);
     if (c_.parts.empty()) missing("no *.pt files");
     pointer_in(dir_.parent, "latest");
     if (c_.pointer.empty())

@@ -421,4 +421,3 @@ std::string PickleValue::class_name(std::uint32_t node) const {
 }
 
 }  // namespace tv
-

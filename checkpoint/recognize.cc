@@ -53,11 +53,21 @@ bool is_cosmos_part(std::string_view n) {
 class Recognizer {
  public:
   Recognizer(const Tree& tree, std::uint32_t mask, CheckpointFs& fs)
-      : tree_(tree), mask_(mask), fs_(fs), stamp_dir_(tree.dirs.size(), kNoDir) {
+      : tree_(tree),
+        mask_(mask),
+        fs_(fs),
+        stamp_dir_(tree.dirs.size(), kNoDir),
+        stamp_ns_(tree.dirs.size(), 0) {
     for (std::uint32_t i = 0; i < tree.dirs.size(); ++i) {  // parents come before children
       const auto& d = tree.dirs[i];
-      if (run_stamp_ns(d.name()) && d.parent != kNoDir) stamp_dir_[i] = i;
-      else if (d.parent != kNoDir) stamp_dir_[i] = stamp_dir_[d.parent];
+      if (d.parent == kNoDir) continue;
+      if (auto ns = run_stamp_ns(d.name())) {
+        stamp_dir_[i] = i;
+        stamp_ns_[i] = *ns;
+      } else {
+        stamp_dir_[i] = stamp_dir_[d.parent];
+        stamp_ns_[i] = stamp_ns_[d.parent];
+      }
     }
   }
 
@@ -78,7 +88,7 @@ class Recognizer {
   void set_run(Key& k, std::uint32_t c) {
     if (stamp_dir_[c] != kNoDir) {
       k.run = stamp_dir_[c];
-      k.run_ns = *run_stamp_ns(name(k.run));
+      k.run_ns = stamp_ns_[c];
       k.stamped = true;
       return;
     }
@@ -119,8 +129,10 @@ class Recognizer {
       if (n == "model" && on(Layout::kCosmosPredict2)) cosmos_predict2(i, p);
       if (n != "model" || on(Layout::kCosmosPredict2)) return;
     }
-    if (n == "policy" && (number_between(name(p), "step_", "") || number_between(name(p), "epoch_", ""))) {
-      if (on(Layout::kCosmosPolicy)) emit(Layout::kCosmosPolicy, i, kNoDir, step_in_name(name(p)), up(i, 2));
+    if (n == "policy" &&
+        (number_between(name(p), "step_", "") || number_between(name(p), "epoch_", ""))) {
+      if (on(Layout::kCosmosPolicy))
+        emit(Layout::kCosmosPolicy, i, kNoDir, step_in_name(name(p)), up(i, 2));
       return;
     }
     files(i);
@@ -147,9 +159,12 @@ class Recognizer {
     const bool nn = d.name() == "nn";
     for (std::uint32_t f = 0; f < d.files.size(); ++f) {
       const std::string_view n = d.files[f];
-      if (n.ends_with(".pt") || n.ends_with(".pickle")) torch_rl(i, f, n);
-      else if (n.ends_with(".ckpt")) lightning(i, f, n);
-      else if (nn && n.ends_with(".pth")) rl_games(i, f, n);
+      if (n.ends_with(".pt") || n.ends_with(".pickle"))
+        torch_rl(i, f, n);
+      else if (n.ends_with(".ckpt"))
+        lightning(i, f, n);
+      else if (nn && n.ends_with(".pth"))
+        rl_games(i, f, n);
     }
   }
 
@@ -190,7 +205,8 @@ class Recognizer {
     if (base == "last") {
       // Written after the step's own file: its step is in its content (global_step).
       const std::int64_t step = lightning_global_step(fs_, join_path(tree_.dirs[i].path, n));
-      return emit(Layout::kLightning, i, f, step, up(i, 1), false, static_cast<std::uint8_t>(101 + rank));
+      return emit(Layout::kLightning, i, f, step, up(i, 1), false,
+                  static_cast<std::uint8_t>(101 + rank));
     }
     std::int64_t step = number_after(stem, "step=");
     if (step < 0) step = number_after(stem, "epoch=");
@@ -223,6 +239,7 @@ class Recognizer {
   std::uint32_t mask_;
   CheckpointFs& fs_;
   std::vector<std::uint32_t> stamp_dir_;
+  std::vector<std::int64_t> stamp_ns_;
   std::vector<Key> keys_;
 };
 
@@ -234,17 +251,28 @@ std::vector<Key> recognize(const Tree& tree, std::uint32_t layouts, CheckpointFs
 
 const char* layout_format(Layout layout) {
   switch (layout) {
-    case Layout::kSkrl: return "skrl";
-    case Layout::kRslRl: return "rsl_rl";
-    case Layout::kRlGames: return "rl_games";
-    case Layout::kDcp: return "dcp";
-    case Layout::kCosmosDcp: return "cosmos-rl";
-    case Layout::kCosmosPredict2: return "cosmos-predict2";
-    case Layout::kCosmosPolicy: return "cosmos-rl";
-    case Layout::kHf: return "hf";
-    case Layout::kLightning: return "lightning";
-    case Layout::kDeepSpeed: return "deepspeed";
-    default: return "glob";
+    case Layout::kSkrl:
+      return "skrl";
+    case Layout::kRslRl:
+      return "rsl_rl";
+    case Layout::kRlGames:
+      return "rl_games";
+    case Layout::kDcp:
+      return "dcp";
+    case Layout::kCosmosDcp:
+      return "cosmos-rl";
+    case Layout::kCosmosPredict2:
+      return "cosmos-predict2";
+    case Layout::kCosmosPolicy:
+      return "cosmos-rl";
+    case Layout::kHf:
+      return "hf";
+    case Layout::kLightning:
+      return "lightning";
+    case Layout::kDeepSpeed:
+      return "deepspeed";
+    default:
+      return "glob";
   }
 }
 

@@ -57,14 +57,21 @@ bool expand(const std::string& tmpl, const Checkpoint* c, std::string& out, bool
       continue;
     }
     const auto close = tmpl.find('}', i);
-    const std::string name = close == std::string::npos ? tmpl.substr(i) : tmpl.substr(i + 1, close - i - 1);
+    const std::string name =
+        close == std::string::npos ? tmpl.substr(i) : tmpl.substr(i + 1, close - i - 1);
     std::string value;
-    if (name.empty() || name == "path") value = c ? c->path : "";
-    else if (name == "file") value = c ? base_of(c->path) : "";
-    else if (name == "dir") value = c ? dir_of(*c) : "";
-    else if (name == "run") value = c ? c->run : "";
-    else if (name == "run_dir") value = c ? c->run_dir : "";
-    else if (name == "step") value = c && c->step >= 0 ? std::to_string(c->step) : "";
+    if (name.empty() || name == "path")
+      value = c ? c->path : "";
+    else if (name == "file")
+      value = c ? base_of(c->path) : "";
+    else if (name == "dir")
+      value = c ? dir_of(*c) : "";
+    else if (name == "run")
+      value = c ? c->run : "";
+    else if (name == "run_dir")
+      value = c ? c->run_dir : "";
+    else if (name == "step")
+      value = c && c->step >= 0 ? std::to_string(c->step) : "";
     else {
       bad = close == std::string::npos ? tmpl.substr(i) : "{" + name + "}";
       return false;
@@ -76,14 +83,30 @@ bool expand(const std::string& tmpl, const Checkpoint* c, std::string& out, bool
   return true;
 }
 
+std::vector<std::string> words(const std::string& tmpl) {
+  std::vector<std::string> out;
+  std::size_t i = 0;
+  while (i < tmpl.size()) {
+    while (i < tmpl.size() && tmpl[i] == ' ') ++i;
+    const std::size_t end = std::min(tmpl.find(' ', i), tmpl.size());
+    if (end > i) out.push_back(tmpl.substr(i, end - i));
+    i = end;
+  }
+  return out;
+}
+
 }  // namespace
 
 std::vector<std::string> expand_resume_arg(const std::string& tmpl, const Checkpoint& c) {
-  std::string out, bad;
+  std::vector<std::string> out;
   bool any = false;
-  if (!expand(tmpl, &c, out, any, bad)) return {tmpl, c.path};
-  if (!any) return {out, c.path};
-  return {out};
+  for (const auto& w : words(tmpl)) {
+    std::string expanded, bad;
+    if (!expand(w, &c, expanded, any, bad)) expanded = w;
+    out.push_back(std::move(expanded));
+  }
+  if (!any) out.push_back(c.path);
+  return out;
 }
 
 Status validate_resume_arg(const std::string& tmpl) {

@@ -20,15 +20,15 @@ namespace tv {
 class CheckpointFs;
 
 struct Checkpoint {
-  std::string path;    // what {} in --resume-arg becomes: a file, or a checkpoint directory
-  std::string format;  // skrl, rsl_rl, rl_games, dcp, cosmos-rl, cosmos-predict2, hf, ...
-  std::int64_t step = -1;       // from the name (Lightning last*.ckpt: from its content); -1: none
-  std::uint64_t bytes = 0;      // all files that make up the checkpoint
-  std::string run;              // the run directory's name
-  std::string run_dir;          // the run directory (where the framework's run lives)
-  bool directory = false;       // the checkpoint is a directory (DCP, HF, DeepSpeed, ...)
-  std::int64_t mtime_ns = 0;    // when it became complete (newest file / .metadata / marker)
-  std::int64_t started_ns = 0;  // when writing began (birth time where known, else 0)
+  std::string path;           // what {} in --resume-arg becomes: a file, or a checkpoint directory
+  std::string format;         // skrl, rsl_rl, rl_games, dcp, cosmos-rl, cosmos-predict2, hf, ...
+  std::int64_t step = -1;     // from the name (Lightning last*.ckpt: from its content); -1: none
+  std::uint64_t bytes = 0;    // all files that make up the checkpoint
+  std::string run;            // the run directory's name
+  std::string run_dir;        // the run directory (where the framework's run lives)
+  bool directory = false;     // the checkpoint is a directory (DCP, HF, DeepSpeed, ...)
+  std::int64_t mtime_ns = 0;  // when it became complete (newest file / .metadata / marker)
+  std::int64_t started_ns = 0;     // when writing began (birth time where known, else 0)
   std::vector<std::string> files;  // every file that makes up the checkpoint
 };
 
@@ -55,7 +55,8 @@ inline constexpr const char* kCheckpointFormats =
 // One of kCheckpointFormats; anything else is exit 78 naming --checkpoint-format.
 Status validate_checkpoint_format(const std::string& format);
 
-// --resume-arg TEMPLATE for a checkpoint: {} and {path} = its path, {file} = the file's name,
+// --resume-arg TEMPLATE for a checkpoint: split on spaces into words (each one argument), then
+// in each word {} and {path} = its path, {file} = the file's name,
 // {dir} = the checkpoint directory (the path itself when the checkpoint is a directory, else the
 // directory holding the file), {run} = the run directory's name, {run_dir} = the run directory,
 // {step} = the step ("" when unknown), {{ and }} = literal braces. A template without any

@@ -46,8 +46,9 @@ class Walker {
     dir.rel = p.rel;
     dir.parent = p.parent;
     const auto index = static_cast<std::uint32_t>(tree_.dirs.size());
-    auto listed = fs_.list_each(
-        p.path, [&](std::string_view name, EntryType type) { classify(p, name, type, dir, index); });
+    auto listed = fs_.list_each(p.path, [&](std::string_view name, EntryType type) {
+      classify(p, name, type, dir, index);
+    });
     if (!listed) {
       spdlog::warn("checkpoint: skipping directory {}: {}", p.path, listed.error().message);
       while (!stack_.empty() && stack_.back().parent == index) stack_.pop_back();

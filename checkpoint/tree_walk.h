@@ -42,11 +42,11 @@ class NameList {
 inline constexpr std::uint32_t kNoDir = 0xFFFFFFFF;
 
 struct ListedDir {
-  std::string path;              // as reached: root + "/" + relative path
-  std::string rel;               // relative to the root; "" for the root
-  std::uint32_t parent = kNoDir;  // index in Tree::dirs
-  NameList files;                // regular files (or links to them), in listing order
-  NameList subdirs;              // names of the directories walked into
+  std::string path;                // as reached: root + "/" + relative path
+  std::string rel;                 // relative to the root; "" for the root
+  std::uint32_t parent = kNoDir;   // index in Tree::dirs
+  NameList files;                  // regular files (or links to them), in listing order
+  NameList subdirs;                // names of the directories walked into
   std::string_view name() const {  // last component of rel ("" for the root)
     const auto slash = rel.rfind('/');
     return slash == std::string::npos ? std::string_view(rel)

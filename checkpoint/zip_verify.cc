@@ -49,8 +49,7 @@ bool apply_zip64(std::string_view extra, Entry& e) {
     }
     at += 4 + len;
   }
-  return e.uncompressed != 0xFFFFFFFF && e.compressed != 0xFFFFFFFF &&
-         e.local_offset != 0xFFFFFFFF;
+  return e.uncompressed != 0xFFFFFFFF && e.compressed != 0xFFFFFFFF && e.local_offset != 0xFFFFFFFF;
 }
 
 Result<Entry> central_entry(std::string_view cd, std::size_t& at) {
@@ -113,8 +112,7 @@ Status check_entry(CheckpointFs& fs, const std::string& path, const Entry& e,
   if (e.compressed != e.uncompressed) return bad("entry " + name + ": stored sizes differ");
   auto crc = crc_of(fs, path, data, e.compressed);
   if (!crc) return crc.error();
-  if (*crc != e.crc)
-    return bad("entry " + name + ": CRC-32 mismatch (data not fully written?)");
+  if (*crc != e.crc) return bad("entry " + name + ": CRC-32 mismatch (data not fully written?)");
   stats.bytes_hashed += e.compressed;
   return ok_status();
 }
@@ -142,8 +140,10 @@ Result<ZipVerifyStats> verify_zip(CheckpointFs& fs, const std::string& path, std
     ++stats.entries;
   }
   if (stats.entries != rec->entries)
-    return bad("central directory holds " + std::to_string(stats.entries) + " entries, the end "
-               "record says " + std::to_string(rec->entries));
+    return bad("central directory holds " + std::to_string(stats.entries) +
+               " entries, the end "
+               "record says " +
+               std::to_string(rec->entries));
   return stats;
 }
 

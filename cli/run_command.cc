@@ -109,12 +109,20 @@ Status read_health_and_checkpoints(const Options& o, RunPlan& p) {
     // after every node reported its workers stopped), so nothing can still be writing: the
     // zip/DCP completeness checks decide, without waiting out the settle window.
     req.settle = std::chrono::milliseconds(0);
-    p.sup.find_resume = [req]() -> std::optional<std::string> {
+    std::optional<std::string> tmpl;
+    if (auto v = o.get("resume-arg")) tmpl = v->value;
+    if (tmpl)
+      if (auto ok = validate_resume_arg(*tmpl); !ok) return ok;
+    p.sup.find_resume = [req, tmpl]() -> std::optional<ResumeTarget> {
       auto c = find_resume_checkpoint(req);
-      return c ? std::optional<std::string>(c->path) : std::nullopt;
+      if (!c) return std::nullopt;
+      ResumeTarget t{c->path, {}};
+      if (tmpl) t.args = expand_resume_arg(*tmpl, *c);
+      return t;
     };
+  } else if (auto v = o.get("resume-arg")) {
+    if (auto ok = validate_resume_arg(v->value); !ok) return ok;
   }
-  if (auto v = o.get("resume-arg")) p.sup.resume_arg = v->value;
   return ok_status();
 }
 

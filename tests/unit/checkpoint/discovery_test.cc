@@ -3,28 +3,24 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "checkpoint/resume.h"
-#include "fake_checkpoint_fs.h"
-#include "pickle_writer.h"
+#include "resume_helpers.h"
 
 namespace tv {
 namespace {
 
 using testing::FakeCheckpointFs;
+using testing::kRoot;
+using testing::kS;
+using testing::latest;
 using testing::make_dcp_metadata;
 using testing::make_zip;
-constexpr std::int64_t kS = FakeCheckpointFs::kSecond;
+using testing::path_of;
 
-const std::string kRoot = "/ckpt";
 const std::string kRun1 = kRoot + "/Isaac-Ant-v0/2025-01-02_10-00-00_ppo_torch/checkpoints";
 const std::string kRun2 = kRoot + "/Isaac-Ant-v0/2025-01-02_12-30-00_ppo_torch/checkpoints";
-
-std::optional<Checkpoint> latest(FakeCheckpointFs& fs, const std::string& format = "auto",
-                                 const std::string& mode = "latest") {
-  return find_resume_checkpoint(ResumeRequest{kRoot, format, mode}, fs);
-}
-
-std::string path_of(const std::optional<Checkpoint>& c) { return c ? c->path : "<none>"; }
 
 TEST(SkrlDiscovery, NewestStepOfOneRun) {
   FakeCheckpointFs fs;
@@ -161,13 +157,16 @@ const std::string kIters = kRoot + "/cosmos/job/checkpoints";
 // every byte of them (meta_t 0: no .metadata yet).
 void add_dcp(FakeCheckpointFs& fs, const std::string& dir, std::int64_t shard_t,
              std::int64_t meta_t) {
+  const std::int64_t now = fs.now();
+  fs.set_now(std::max(shard_t, meta_t));  // directories get the time they were made
   fs.add_file(dir + "/__0_0.distcp", "shard0", shard_t);
   fs.add_file(dir + "/__1_0.distcp", "shard1", shard_t);
   if (meta_t > 0)
-    fs.add_file(dir + "/.metadata",
-                make_dcp_metadata({{"__0_0.distcp", 0, 4}, {"__0_0.distcp", 4, 2},
-                                   {"__1_0.distcp", 0, 6}}),
-                meta_t);
+    fs.add_file(
+        dir + "/.metadata",
+        make_dcp_metadata({{"__0_0.distcp", 0, 4}, {"__0_0.distcp", 4, 2}, {"__1_0.distcp", 0, 6}}),
+        meta_t);
+  fs.set_now(now);
 }
 
 TEST(DcpDiscovery, CompleteByContent) {
@@ -262,7 +261,9 @@ TEST(CosmosDiscovery, IterationNeedsEveryPartAndThePointer) {
 TEST(AutoDiscovery, UnstampedRunsAreOrderedByTheirNewestCheckpoint) {
   FakeCheckpointFs fs;
   const std::int64_t t = fs.now() - 100 * kS;
+  fs.set_now(t);
   fs.add_file(kRoot + "/a/checkpoints/agent_1.pt", make_zip(), t);
+  fs.set_now(t + 100 * kS);
   add_dcp(fs, kRoot + "/b/checkpoint/step-10", t + kS, t + 2 * kS);
   EXPECT_EQ(path_of(latest(fs)), kRoot + "/b/checkpoint/step-10");
   fs.add_file(kRoot + "/a/checkpoints/agent_2.pt", make_zip(), t + 3 * kS);
@@ -297,9 +298,12 @@ TEST(GlobDiscovery, DirectoriesMatchToo) {
 TEST(GlobDiscovery, FrameworkMarkerPointerAndSettleRules) {
   FakeCheckpointFs fs;
   const std::int64_t t = fs.now() - 100 * kS;
+  const std::int64_t now = fs.now();
+  fs.set_now(t);  // the directories are made then
   fs.add_file(kRoot + "/save/s-10/weights", "w", t);
   fs.add_file(kRoot + "/save/s-10/done.json", "{}", t);
   fs.add_file(kRoot + "/save/s-20/weights", "w", t);  // no marker yet
+  fs.set_now(now);
   EXPECT_EQ(path_of(latest(fs, "glob:save/s-*,marker=done.json")), kRoot + "/save/s-10");
   fs.add_file(kRoot + "/save/LATEST", "s-10\n", t);
   EXPECT_EQ(path_of(latest(fs, "glob:save/s-*,pointer=LATEST")), kRoot + "/save/s-10");
@@ -310,11 +314,10 @@ TEST(GlobDiscovery, FrameworkMarkerPointerAndSettleRules) {
 }
 
 TEST(Formats, Validation) {
-  for (const char* ok :
-       {"auto", "skrl", "rsl_rl", "rl_games", "dcp", "torchtitan", "cosmos-rl", "cosmos-predict2",
-        "hf", "accelerate", "lightning", "deepspeed", "glob:*.pt", "glob:a/b/*",
-        "glob:x/*,marker=trainer_state.json", "glob:x/*,pointer=latest", "glob:x/*,settle=5",
-        "glob:x/*,done=.ok"})
+  for (const char* ok : {"auto", "skrl", "rsl_rl", "rl_games", "dcp", "torchtitan", "cosmos-rl",
+                         "cosmos-predict2", "hf", "accelerate", "lightning", "deepspeed",
+                         "glob:*.pt", "glob:a/b/*", "glob:x/*,marker=trainer_state.json",
+                         "glob:x/*,pointer=latest", "glob:x/*,settle=5", "glob:x/*,done=.ok"})
     EXPECT_TRUE(validate_checkpoint_format(ok).ok()) << ok;
   for (const char* bad : {"", "SKRL", "glob:", "glob:/abs/*", "torch", "glob:x,settle=abc",
                           "glob:x,marker=a/b", "glob:x,when=now"}) {

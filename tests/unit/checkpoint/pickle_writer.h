@@ -25,7 +25,8 @@ class PickleWriter {
     } else {
       out_ += '\x8a';
       out_ += '\x08';
-      for (int i = 0; i < 8; ++i) out_ += static_cast<char>((static_cast<std::uint64_t>(v) >> (8 * i)) & 0xff);
+      for (int i = 0; i < 8; ++i)
+        out_ += static_cast<char>((static_cast<std::uint64_t>(v) >> (8 * i)) & 0xff);
     }
     return *this;
   }
@@ -71,7 +72,12 @@ inline std::string make_dcp_metadata(const std::vector<StorageRef>& refs) {
     w.str("fqn").str("w" + std::to_string(i++)).str("offset").none().str("index").none();
     w.setitems().build();
     w.new_object("torch.distributed.checkpoint.filesystem", "_StorageInfo").empty_dict().mark();
-    w.str("relative_path").str(r.file).str("offset").integer(r.offset).str("length").integer(r.length);
+    w.str("relative_path")
+        .str(r.file)
+        .str("offset")
+        .integer(r.offset)
+        .str("length")
+        .integer(r.length);
     w.setitems().build();
   }
   w.setitems();  // storage_data
