@@ -174,6 +174,7 @@ Result<RunPlan> plan_run(const Options& o, const Environment& env) {
   p.sup.argv = *argv;
   p.sup.base_env = env;
   p.sup.failure_file = o.value_or("failure-file", "/opt/ml/output/failure");
+  p.sup.signals_reach_workers = env.has("SLURM_JOB_ID") && env.has("SLURM_STEP_ID");
   // Kubernetes mounts /dev/termination-log; outside Kubernetes the default is not created.
   const auto tlog = o.get("termination-log");
   if (tlog && (tlog->origin != "default" || RealFileSystem().exists(tlog->value)))

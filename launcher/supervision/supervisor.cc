@@ -78,7 +78,8 @@ Cluster::Events Supervisor::cluster_events() {
       spdlog::error("{}: stopping this node's workers", why);
     final_failure_ = NodeFailure{plan_.generation, cfg_.layout.node_rank, code, why};
     if (signal > 0) stop_signal_ = signal;
-    finish(code);
+    // Stopped from outside inside a Slurm step: Slurm signals this node's workers itself.
+    finish(code, signal > 0 && cfg_.signals_reach_workers ? 0 : SIGTERM);
   };
   return ev;
 }
@@ -234,7 +235,12 @@ void Supervisor::wait_signals() {
 }
 
 void Supervisor::on_signal(int sig) {
-  if (sig == SIGUSR1 || sig == SIGUSR2) return group_.forward(sig);
+  const bool user = sig == SIGUSR1 || sig == SIGUSR2;
+  if (user && cfg_.signals_reach_workers)
+    return spdlog::info("received SIG{}: not forwarded, Slurm delivered it to every process of "
+                        "the step (the workers too)",
+                        sigabbrev_np(sig));
+  if (user) return group_.forward(sig);
   if (shutdown_signal_) {
     if (sig == SIGTERM || sig == SIGINT) {
       spdlog::warn("second {}: killing the workers now", sigabbrev_np(sig));
@@ -243,14 +249,17 @@ void Supervisor::on_signal(int sig) {
     return;
   }
   shutdown_signal_ = sig;
-  spdlog::warn("received SIG{}: forwarding to the workers, SIGKILL after {} ms", sigabbrev_np(sig),
+  spdlog::warn("received SIG{}: {}, SIGKILL after {} ms", sigabbrev_np(sig),
+               cfg_.signals_reach_workers
+                   ? "Slurm delivered it to every process of the step (the workers too)"
+                   : "forwarding to the workers",
                cfg_.grace.count());
   exit_code_ = exit_code::kSignalBase + sig;
   stop_signal_ = sig;
   finishing_ = true;
   cluster_.leave(sig);
   if (group_.running() == 0) return io_.stop();
-  group_.stop(sig);
+  group_.stop(cfg_.signals_reach_workers ? 0 : sig);  // 0: no signal, only the grace period
 }
 
 void Supervisor::schedule_hang_check() {
@@ -277,12 +286,12 @@ void Supervisor::check_hangs() {
   }
 }
 
-void Supervisor::finish(int exit_code) {
+void Supervisor::finish(int exit_code, int stop_with) {
   exit_code_ = exit_code;
   finishing_ = true;
   cluster_.leave(0);
   if (group_.running() == 0) return io_.stop();
-  group_.stop(SIGTERM);
+  group_.stop(stop_with);
 }
 
 // The loop has stopped with reads and drain timers still pending: abort them and let their

@@ -15,6 +15,7 @@
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <chrono>
+#include <csignal>
 #include <functional>
 #include <map>
 #include <memory>
@@ -48,6 +49,9 @@ struct SupervisorConfig {
   std::chrono::milliseconds hang_timeout{0};  // 0 = off
   std::string work_dir;                       // error files and heartbeats live under it
   bool keep_logs = false;                     // --log-dir: per-rank files under work_dir
+  // Inside a Slurm step, Slurm delivers every signal of the step to every process of it, the
+  // workers included: forwarding would deliver each twice (docs/supervision.md, "Signals").
+  bool signals_reach_workers = false;
   std::string failure_file;
   std::string termination_log;
   // Hook: the checkpoint to resume from at each (re)start, and the arguments that hand it to
@@ -82,7 +86,9 @@ class Supervisor final : public GroupActions {
   void end_worker(const WorkerPtr& w);
   void schedule_hang_check();
   void check_hangs();
-  void finish(int exit_code);
+  // Ends the run with exit_code once the workers are gone; they get `stop_with` (0: nothing, only
+  // the grace period), then SIGKILL.
+  void finish(int exit_code, int stop_with = SIGTERM);
   void report_root_cause();
   void log_exit() const;
   void release_workers();
