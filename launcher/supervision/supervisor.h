@@ -25,6 +25,7 @@
 
 #include "launcher/supervision/cluster.h"
 #include "launcher/supervision/reaper.h"
+#include "launcher/supervision/run_observer.h"
 #include "launcher/supervision/root_cause.h"
 #include "launcher/supervision/spawner.h"
 #include "launcher/supervision/worker_env.h"
@@ -57,6 +58,8 @@ struct SupervisorConfig {
   // Hook: the checkpoint to resume from at each (re)start, and the arguments that hand it to
   // the workers (--resume-arg, already expanded); may be empty.
   std::function<std::optional<ResumeTarget>()> find_resume;
+  // Hook: told about generations, workers and their output (goodput, metrics); may be null.
+  RunObserver* observer = nullptr;
 };
 
 class Supervisor final : public GroupActions {
