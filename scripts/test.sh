@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The whole test suite, as CI runs it: install dependencies, then
 #   0. the portable Release binary (GCC and clang, -Werror) and its portability check,
-#      (the image and its container tests: scripts/container-test.sh, docs/deployment.md),
 #   1. the normal build and every test (unit + integration against the real binary),
+#   1b. the image built from the Dockerfile with no registry, and the container tests,
 #   2. the same suite built with ASan + UBSan,
 #   3. every libFuzzer harness for a bounded time.
 # Usage: scripts/test.sh [--quick]   (--quick: only step 1)
@@ -25,6 +25,13 @@ echo "== normal build"
 bash scripts/build.sh build
 (cd build && TV_PORTABLE_BIN="$PWD/../build-portable/trainvisor" ctest --output-on-failure -j "$jobs" --timeout 900)
 ((quick)) && exit 0
+
+echo "== image from the Dockerfile (no registry) and container tests, trainvisor as PID 1"
+if [ "$(id -u)" -eq 0 ] && command -v podman >/dev/null && command -v debootstrap >/dev/null; then
+  bash scripts/container-test.sh   # ~30 min on 2 busy cores, mostly the builder's compile
+else
+  echo "skipped: needs root, podman and debootstrap (scripts/container-test.sh)"
+fi
 
 echo "== ASan + UBSan build"
 bash scripts/build.sh build-asan -DCMAKE_BUILD_TYPE=Debug -DTRAINVISOR_SANITIZE=ON -DTRAINVISOR_BENCH=OFF
