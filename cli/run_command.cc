@@ -21,6 +21,7 @@
 #include "launcher/rendezvous/network_cluster.h"
 #include "launcher/supervision/local_cluster.h"
 #include "launcher/supervision/spawner.h"
+#include "launcher/supervision/standby.h"
 #include "launcher/supervision/supervisor.h"
 #include "launcher/supervision/worker_command.h"
 #include "launcher/topology/gpu_count.h"
@@ -118,6 +119,12 @@ Status read_health_and_checkpoints(const Options& o, RunPlan& p) {
   return ok_status();
 }
 
+Status read_warm_standby(const Options& o, RunPlan& p) {
+  return assign(
+      parse_warm_standby(o.value_or("warm-standby", "auto"), o.value_or("warm-import", "")),
+      p.sup.warm);
+}
+
 Status read_rendezvous(const Options& o, RunPlan& p) {
   if (auto v = o.get("rdzv-token")) p.rdzv_token = v->value;
   p.rdzv_port = p.topology.master_port + 1;
@@ -138,7 +145,7 @@ Result<RunPlan> plan_run(const Options& o, const Environment& env) {
   if (!argv) return argv.error();
   auto exe = resolve_executable(argv->front(), env);
   if (!exe) return exe.error();
-  for (auto* step : {read_timing, read_health_and_checkpoints, read_rendezvous})
+  for (auto* step : {read_timing, read_health_and_checkpoints, read_rendezvous, read_warm_standby})
     if (auto s = step(o, p); !s) return s.error();
   const Topology& t = p.topology;
   p.sup.layout = WorkerLayout{t.nnodes,

@@ -31,6 +31,9 @@ Supervisor::Supervisor(boost::asio::io_context& io, SupervisorConfig cfg, Cluste
       hang_timer_(io) {
   signals_.add(SIGUSR1);
   signals_.add(SIGUSR2);
+  standbys_ = StandbySet::create(io_, cfg_.warm, cfg_.executable, cfg_.argv, cfg_.work_dir,
+                                 cfg_.layout.nproc_per_node, spawner_);
+  rank_env_.resize(static_cast<size_t>(cfg_.layout.nproc_per_node));
 }
 
 int Supervisor::run() {
@@ -48,7 +51,8 @@ Cluster::Events Supervisor::cluster_events() {
   ev.start = [this](const GenerationPlan& plan) { on_start(plan); };
   ev.stop = [this](const NodeFailure& f) {
     if (f.node_rank != cfg_.layout.node_rank)
-      spdlog::warn("node {} failed in attempt {}: stopping this node's workers", f.node_rank, f.generation);
+      spdlog::warn("node {} failed in attempt {}: stopping this node's workers", f.node_rank,
+                   f.generation);
     group_.stop(SIGTERM);
   };
   ev.done = [this] { finish(exit_code::kOk); };
@@ -59,7 +63,8 @@ Cluster::Events Supervisor::cluster_events() {
   };
   ev.lost = [this](const std::string& why) {
     spdlog::error("{}: exiting {} so the orchestrator retries the job", why, exit_code::kTempFail);
-    final_failure_ = NodeFailure{plan_.generation, cfg_.layout.node_rank, exit_code::kTempFail, why};
+    final_failure_ =
+        NodeFailure{plan_.generation, cfg_.layout.node_rank, exit_code::kTempFail, why};
     finish(exit_code::kTempFail);
   };
   return ev;
@@ -76,6 +81,11 @@ void Supervisor::on_start(const GenerationPlan& plan) {
                global_rank(cfg_.layout, cfg_.layout.nproc_per_node - 1), cfg_.layout.master_addr,
                plan.master_port);
   group_.start(plan);
+  // The next standbys, once this generation's workers are all started.
+  if (standbys_)
+    boost::asio::post(io_, [this] {
+      if (!finishing_ && standbys_) standbys_->prepare(rank_env_);
+    });
 }
 
 std::string Supervisor::attempt_dir(int generation, int rank) const {
@@ -87,16 +97,25 @@ bool Supervisor::start_worker(int local_rank, const GenerationPlan& plan, Worker
   const std::string dir = attempt_dir(plan.generation, rank);
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
-  WorkerProcess::Identity id{local_rank, rank, plan.generation, dir + "/error.json",
+  WorkerProcess::Identity id{local_rank,         rank,
+                             plan.generation,    dir + "/error.json",
                              dir + "/heartbeat", cfg_.keep_logs ? dir : ""};
   auto w = std::make_shared<WorkerProcess>(io_, id);
 
-  WorkerAttempt attempt{local_rank, plan.restart_count, plan.master_port, id.error_file,
-                        id.heartbeat_file, std::nullopt};
+  WorkerAttempt attempt{local_rank,    plan.restart_count, plan.master_port,
+                        id.error_file, id.heartbeat_file,  std::nullopt};
   attempt.resume_checkpoint = resume_;
   std::vector<std::string> argv = cfg_.argv;
   if (resume_ && cfg_.resume_arg)
     for (auto& a : expand_resume_arg(*cfg_.resume_arg, *resume_)) argv.push_back(a);
+  Environment env = build_worker_env(cfg_.base_env, cfg_.layout, attempt);
+  rank_env_[static_cast<size_t>(local_rank)] = env;
+  int out_r = -1, err_r = -1;
+  if (standbys_ && plan.generation > 0)
+    if (auto pid = standbys_->take(local_rank, rank, env, argv, &out_r, &err_r)) {
+      w->adopt_pipes(out_r, err_r);
+      return attach_worker(w, *pid);
+    }
   int out_w = -1, err_w = -1;
   if (!w->open_pipes(&out_w, &err_w)) {
     end->exit_code = exit_code::kNotExecutable;
@@ -104,7 +123,7 @@ bool Supervisor::start_worker(int local_rank, const GenerationPlan& plan, Worker
     spdlog::error("rank {}: cannot create output pipes: {}", rank, std::strerror(errno));
     return false;
   }
-  SpawnRequest req{cfg_.executable, argv, build_worker_env(cfg_.base_env, cfg_.layout, attempt), out_w, err_w};
+  SpawnRequest req{cfg_.executable, argv, std::move(env), out_w, err_w};
   auto pid = spawner_.spawn(req);
   ::close(out_w);
   ::close(err_w);
@@ -114,18 +133,25 @@ bool Supervisor::start_worker(int local_rank, const GenerationPlan& plan, Worker
     spdlog::error("rank {}: {}", rank, pid.error().message);
     return false;
   }
+  return attach_worker(w, *pid);
+}
+
+bool Supervisor::attach_worker(const WorkerPtr& w, pid_t pid) {
   // weak: the WorkerProcess owns this callback, a shared_ptr here would keep it alive forever.
-  w->attach(*pid, [this, weak = std::weak_ptr<WorkerProcess>(w)] {
+  w->attach(pid, [this, weak = std::weak_ptr<WorkerProcess>(w)] {
     if (auto self = weak.lock()) maybe_end_worker(self);
   });
-  workers_[static_cast<size_t>(local_rank)] = w;
-  by_pid_[*pid] = w;
+  workers_[static_cast<size_t>(w->id().local_rank)] = w;
+  by_pid_[pid] = w;
   return true;
 }
 
 void Supervisor::on_child_exit(pid_t pid, int status) {
   auto it = by_pid_.find(pid);
-  if (it == by_pid_.end()) return;  // an orphan the reaper collected: nothing to report
+  if (it == by_pid_.end()) {
+    if (standbys_) standbys_->on_exit(pid, status);
+    return;  // a standby, or an orphan the reaper collected: nothing to report
+  }
   WorkerPtr w = it->second;
   by_pid_.erase(it);
   w->wait_status = status;
@@ -165,7 +191,8 @@ void Supervisor::arm_grace_timer() {
   grace_timer_.expires_after(cfg_.grace);
   grace_timer_.async_wait([this](const boost::system::error_code& ec) {
     if (ec) return;
-    spdlog::warn("grace period of {} ms is over: SIGKILL to the remaining workers", cfg_.grace.count());
+    spdlog::warn("grace period of {} ms is over: SIGKILL to the remaining workers",
+                 cfg_.grace.count());
     group_.on_grace_expired();
   });
 }
@@ -173,7 +200,8 @@ void Supervisor::arm_grace_timer() {
 void Supervisor::cancel_grace_timer() { grace_timer_.cancel(); }
 
 void Supervisor::cleanup_descendants() {
-  if (int n = kill_descendants()) spdlog::warn("killed {} process(es) the workers left behind", n);
+  if (int n = kill_descendants(standbys_ ? standbys_->pids() : std::set<pid_t>{}))
+    spdlog::warn("killed {} process(es) the workers left behind", n);
   reaper_.reap_now();
   for (auto& w : workers_)
     if (w) w->close_pipes();
@@ -226,6 +254,7 @@ void Supervisor::on_signal(int sig) {
     return;
   }
   shutdown_signal_ = sig;
+  stop_standbys();
   spdlog::warn("received SIG{}: forwarding to the workers, SIGKILL after {} ms", sigabbrev_np(sig),
                cfg_.grace.count());
   exit_code_ = exit_code::kSignalBase + sig;
@@ -252,14 +281,19 @@ void Supervisor::check_hangs() {
     if (!w || w->wait_status) continue;
     w->poll_heartbeat();
     if (w->silent_for() < cfg_.hang_timeout) continue;
-    spdlog::error("rank {}: no output and no heartbeat for {} ms: treating it as hung", w->id().rank,
-                  cfg_.hang_timeout.count());
+    spdlog::error("rank {}: no output and no heartbeat for {} ms: treating it as hung",
+                  w->id().rank, cfg_.hang_timeout.count());
     group_.on_worker_hang(w->id().local_rank);
     return;
   }
 }
 
+void Supervisor::stop_standbys() {
+  if (standbys_) standbys_->shutdown();
+}
+
 void Supervisor::finish(int exit_code) {
+  stop_standbys();
   exit_code_ = exit_code;
   finishing_ = true;
   cluster_.leave();
@@ -270,6 +304,7 @@ void Supervisor::finish(int exit_code) {
 // The loop has stopped with reads and drain timers still pending: abort them and let their
 // handlers run now, so every WorkerProcess is released while the io_context is alive.
 void Supervisor::release_workers() {
+  stop_standbys();
   for (auto& w : workers_)
     if (w) {
       w->close_pipes();
@@ -282,15 +317,15 @@ void Supervisor::release_workers() {
 }
 
 void Supervisor::report_root_cause() {
-  if (!causes_.empty())
-    spdlog::info("root causes:\n{}", format_failure_table(causes_));
+  if (!causes_.empty()) spdlog::info("root causes:\n{}", format_failure_table(causes_));
   if (!final_failure_) return;
   std::string text = final_failure_->summary + "\n";
   for (const auto& c : causes_)
     if (c.generation == final_failure_->generation) text = detail_text(c);
   if (write_root_cause_file(cfg_.failure_file, text, true, kFailureFileLimit))
     spdlog::info("root cause written to {}", cfg_.failure_file);
-  if (!cfg_.termination_log.empty() && write_root_cause_file(cfg_.termination_log, text, false, kTerminationLogLimit))
+  if (!cfg_.termination_log.empty() &&
+      write_root_cause_file(cfg_.termination_log, text, false, kTerminationLogLimit))
     spdlog::info("root cause written to {}", cfg_.termination_log);
 }
 
