@@ -128,6 +128,7 @@ void StandbySet::discard(pid_t pid) {
 }
 
 bool StandbySet::on_exit(pid_t pid, int wait_status) {
+  if (killed_.erase(pid)) return true;
   auto it = procs_.find(pid);
   if (it == procs_.end()) return false;
   it->second->poll_ready();
@@ -158,8 +159,11 @@ std::set<pid_t> StandbySet::pids() const {
 
 void StandbySet::shutdown() {
   stopped_ = true;
-  for (pid_t pid : pool_.pids()) discard(pid);
-  for (auto& [pid, p] : procs_) p->kill();
+  for (auto& [pid, p] : procs_) {
+    p->kill();
+    killed_.insert(pid);
+  }
+  for (pid_t pid : pool_.pids()) pool_.forget(pid);
   procs_.clear();
 }
 

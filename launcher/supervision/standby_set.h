@@ -44,6 +44,8 @@ class StandbySet {
   std::set<pid_t> pids() const;
   // Kills every standby (end of the run).
   void shutdown();
+  // Every standby shutdown() killed has been reaped (on_exit).
+  bool all_gone() const { return killed_.empty(); }
 
   StandbySet(boost::asio::io_context& io, PythonCommand py, WarmStandbyConfig cfg,
              std::string executable, std::string bootstrap, int local_ranks, Spawner& spawner);
@@ -61,6 +63,7 @@ class StandbySet {
   Spawner& spawner_;
   StandbyPool pool_;
   std::map<pid_t, std::unique_ptr<StandbyProcess>> procs_;
+  std::set<pid_t> killed_;  // by shutdown(), not reaped yet
   bool stopped_ = false;
 };
 

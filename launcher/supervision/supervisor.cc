@@ -6,6 +6,7 @@
 #include <boost/asio/post.hpp>
 #include <csignal>
 #include <filesystem>
+#include <thread>
 
 #include "common/exit_codes.h"
 #include "launcher/supervision/descendants.h"
@@ -305,6 +306,11 @@ void Supervisor::finish(int exit_code) {
 // handlers run now, so every WorkerProcess is released while the io_context is alive.
 void Supervisor::release_workers() {
   stop_standbys();
+  // Standbys die of SIGKILL at once; reap them (bounded) so none outlives trainvisor's exit.
+  for (int i = 0; i < 200 && standbys_ && !standbys_->all_gone(); ++i) {
+    reaper_.reap_now();
+    if (!standbys_->all_gone()) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
   for (auto& w : workers_)
     if (w) {
       w->close_pipes();
