@@ -130,10 +130,18 @@ Status read_kubeflow(Fields& f, JobConfig& c) {
   if (!v || !*v) return v ? ok_status() : Status(v.error());
   Fields k = f.object("kubeflow", **v);
   KubeflowConfig& kc = c.kubeflow;
-  return check_all(
-      {k.string("namespace", kc.namespace_name, false), k.boolean("auto_resume", kc.auto_resume),
-       k.integer("max_retry", kc.max_retry, 0, 100), k.string("token_secret", kc.token_secret),
-       k.string("token_secret_key", kc.token_secret_key, false), k.no_unknown_fields()});
+  if (auto r = check_all(
+          {k.string("namespace", kc.namespace_name, false),
+           k.boolean("auto_resume", kc.auto_resume), k.integer("max_retry", kc.max_retry, 0, 100),
+           k.string("token_secret", kc.token_secret),
+           k.string("token_secret_key", kc.token_secret_key, false),
+           k.string("restart_policy", kc.restart_policy, false), k.no_unknown_fields()});
+      !r)
+    return r;
+  if (kc.restart_policy != "ExitCode" && kc.restart_policy != "OnFailure")
+    return k.error("restart_policy",
+                   "expected ExitCode or OnFailure, got \"" + kc.restart_policy + "\"");
+  return ok_status();
 }
 
 Status read_sagemaker(Fields& f, JobConfig& c) {

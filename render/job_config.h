@@ -46,7 +46,9 @@ struct SlurmConfig {
 struct KubeflowConfig {
   std::string namespace_name = "kubeflow";
   bool auto_resume = true;  // HyperPod job auto-resume annotations
-  int max_retry = 3;        // HyperPod job-max-retry-count and runPolicy.backoffLimit
+  std::string restart_policy =
+      "ExitCode";     // or OnFailure (what HyperPod documents for auto-resume)
+  int max_retry = 3;  // HyperPod job-max-retry-count and runPolicy.backoffLimit
   std::optional<std::string> token_secret;  // Secret name holding the rendezvous token
   std::string token_secret_key = "token";
 };

@@ -53,8 +53,9 @@ json pod_template(const JobConfig& c, int grace) {
 json replica(const JobConfig& c, int replicas, int grace) {
   // ExitCode: the operator fails the job on 1, 2, 126, 127, 128 and 139 and recreates the pods
   // on any other code (75 peer lost, 69 preflight, 137/143 killed, 124 hang).
-  return {
-      {"replicas", replicas}, {"restartPolicy", "ExitCode"}, {"template", pod_template(c, grace)}};
+  return {{"replicas", replicas},
+          {"restartPolicy", c.kubeflow.restart_policy},
+          {"template", pod_template(c, grace)}};
 }
 
 }  // namespace

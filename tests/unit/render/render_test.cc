@@ -61,6 +61,8 @@ TEST(JobConfig, EveryErrorIsConfigAndNamesTheField) {
       {with("storage", {{"mount_path", "fsx"}}), "storage.mount_path: expected an absolute path"},
       {with("sagemaker", {{"role_arn", "r"}}), "sagemaker.output_s3_uri: missing"},
       {with("kubeflow", {{"max_retry", -1}}), "kubeflow.max_retry: expected an integer 0..100"},
+      {with("kubeflow", {{"restart_policy", "Always"}}),
+       "kubeflow.restart_policy: expected ExitCode or OnFailure"},
       {with("batch", {{"vcpus", "8"}}), "batch.vcpus: expected an integer"},
       {with("slurm", {{"partitions", "gpu"}}), "slurm.partitions: unknown field"},
       {with("checkpoint_s3_uri", "bucket/x"), "checkpoint_s3_uri: expected s3://"},
@@ -115,11 +117,13 @@ TEST(Render, KubeflowMasterAndWorkersWithEfaShmTokenAndStopWindow) {
 TEST(Render, KubeflowOneNodeHasNoWorkersAndGraceFollowsConfig) {
   json doc = with("nodes", 1);
   doc["grace_period"] = 60;
+  doc["kubeflow"] = {{"restart_policy", "OnFailure"}};
   const json j = rendered_json(parse_ok(doc.dump()), "kubeflow");
   EXPECT_FALSE(j["spec"]["pytorchReplicaSpecs"].contains("Worker"));
   EXPECT_EQ(j["spec"]["pytorchReplicaSpecs"]["Master"]["template"]["spec"]
              ["terminationGracePeriodSeconds"],
             65);
+  EXPECT_EQ(j["spec"]["pytorchReplicaSpecs"]["Master"]["restartPolicy"], "OnFailure");
 }
 
 TEST(Render, SageMakerNeedsItsFieldsAndUsesContainerEntrypoint) {
