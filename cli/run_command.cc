@@ -173,6 +173,7 @@ Result<RunPlan> plan_run(const Options& o, const Environment& env) {
   p.sup.argv = *argv;
   p.sup.base_env = env;
   p.sup.failure_file = o.value_or("failure-file", "/opt/ml/output/failure");
+  p.sup.signals_reach_workers = env.has("SLURM_JOB_ID") && env.has("SLURM_STEP_ID");
   // Kubernetes mounts /dev/termination-log; outside Kubernetes the default is not created.
   const auto tlog = o.get("termination-log");
   if (tlog && (tlog->origin != "default" || RealFileSystem().exists(tlog->value)))
@@ -192,6 +193,14 @@ NetworkClusterConfig network_config(const RunPlan& p) {
   c.peer_timeout = p.peer_timeout;
   c.token = derive_rdzv_token(p.rdzv_token, t.job_id);
   c.policy = p.policy;
+  if ((!p.rdzv_token || p.rdzv_token->empty()) && t.job_id.empty())
+    spdlog::warn(
+        "rdzv: no --rdzv-token (TRAINVISOR_RDZV_TOKEN) and no platform job id: the rendezvous key "
+        "is public, so anyone who can reach port {} can join this job as a node, stop it or choose "
+        "its exit code. Pass the same secret with --rdzv-token or TRAINVISOR_RDZV_TOKEN on every "
+        "node (a Kubernetes Secret, a SageMaker/Batch job setting: docs/coordination.md, "
+        "\"Security\")",
+        c.rdzv_port);
   return c;
 }
 

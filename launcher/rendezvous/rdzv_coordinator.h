@@ -15,8 +15,9 @@
 // the same for every node, because the old port may still be held by a dying TCPStore.
 //
 // Unauthenticated connections (anything before a valid Join) are closed at the first bad frame
-// or after a handshake timeout, logged once each, and change nothing. At most kMaxPending of
-// them at a time. Single-threaded on the io_context; nothing blocks.
+// or after a short handshake deadline, and change nothing; rdzv::PendingConnections bounds them
+// per source address and in all without ever refusing a newcomer
+// (launcher/rendezvous/rdzv_pending.h). Single-threaded on the io_context; nothing blocks.
 #pragma once
 
 #include <boost/asio/io_context.hpp>
@@ -32,13 +33,12 @@
 #include "common/result.h"
 #include "launcher/rendezvous/network_cluster.h"
 #include "launcher/rendezvous/rdzv_connection.h"
+#include "launcher/rendezvous/rdzv_pending.h"
 
 namespace tv {
 
 class RdzvCoordinator {
  public:
-  static constexpr size_t kMaxPending = 256;
-
   RdzvCoordinator(boost::asio::io_context& io, const NetworkClusterConfig& config);
   ~RdzvCoordinator();
 
@@ -46,7 +46,7 @@ class RdzvCoordinator {
   Status listen();
   int port() const { return port_; }
   // Tells every agent the job is lost (why), stops accepting.
-  void shutdown(const std::string& why);
+  void shutdown(const std::string& why, int signal);
   // `fn` once every queued frame is written (or after a 2 s cap), on the io_context.
   void when_flushed(std::function<void()> fn);
 
@@ -76,9 +76,8 @@ class RdzvCoordinator {
   int next_master_port();
   void broadcast(rdzv::MsgType type, const nlohmann::json& body);
   void finish(rdzv::MsgType type, const nlohmann::json& body, const std::string& log);
-  void lost(const std::string& why);
+  void lost(const std::string& why, int signal = 0);
   void tick();
-  void drop_pending(const Conn& conn);
   void flush_poll(std::function<void()> fn, Clock::time_point cap);
 
   boost::asio::io_context& io_;
@@ -88,8 +87,8 @@ class RdzvCoordinator {
   boost::asio::steady_timer rdzv_deadline_;
   boost::asio::steady_timer backoff_;
   int port_ = 0;
-  std::vector<std::pair<Conn, Clock::time_point>> pending_;  // with their handshake deadlines
-  std::vector<std::optional<Agent>> agents_;                 // by node rank
+  rdzv::PendingConnections pending_;
+  std::vector<std::optional<Agent>> agents_;  // by node rank
   State state_ = State::kGathering;
   int gen_ = 0;
   int master_port_ = 0;
@@ -98,7 +97,6 @@ class RdzvCoordinator {
   std::set<int> stopped_;
   std::map<int, PreflightVerdict> probe_results_;  // by node rank, the first report of each
   bool preflight_passed_ = false;
-  bool warned_full_ = false;
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
 };
 

@@ -19,7 +19,7 @@ class LocalCluster final : public Cluster {
   void report_success(int generation) override;
   void report_failure(const NodeFailure& failure) override;
   void report_stopped(int generation) override;
-  void leave() override { left_ = true; }
+  void leave(int) override { left_ = true; }
 
  private:
   void post_start(int generation);

@@ -44,7 +44,18 @@ int Supervisor::run() {
   io_.run();
   release_workers();
   report_root_cause();
+  log_exit();
   return exit_code_;
+}
+
+// The one line that says how this node ends, once the code is final (a signal that arrives
+// while a lost node's workers are stopping still changes it).
+void Supervisor::log_exit() const {
+  if (exit_code_ == exit_code::kTempFail)
+    spdlog::error("exiting {} so the orchestrator retries the job", exit_code::kTempFail);
+  else if (stop_signal_ && exit_code_ == exit_code::kSignalBase + stop_signal_)
+    spdlog::warn("exiting {}: the job was stopped by SIG{}", exit_code_,
+                 sigabbrev_np(stop_signal_));
 }
 
 Cluster::Events Supervisor::cluster_events() {
@@ -62,11 +73,18 @@ Cluster::Events Supervisor::cluster_events() {
     final_failure_ = f;
     finish(f.exit_code);
   };
-  ev.lost = [this](const std::string& why) {
-    spdlog::error("{}: exiting {} so the orchestrator retries the job", why, exit_code::kTempFail);
-    final_failure_ =
-        NodeFailure{plan_.generation, cfg_.layout.node_rank, exit_code::kTempFail, why};
-    finish(exit_code::kTempFail);
+  ev.lost = [this](const std::string& why, int signal) {
+    // A node that left on a termination signal: the job is being stopped from outside (scancel,
+    // a deleted job), so every node ends as that node does, 128 + N.
+    const int code = signal > 0 ? exit_code::kSignalBase + signal : exit_code::kTempFail;
+    if (signal > 0)
+      spdlog::warn("{}: the job is being stopped from outside; stopping this node's workers", why);
+    else
+      spdlog::error("{}: stopping this node's workers", why);
+    final_failure_ = NodeFailure{plan_.generation, cfg_.layout.node_rank, code, why};
+    if (signal > 0) stop_signal_ = signal;
+    // Stopped from outside inside a Slurm step: Slurm signals this node's workers itself.
+    finish(code, signal > 0 && cfg_.signals_reach_workers ? 0 : SIGTERM);
   };
   return ev;
 }
@@ -246,7 +264,13 @@ void Supervisor::wait_signals() {
 }
 
 void Supervisor::on_signal(int sig) {
-  if (sig == SIGUSR1 || sig == SIGUSR2) return group_.forward(sig);
+  const bool user = sig == SIGUSR1 || sig == SIGUSR2;
+  if (user && cfg_.signals_reach_workers)
+    return spdlog::info(
+        "received SIG{}: not forwarded, Slurm delivered it to every process of "
+        "the step (the workers too)",
+        sigabbrev_np(sig));
+  if (user) return group_.forward(sig);
   if (shutdown_signal_) {
     if (sig == SIGTERM || sig == SIGINT) {
       spdlog::warn("second {}: killing the workers now", sigabbrev_np(sig));
@@ -256,13 +280,17 @@ void Supervisor::on_signal(int sig) {
   }
   shutdown_signal_ = sig;
   stop_standbys();
-  spdlog::warn("received SIG{}: forwarding to the workers, SIGKILL after {} ms", sigabbrev_np(sig),
+  spdlog::warn("received SIG{}: {}, SIGKILL after {} ms", sigabbrev_np(sig),
+               cfg_.signals_reach_workers
+                   ? "Slurm delivered it to every process of the step (the workers too)"
+                   : "forwarding to the workers",
                cfg_.grace.count());
   exit_code_ = exit_code::kSignalBase + sig;
+  stop_signal_ = sig;
   finishing_ = true;
-  cluster_.leave();
+  cluster_.leave(sig);
   if (group_.running() == 0) return io_.stop();
-  group_.stop(sig);
+  group_.stop(cfg_.signals_reach_workers ? 0 : sig);  // 0: no signal, only the grace period
 }
 
 void Supervisor::schedule_hang_check() {
@@ -293,13 +321,13 @@ void Supervisor::stop_standbys() {
   if (standbys_) standbys_->shutdown();
 }
 
-void Supervisor::finish(int exit_code) {
+void Supervisor::finish(int exit_code, int stop_with) {
   stop_standbys();
   exit_code_ = exit_code;
   finishing_ = true;
-  cluster_.leave();
+  cluster_.leave(0);
   if (group_.running() == 0) return io_.stop();
-  group_.stop(SIGTERM);
+  group_.stop(stop_with);
 }
 
 // The loop has stopped with reads and drain timers still pending: abort them and let their

@@ -15,6 +15,7 @@
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <chrono>
+#include <csignal>
 #include <functional>
 #include <map>
 #include <memory>
@@ -42,6 +43,9 @@ struct SupervisorConfig {
   std::chrono::milliseconds hang_timeout{0};  // 0 = off
   std::string work_dir;                       // error files and heartbeats live under it
   bool keep_logs = false;                     // --log-dir: per-rank files under work_dir
+  // Inside a Slurm step, Slurm delivers every signal of the step to every process of it, the
+  // workers included: forwarding would deliver each twice (docs/supervision.md, "Signals").
+  bool signals_reach_workers = false;
   std::string failure_file;
   std::string termination_log;
   std::optional<std::string> resume_arg;
@@ -78,8 +82,11 @@ class Supervisor final : public GroupActions {
   bool attach_worker(const WorkerPtr& w, pid_t pid);
   void schedule_hang_check();
   void check_hangs();
-  void finish(int exit_code);
+  // Ends the run with exit_code once the workers are gone; they get `stop_with` (0: nothing, only
+  // the grace period), then SIGKILL.
+  void finish(int exit_code, int stop_with = SIGTERM);
   void report_root_cause();
+  void log_exit() const;
   void release_workers();
   std::string attempt_dir(int generation, int rank) const;
   void stop_standbys();
@@ -102,6 +109,7 @@ class Supervisor final : public GroupActions {
   std::vector<FailureRecord> causes_;  // this node's root cause per failed generation
   std::optional<NodeFailure> final_failure_;
   int shutdown_signal_ = 0;
+  int stop_signal_ = 0;  // the termination signal that ended the job (here or on a peer), or 0
   bool finishing_ = false;
   int exit_code_ = 0;
 };
