@@ -22,6 +22,7 @@
 #include "common/stop_window.h"
 #include "health/nccl_probe.h"
 #include "health/preflight.h"
+#include "cli/observability.h"
 #include "launcher/rendezvous/network_cluster.h"
 #include "launcher/supervision/local_cluster.h"
 #include "launcher/supervision/sagemaker_train.h"
@@ -71,6 +72,8 @@ struct RunPlan {
   double min_busbw = 0;
   std::optional<std::string> ckpt_dir;
   std::string ckpt_format;
+  std::optional<ResumeRequest> resume;  // when there is a checkpoint dir and --resume is not none
+  ObservabilityConfig observability;
   std::optional<std::string> rdzv_token;
   int rdzv_port = 0;
   milliseconds rdzv_timeout{0}, peer_timeout{0};
@@ -122,10 +125,7 @@ Status read_health_and_checkpoints(const Options& o, RunPlan& p) {
     // after every node reported its workers stopped), so nothing can still be writing: the
     // zip/DCP completeness checks decide, without waiting out the settle window.
     req.settle = std::chrono::milliseconds(0);
-    p.sup.find_resume = [req]() -> std::optional<std::string> {
-      auto c = find_resume_checkpoint(req);
-      return c ? std::optional<std::string>(c->path) : std::nullopt;
-    };
+    p.resume = req;
   }
   if (auto v = o.get("resume-arg")) p.sup.resume_arg = v->value;
   return ok_status();
@@ -160,7 +160,14 @@ Result<RunPlan> plan_run(const Options& o, const Environment& env) {
   if (auto s = read_timing(o, env, p); !s) return s.error();
   for (auto* step : {read_health_and_checkpoints, read_rendezvous, read_warm_standby})
     if (auto s = step(o, p); !s) return s.error();
+  auto obs = read_observability_options(o);
+  if (!obs) return obs.error();
+  p.observability = *obs;
   const Topology& t = p.topology;
+  p.observability.goodput.nnodes = t.nnodes;
+  p.observability.goodput.node_rank = t.node_rank;
+  p.observability.goodput.nproc_per_node = t.nproc_per_node;
+  p.observability.goodput.checkpoints_watched = p.ckpt_dir.has_value();
   p.sup.layout = WorkerLayout{t.nnodes,
                               t.node_rank,
                               t.nproc_per_node,
@@ -296,17 +303,30 @@ Status make_work_dir(const Options& o, WorkDir& wd) {
   return ok_status();
 }
 
+// The resume hook: the newest complete checkpoint at each (re)start, told to the goodput accountant.
+void hook_resume(RunPlan& p, GoodputAccountant& goodput) {
+  if (!p.resume) return;
+  p.sup.find_resume = [req = *p.resume, &goodput]() -> std::optional<std::string> {
+    auto c = find_resume_checkpoint(req);
+    goodput.resume_selected(c ? std::optional<std::int64_t>(c->step) : std::nullopt);
+    return c ? std::optional<std::string>(c->path) : std::nullopt;
+  };
+}
+
 std::unique_ptr<CheckpointWatcher> watch_checkpoints(boost::asio::io_context& io,
-                                                     const RunPlan& p) {
+                                                     const RunPlan& p, GoodputAccountant& goodput) {
   if (!p.ckpt_dir) return nullptr;
-  auto w = std::make_unique<
-      CheckpointWatcher>(*p.ckpt_dir, p.ckpt_format, [&io](const CheckpointEvent& e) {
-    boost::asio::post(io, [e] {
-      spdlog::info(
-          "checkpoint complete: {} ({} bytes, written in {:.1f} s, {:.1f} s after the previous)",
-          e.checkpoint.path, e.checkpoint.bytes, e.write_seconds, e.since_previous_seconds);
-    });
-  });
+  auto w = std::make_unique<CheckpointWatcher>(
+      *p.ckpt_dir, p.ckpt_format, [&io, &goodput](const CheckpointEvent& e) {
+        boost::asio::post(io, [e, &goodput] {
+          spdlog::info(
+              "checkpoint complete: {} ({} bytes, written in {:.1f} s, {:.1f} s after the "
+              "previous)",
+              e.checkpoint.path, e.checkpoint.bytes, e.write_seconds, e.since_previous_seconds);
+          goodput.checkpoint_seen({e.write_seconds, e.since_previous_seconds, e.checkpoint.bytes,
+                                   e.checkpoint.step});
+        });
+      });
   w->start();
   return w;
 }
@@ -341,6 +361,8 @@ void print_help() {
 }  // namespace
 
 int run_command(const Args& args, const Environment& env) {
+  const SteadyClock clock;
+  const double started_at = clock.now();
   if (!args.empty() && (args[0] == "--help" || args[0] == "-h")) {
     print_help();
     return exit_code::kOk;
@@ -354,8 +376,19 @@ int run_command(const Args& args, const Environment& env) {
   if (auto v = opts->get("link-logs"); v && plan->ckpt_dir)
     if (auto s = link_logs(v->value, *plan->ckpt_dir); !s) spdlog::warn("{}", s.error().message);
   boost::asio::io_context io;
+  auto obs = Observability::make(io, plan->observability, clock, started_at);
+  if (!obs) return refuse(obs.error());
+  GoodputAccountant& goodput = (*obs)->accountant();
+  hook_resume(*plan, goodput);
+  plan->sup.observer = obs->get();
   std::unique_ptr<Cluster> cluster;  // made by a multi-node preflight, which joins the job early
-  if (auto s = run_preflight_if_asked(*plan, env, io, cluster); !s) return refuse(s.error());
+  goodput.enter(Phase::kPreflight);
+  if (auto s = run_preflight_if_asked(*plan, env, io, cluster); !s) {
+    goodput.finishing(s.error().exit_code);
+    (*obs)->report();
+    return refuse(s.error());
+  }
+  goodput.enter(Phase::kRendezvous);
   WorkDir wd;
   if (auto s = make_work_dir(*opts, wd); !s) return refuse(s.error());
   plan->sup.work_dir = wd.path;
@@ -364,9 +397,10 @@ int run_command(const Args& args, const Environment& env) {
   if (!cluster) cluster = make_cluster(io, *plan);
   ProcessSpawner spawner(io);
   Supervisor supervisor(io, plan->sup, *cluster, spawner);
-  auto watcher = watch_checkpoints(io, *plan);
+  auto watcher = watch_checkpoints(io, *plan, goodput);
   const int code = supervisor.run();
   if (watcher) watcher->stop();
+  (*obs)->report();
   return code;
 }
 

@@ -65,6 +65,7 @@ Cluster::Events Supervisor::cluster_events() {
     if (f.node_rank != cfg_.layout.node_rank)
       spdlog::warn("node {} failed in attempt {}: stopping this node's workers", f.node_rank,
                    f.generation);
+    if (cfg_.observer) cfg_.observer->generation_failed(f.generation);
     group_.stop(SIGTERM);
   };
   ev.done = [this] { finish(exit_code::kOk); };
@@ -95,6 +96,7 @@ void Supervisor::on_start(const GenerationPlan& plan) {
   workers_.assign(static_cast<size_t>(cfg_.layout.nproc_per_node), nullptr);
   resume_ = cfg_.find_resume ? cfg_.find_resume() : std::nullopt;  // the resume hook
   if (resume_) spdlog::info("attempt {}: resuming from {}", plan.generation, *resume_);
+  if (cfg_.observer) cfg_.observer->generation_started(plan.generation);
   spdlog::info("attempt {}: starting {} worker(s), ranks {}-{}, MASTER_ADDR={} MASTER_PORT={}",
                plan.generation, cfg_.layout.nproc_per_node, global_rank(cfg_.layout, 0),
                global_rank(cfg_.layout, cfg_.layout.nproc_per_node - 1), cfg_.layout.master_addr,
@@ -156,12 +158,17 @@ bool Supervisor::start_worker(int local_rank, const GenerationPlan& plan, Worker
 }
 
 bool Supervisor::attach_worker(const WorkerPtr& w, pid_t pid) {
+  const int local_rank = w->id().local_rank;
+  if (cfg_.observer)
+    w->set_taps(cfg_.observer->output_tap(local_rank, false),
+                cfg_.observer->output_tap(local_rank, true));
   // weak: the WorkerProcess owns this callback, a shared_ptr here would keep it alive forever.
   w->attach(pid, [this, weak = std::weak_ptr<WorkerProcess>(w)] {
     if (auto self = weak.lock()) maybe_end_worker(self);
   });
   workers_[static_cast<size_t>(w->id().local_rank)] = w;
   by_pid_[pid] = w;
+  if (cfg_.observer) cfg_.observer->worker_started(local_rank);
   return true;
 }
 
@@ -196,6 +203,7 @@ void Supervisor::end_worker(const WorkerPtr& w) {
   end.local_rank = w->id().local_rank;
   end.exit_code = exit_code_from_status(status);
   end.signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
+  if (cfg_.observer) cfg_.observer->worker_exited(end.local_rank, end.exit_code);
   if (w->id().generation != group_.generation() || !group_.is_running(end.local_rank)) return;
   if (!end.ok() && group_.state() == GroupState::kHealthy)
     spdlog::warn("rank {} ended: exit code {}", w->id().rank, end.exit_code);
@@ -241,6 +249,7 @@ void Supervisor::group_failed(int generation, const WorkerEnd& first) {
     rec.tail = w->tail();
   }
   causes_.push_back(rec);
+  if (cfg_.observer) cfg_.observer->generation_failed(generation);
   spdlog::error("attempt {} failed: {}", generation, summary_line(rec));
   cluster_.report_failure(NodeFailure{generation, rec.node_rank, rec.exit_code, summary_line(rec)});
 }
@@ -288,6 +297,7 @@ void Supervisor::on_signal(int sig) {
   exit_code_ = exit_code::kSignalBase + sig;
   stop_signal_ = sig;
   finishing_ = true;
+  if (cfg_.observer) cfg_.observer->finishing(exit_code_);
   cluster_.leave(sig);
   if (group_.running() == 0) return io_.stop();
   group_.stop(cfg_.signals_reach_workers ? 0 : sig);  // 0: no signal, only the grace period
@@ -325,6 +335,7 @@ void Supervisor::finish(int exit_code, int stop_with) {
   stop_standbys();
   exit_code_ = exit_code;
   finishing_ = true;
+  if (cfg_.observer) cfg_.observer->finishing(exit_code);
   cluster_.leave(0);
   if (group_.running() == 0) return io_.stop();
   group_.stop(stop_with);

@@ -25,6 +25,7 @@
 
 #include "launcher/supervision/cluster.h"
 #include "launcher/supervision/reaper.h"
+#include "launcher/supervision/run_observer.h"
 #include "launcher/supervision/root_cause.h"
 #include "launcher/supervision/spawner.h"
 #include "launcher/supervision/standby_set.h"
@@ -52,6 +53,8 @@ struct SupervisorConfig {
   WarmStandbyConfig warm;  // --warm-standby / --warm-import (docs/standby.md)
   // Hook: the checkpoint to resume from at each (re)start; may be empty.
   std::function<std::optional<std::string>()> find_resume;
+  // Hook: told about generations, workers and their output (goodput, metrics); may be null.
+  RunObserver* observer = nullptr;
 };
 
 class Supervisor final : public GroupActions {
