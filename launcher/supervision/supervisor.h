@@ -25,8 +25,8 @@
 
 #include "launcher/supervision/cluster.h"
 #include "launcher/supervision/reaper.h"
-#include "launcher/supervision/run_observer.h"
 #include "launcher/supervision/root_cause.h"
+#include "launcher/supervision/run_observer.h"
 #include "launcher/supervision/spawner.h"
 #include "launcher/supervision/standby_set.h"
 #include "launcher/supervision/worker_env.h"
@@ -34,6 +34,13 @@
 #include "launcher/supervision/worker_process.h"
 
 namespace tv {
+
+// A checkpoint to resume from: its path (TRAINVISOR_RESUME_CHECKPOINT) and the arguments
+// appended to every worker's command line.
+struct ResumeTarget {
+  std::string path;
+  std::vector<std::string> args;
+};
 
 struct SupervisorConfig {
   WorkerLayout layout;
@@ -49,10 +56,10 @@ struct SupervisorConfig {
   bool signals_reach_workers = false;
   std::string failure_file;
   std::string termination_log;
-  std::optional<std::string> resume_arg;
   WarmStandbyConfig warm;  // --warm-standby / --warm-import (docs/standby.md)
-  // Hook: the checkpoint to resume from at each (re)start; may be empty.
-  std::function<std::optional<std::string>()> find_resume;
+  // Hook: the checkpoint to resume from at each (re)start, and the arguments that hand it to
+  // the workers (--resume-arg, already expanded); may be empty.
+  std::function<std::optional<ResumeTarget>()> find_resume;
   // Hook: told about generations, workers and their output (goodput, metrics); may be null.
   RunObserver* observer = nullptr;
 };
@@ -108,8 +115,8 @@ class Supervisor final : public GroupActions {
   std::unique_ptr<StandbySet> standbys_;  // warm standbys; null when off
   std::map<pid_t, WorkerPtr> by_pid_;
   GenerationPlan plan_;
-  std::optional<std::string> resume_;  // this generation's checkpoint
-  std::vector<FailureRecord> causes_;  // this node's root cause per failed generation
+  std::optional<ResumeTarget> resume_;  // this generation's checkpoint
+  std::vector<FailureRecord> causes_;   // this node's root cause per failed generation
   std::optional<NodeFailure> final_failure_;
   int shutdown_signal_ = 0;
   int stop_signal_ = 0;  // the termination signal that ended the job (here or on a peer), or 0

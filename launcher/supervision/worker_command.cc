@@ -66,15 +66,4 @@ Result<std::string> resolve_executable(const std::string& argv0, const Environme
   return Error{exit_code::kNotFound, "command not found: " + argv0 + " (searched PATH=" + path + ")"};
 }
 
-std::vector<std::string> expand_resume_arg(const std::string& tmpl, const std::string& path) {
-  auto pos = tmpl.find("{}");
-  if (pos == std::string::npos) return {tmpl, path};
-  std::string out = tmpl;
-  while (pos != std::string::npos) {
-    out.replace(pos, 2, path);
-    pos = out.find("{}", pos + path.size());
-  }
-  return {out};
-}
-
 }  // namespace tv

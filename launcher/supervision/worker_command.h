@@ -21,6 +21,5 @@ Result<std::string> resolve_executable(const std::string& argv0, const Environme
 
 // "--checkpoint={}" with path -> "--checkpoint=/ckpt/agent_100.pt"; a template without {}
 // gets the path as a separate argument after it.
-std::vector<std::string> expand_resume_arg(const std::string& tmpl, const std::string& path);
 
 }  // namespace tv
