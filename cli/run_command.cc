@@ -27,6 +27,7 @@
 #include "launcher/supervision/local_cluster.h"
 #include "launcher/supervision/sagemaker_train.h"
 #include "launcher/supervision/spawner.h"
+#include "launcher/supervision/standby.h"
 #include "launcher/supervision/supervisor.h"
 #include "launcher/supervision/worker_command.h"
 #include "launcher/topology/gpu_count.h"
@@ -139,6 +140,12 @@ Status read_health_and_checkpoints(const Options& o, RunPlan& p) {
   return ok_status();
 }
 
+Status read_warm_standby(const Options& o, RunPlan& p) {
+  return assign(
+      parse_warm_standby(o.value_or("warm-standby", "auto"), o.value_or("warm-import", "")),
+      p.sup.warm);
+}
+
 Status read_rendezvous(const Options& o, RunPlan& p) {
   if (auto v = o.get("rdzv-token")) p.rdzv_token = v->value;
   if (o.has("rdzv-port")) {
@@ -167,7 +174,7 @@ Result<RunPlan> plan_run(const Options& o, const Environment& env) {
   auto exe = resolve_executable(argv->front(), env);
   if (!exe) return exe.error();
   if (auto s = read_timing(o, env, p); !s) return s.error();
-  for (auto* step : {read_health_and_checkpoints, read_rendezvous})
+  for (auto* step : {read_health_and_checkpoints, read_rendezvous, read_warm_standby})
     if (auto s = step(o, p); !s) return s.error();
   auto obs = read_observability_options(o);
   if (!obs) return obs.error();
@@ -347,14 +354,16 @@ std::unique_ptr<CheckpointWatcher> watch_checkpoints(boost::asio::io_context& io
 // `train` (SageMaker's `docker run IMAGE train`) with no such program: the training toolkit's
 // convention decides the command (launcher/supervision/sagemaker_train.h), run from /opt/ml/code.
 Status resolve_sagemaker_train(Options& o, const Environment& env) {
-  if (o.positional.size() != 1 || o.positional[0] != "train" || o.flag("module")) return ok_status();
+  if (o.positional.size() != 1 || o.positional[0] != "train" || o.flag("module"))
+    return ok_status();
   auto found = resolve_executable("train", env);
   if (found || found.error().exit_code != exit_code::kNotFound) return ok_status();
   const SageMakerPaths paths;
   auto cmd = sagemaker_train_command(RealFileSystem(), paths);
   if (!cmd) return cmd.error();
   if (::chdir(paths.code_dir.c_str()) != 0)
-    return Error{exit_code::kConfig, "train: cannot change to " + paths.code_dir + ": " + std::strerror(errno)};
+    return Error{exit_code::kConfig,
+                 "train: cannot change to " + paths.code_dir + ": " + std::strerror(errno)};
   spdlog::info("train: SageMaker's training script: {}", fmt::join(*cmd, " "));
   o.positional = *cmd;
   return ok_status();

@@ -46,6 +46,10 @@ std::vector<OptionSpec> run_option_specs() {
       {"termination-log", true, "/dev/termination-log", "root cause for Kubernetes"},
       {"run-id", true, std::nullopt, "TORCHELASTIC_RUN_ID (default: from the job id)"},
       {"role", true, "default", "ROLE_NAME of the workers"},
+      {"warm-standby", true, "auto",
+       "on|off|auto: a warm interpreter per rank (torch imported) takes over at a restart; auto = "
+       "on for Python commands"},
+      {"warm-import", true, std::nullopt, "MOD,MOD: what standbys import besides torch"},
       {"no-python", false, std::nullopt, "run the command as it is (no python3 -u in front)"},
       {"module", false, std::nullopt, "the command is a python module (python3 -u -m MOD)", false,
        "m"},

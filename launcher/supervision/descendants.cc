@@ -33,7 +33,8 @@ std::vector<pid_t> descendants_of(pid_t root, const std::map<pid_t, pid_t>& pare
 
 namespace {
 
-// Field 4 of /proc/PID/stat (live processes only); the command name (field 2) may contain spaces and ')'.
+// Field 4 of /proc/PID/stat (live processes only); the command name (field 2) may contain spaces
+// and ')'.
 bool read_ppid(pid_t pid, pid_t* ppid) {
   std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
   std::string stat;
@@ -66,10 +67,14 @@ std::map<pid_t, pid_t> read_process_table() {
   return table;
 }
 
-int kill_descendants() {
+int kill_descendants(const std::set<pid_t>& spare) {
+  const auto table = read_process_table();
+  std::set<pid_t> keep = spare;
+  for (pid_t s : spare)
+    for (pid_t d : descendants_of(s, table)) keep.insert(d);
   int n = 0;
-  for (pid_t pid : descendants_of(::getpid(), read_process_table()))
-    if (::kill(pid, SIGKILL) == 0) ++n;
+  for (pid_t pid : descendants_of(::getpid(), table))
+    if (!keep.contains(pid) && ::kill(pid, SIGKILL) == 0) ++n;
   return n;
 }
 

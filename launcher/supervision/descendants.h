@@ -5,6 +5,7 @@
 #include <sys/types.h>
 
 #include <map>
+#include <set>
 #include <vector>
 
 namespace tv {
@@ -15,8 +16,8 @@ std::vector<pid_t> descendants_of(pid_t root, const std::map<pid_t, pid_t>& pare
 // pid -> ppid for every process in /proc (processes that vanish while reading are skipped).
 std::map<pid_t, pid_t> read_process_table();
 
-// SIGKILLs every descendant of this process; returns how many were signalled. The Reaper
-// collects them.
-int kill_descendants();
+// SIGKILLs every descendant of this process except `spare` and their own descendants (the warm
+// standbys); returns how many were signalled. The Reaper collects them.
+int kill_descendants(const std::set<pid_t>& spare = {});
 
 }  // namespace tv

@@ -15,11 +15,11 @@
 
 #include <boost/process/v2/environment.hpp>
 // Boost 1.81 header-only mode omits this implementation file (process_environment::on_setup).
+#include <algorithm>
 #include <boost/process/v2/impl/environment.ipp>
 #include <boost/process/v2/posix/default_launcher.hpp>
 #include <boost/process/v2/process.hpp>
 #include <boost/process/v2/stdio.hpp>
-#include <algorithm>
 #include <csignal>
 
 #include "common/exit_codes.h"
@@ -47,7 +47,8 @@ void close_inherited_fds(std::vector<int>& keep) {  // sorted in place: no alloc
 struct ChildSetup {
   pid_t parent;
   template <class Launcher>
-  bp::error_code on_exec_setup(Launcher& launcher, const bp::filesystem::path&, const char* const*) {
+  bp::error_code on_exec_setup(Launcher& launcher, const bp::filesystem::path&,
+                               const char* const*) {
     close_inherited_fds(launcher.fd_whitelist);
     ::setpgid(0, 0);
     ::prctl(PR_SET_PDEATHSIG, SIGKILL);
@@ -71,9 +72,12 @@ Result<pid_t> ProcessSpawner::spawn(const SpawnRequest& req) {
   std::vector<std::string> args(req.argv.begin() + (req.argv.empty() ? 0 : 1), req.argv.end());
   bp::error_code ec;
   bp::posix::default_launcher launcher;
-  auto proc = launcher(io_.get_executor(), ec, bp::filesystem::path(req.executable), args,
-                       bp::process_stdio{nullptr, req.stdout_fd, req.stderr_fd},
-                       bp::process_environment(req.env.to_envp()), ChildSetup{::getpid()});
+  auto launch = [&](auto in) {
+    return launcher(io_.get_executor(), ec, bp::filesystem::path(req.executable), args,
+                    bp::process_stdio{in, req.stdout_fd, req.stderr_fd},
+                    bp::process_environment(req.env.to_envp()), ChildSetup{::getpid()});
+  };
+  auto proc = req.stdin_fd >= 0 ? launch(req.stdin_fd) : launch(nullptr);
   if (ec) return exec_error(req.executable, ec);
   const pid_t pid = proc.id();
   ::setpgid(pid, pid);  // also here, so the group exists before we ever signal it

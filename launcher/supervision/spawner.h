@@ -24,6 +24,7 @@ struct SpawnRequest {
   Environment env;
   int stdout_fd = -1;  // write ends; the spawner does not close them
   int stderr_fd = -1;
+  int stdin_fd = -1;  // -1: /dev/null (a standby's control socket otherwise)
 };
 
 class Spawner {

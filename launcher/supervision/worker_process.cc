@@ -13,7 +13,10 @@ constexpr size_t kTailLines = 20;
 }
 
 WorkerProcess::WorkerProcess(boost::asio::io_context& io, Identity id)
-    : drain_timer(io), io_(io), id_(std::move(id)), prefix_("[rank" + std::to_string(id_.rank) + "]: ") {
+    : drain_timer(io),
+      io_(io),
+      id_(std::move(id)),
+      prefix_("[rank" + std::to_string(id_.rank) + "]: ") {
   err_.is_err = true;
   if (id_.log_dir.empty()) return;
   std::error_code ec;
@@ -37,6 +40,11 @@ bool WorkerProcess::open_pipes(int* out_w, int* err_w) {
   *out_w = o[1];
   *err_w = e[1];
   return true;
+}
+
+void WorkerProcess::adopt_pipes(int out_r, int err_r) {
+  out_.pipe.emplace(io_, out_r);
+  err_.pipe.emplace(io_, err_r);
 }
 
 void WorkerProcess::attach(pid_t pid, std::function<void()> on_streams_closed) {

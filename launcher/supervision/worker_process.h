@@ -40,6 +40,9 @@ class WorkerProcess : public std::enable_shared_from_this<WorkerProcess> {
 
   // Creates the two pipes; returns the write ends for the child (closed again by attach()).
   bool open_pipes(int* out_w, int* err_w);
+  // Instead of open_pipes: read ends that already exist (a standby's, written to before it
+  // became this worker); the WorkerProcess owns them from now on.
+  void adopt_pipes(int out_r, int err_r);
   // After spawn: remembers the pid, closes the write ends, starts reading.
   void attach(pid_t pid, std::function<void()> on_streams_closed);
   void close_pipes();
