@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "common/exit_codes.h"
+#include "common/unique_fd.h"
 
 namespace tv {
 namespace {
@@ -24,20 +25,6 @@ const char* kind_of(mode_t mode) {
 Error refuse(const std::string& path, const std::string& why) {
   return Error{exit_code::kConfig, path + ": " + why};
 }
-
-class Fd {
- public:
-  explicit Fd(int fd) : fd_(fd) {}
-  ~Fd() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  int get() const { return fd_; }
-
- private:
-  int fd_;
-};
 
 // Reads until EOF or until `out` holds limit bytes. Returns errno, or 0.
 int read_up_to(int fd, std::string& out, std::size_t limit) {
@@ -56,7 +43,7 @@ int read_up_to(int fd, std::string& out, std::size_t limit) {
 }  // namespace
 
 Result<std::string> read_regular_file(const std::string& path, std::size_t max_bytes) {
-  Fd fd(::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY));
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY));
   if (fd.get() < 0) return refuse(path, std::string("cannot open (") + std::strerror(errno) + ")");
   struct stat st {};
   if (::fstat(fd.get(), &st) != 0)
