@@ -10,6 +10,7 @@
 
 #include "common/bounded_read.h"
 #include "common/escape.h"
+#include "common/json_field.h"
 #include "common/parse_number.h"
 #include "health/efa_check.h"
 #include "health/gpu_check.h"
@@ -76,9 +77,9 @@ struct ProbeFigures {
 ProbeFigures figures(const std::vector<RankOutcome>& ranks) {
   ProbeFigures f;
   for (const auto& r : ranks) {
-    const bool ok = r.result.is_object() && r.result.value("ok", false) && r.exit_code == 0;
+    const bool ok = json_field(r.result, "ok", false) && r.exit_code == 0;
     if (ok) {
-      const double bw = r.result.value("busbw_GBps", 0.0);
+      const double bw = json_field(r.result, "busbw_GBps", 0.0);
       f.busbw = f.busbw < 0 ? bw : std::min(f.busbw, bw);
       continue;
     }
@@ -87,8 +88,8 @@ ProbeFigures figures(const std::vector<RankOutcome>& ranks) {
     if (r.timed_out)
       f.first_error = "rank " + std::to_string(r.rank) + " timed out and was killed";
     else if (r.result.is_object())
-      f.first_error =
-          "rank " + std::to_string(r.rank) + ": " + r.result.value("error", std::string("failed"));
+      f.first_error = "rank " + std::to_string(r.rank) + ": " +
+                      json_field(r.result, "error", std::string("failed"));
     else
       f.first_error = "rank " + std::to_string(r.rank) + " exited " + std::to_string(r.exit_code) +
                       " without a result";

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "common/exit_codes.h"
+#include "common/json_field.h"
 
 namespace tv {
 
@@ -172,7 +173,7 @@ void RdzvCoordinator::on_agent_message(int rank, const Message& m) {
       return;
     case MsgType::kLeave:
       return lost("node " + std::to_string(rank) + " left: " + rdzv::peer_text(m.body, "why"),
-                  m.body.value("signal", 0));
+                  json_field(m.body, "signal", 0));
     default:
       return;  // heartbeat
   }

@@ -14,6 +14,7 @@
 #include "common/bounded_read.h"
 #include "common/escape.h"
 #include "common/exit_codes.h"
+#include "common/json_field.h"
 #include "common/parse_number.h"
 
 namespace tv {
@@ -67,10 +68,10 @@ std::optional<ErrorFileInfo> parse_error_file(const std::string& json_text) {
   if (m.is_string()) {
     info.message = m.get<std::string>();
   } else if (m.is_object()) {
-    info.message = m.value("message", std::string());
+    info.message = json_field(m, "message", std::string());
     if (m.contains("extraInfo") && m["extraInfo"].is_object()) {
       const auto& extra = m["extraInfo"];
-      info.traceback = extra.value("py_callstack", std::string());
+      info.traceback = json_field(extra, "py_callstack", std::string());
       if (extra.contains("timestamp")) info.timestamp = to_seconds(extra["timestamp"]);
     }
   } else {

@@ -205,5 +205,17 @@ TEST(RootCause, OverlongOrNonNumericTimestampIsZero) {
   EXPECT_EQ(e->timestamp, 17000);
 }
 
+TEST(RootCause, FieldsOfAnotherTypeAreIgnoredNotThrown) {
+  // Found by fuzz_error_file: a nested object where torch writes a string aborted trainvisor.
+  auto e = parse_error_file(
+      R"({"message": {"message": {"py_callstack": "Traceback"}, "extraInfo": {"py_callstack": 7}}})");
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->message, "");
+  EXPECT_EQ(e->traceback, "");
+  e = parse_error_file(R"({"message": {"message": ["x"], "extraInfo": []}})");
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->message, "");
+}
+
 }  // namespace
 }  // namespace tv
