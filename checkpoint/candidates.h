@@ -42,6 +42,7 @@ enum class PartKind : std::uint8_t {
   kDcp,          // a DCP directory: .metadata parsed, every storage file long enough
   kSafetensors,  // header length and data offsets within the file
   kJson,         // must parse (trainer_state.json)
+  kShardIndex,   // HF *.safetensors.index.json / *.bin.index.json: every weight_map shard present
   kExists,       // a marker or config file: present
 };
 
@@ -50,8 +51,8 @@ struct Part {
   PartKind kind = PartKind::kTorch;
 };
 
+// 24 bytes: a directory of 100,000 checkpoints costs 2.4 MB of keys.
 struct Key {
-  std::int64_t run_ns = 0;  // when the run started (name) or its newest checkpoint (mtime)
   std::int64_t step = -1;
   std::uint32_t dir = 0;        // index in Tree::dirs
   std::uint32_t name = kNoDir;  // index in that dir's files; kNoDir: the directory itself
@@ -59,7 +60,13 @@ struct Key {
   std::uint8_t layout = 0;      // Layout
   std::uint8_t rank = 0;        // tie-break within a step (pointer, Lightning last-vN, ...)
   bool best = false;
-  bool stamped = false;  // run_ns from the run's name
+};
+
+struct Keys {
+  std::vector<Key> keys;
+  // By run directory index: when the run started (the time in its name), else when its
+  // highest-step checkpoint was written (mtime).
+  std::vector<std::int64_t> run_ns;
 };
 
 struct Candidate {
@@ -79,7 +86,7 @@ struct Candidate {
 };
 
 // Keys of every candidate of the selected layouts, unordered.
-std::vector<Key> recognize(const Tree& tree, std::uint32_t layouts, CheckpointFs& fs);
+Keys recognize(const Tree& tree, std::uint32_t layouts, CheckpointFs& fs);
 // The full candidate for a key (lists, paths, parts). Reads pointer files through fs.
 Candidate materialize(const Tree& tree, const Key& key, CheckpointFs& fs);
 

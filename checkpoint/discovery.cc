@@ -14,9 +14,11 @@ namespace {
 // a is newer than b: run time, run, step, tie-break rank, then path.
 struct Newer {
   const Tree* tree;
+  const std::vector<std::int64_t>* run_ns;
   bool operator()(const Key& a, const Key& b) const {
-    if (std::tie(a.run_ns, a.run, a.step, a.rank) != std::tie(b.run_ns, b.run, b.step, b.rank))
-      return std::tie(a.run_ns, a.run, a.step, a.rank) > std::tie(b.run_ns, b.run, b.step, b.rank);
+    const std::int64_t at = (*run_ns)[a.run], bt = (*run_ns)[b.run];
+    if (std::tie(at, a.run, a.step, a.rank) != std::tie(bt, b.run, b.step, b.rank))
+      return std::tie(at, a.run, a.step, a.rank) > std::tie(bt, b.run, b.step, b.rank);
     if (a.dir != b.dir) return tree->dirs[a.dir].path > tree->dirs[b.dir].path;
     if (a.name == kNoDir || b.name == kNoDir) return a.name < b.name;
     return tree->dirs[a.dir].files[a.name] > tree->dirs[b.dir].files[b.name];
@@ -30,15 +32,23 @@ CandidateId id_of(const Key& k) {
   return {k.layout, k.dir, k.step, k.best, set ? 0 : k.name};
 }
 
-// Newest-first iteration over keys without sorting them all.
+// Newest-first iteration over keys without sorting them all: the newest by one linear scan
+// (usually the only one examined), a heap of the rest only when more are asked for.
 class KeyHeap {
  public:
-  KeyHeap(std::vector<Key> keys, const Tree& tree) : keys_(std::move(keys)), newer_{&tree} {
-    std::make_heap(keys_.begin(), keys_.end(), older());
-  }
+  // `run_ns` must outlive the heap.
+  KeyHeap(std::vector<Key> keys, const std::vector<std::int64_t>& run_ns, const Tree& tree)
+      : keys_(std::move(keys)), newer_{&tree, &run_ns} {}
   std::optional<Key> next() {
     while (!keys_.empty()) {
-      std::pop_heap(keys_.begin(), keys_.end(), older());
+      if (!scanned_) {
+        scanned_ = true;
+        std::iter_swap(std::max_element(keys_.begin(), keys_.end(), older()), keys_.end() - 1);
+      } else {
+        if (!heaped_) std::make_heap(keys_.begin(), keys_.end(), older());
+        heaped_ = true;
+        std::pop_heap(keys_.begin(), keys_.end(), older());
+      }
       const Key k = keys_.back();
       keys_.pop_back();
       if (!done_.insert(id_of(k)).second) continue;
@@ -56,6 +66,8 @@ class KeyHeap {
   std::vector<Key> keys_;
   std::set<CandidateId> done_;
   Newer newer_;
+  bool scanned_ = false;
+  bool heaped_ = false;
 };
 
 Judgement judge(Candidate& c, CheckpointFs& fs, const SelectOptions& o) {
@@ -73,8 +85,10 @@ Judgement judge(Candidate& c, CheckpointFs& fs, const SelectOptions& o) {
 }
 
 std::optional<Checkpoint> first_complete_key(CheckpointFs& fs, const Tree& tree,
-                                             std::vector<Key> keys, const SelectOptions& o) {
-  KeyHeap heap(std::move(keys), tree);
+                                             std::vector<Key> keys,
+                                             const std::vector<std::int64_t>& run_ns,
+                                             const SelectOptions& o) {
+  KeyHeap heap(std::move(keys), run_ns, tree);
   while (auto k = heap.next()) {
     Candidate c = materialize(tree, *k, fs);
     const Judgement j = judge(c, fs, o);
@@ -99,7 +113,8 @@ std::optional<Checkpoint> select_glob(CheckpointFs& fs, const Tree& tree, const 
 std::vector<Candidate> discover_in(CheckpointFs& fs, const Tree& tree, const std::string& format) {
   if (format.starts_with("glob:")) return glob_candidates(tree, format.substr(5), fs);
   std::vector<Candidate> out;
-  KeyHeap heap(recognize(tree, layouts_of_format(format), fs), tree);
+  Keys keys = recognize(tree, layouts_of_format(format), fs);
+  KeyHeap heap(std::move(keys.keys), keys.run_ns, tree);
   while (auto k = heap.next()) out.push_back(materialize(tree, *k, fs));
   return out;
 }
@@ -112,16 +127,16 @@ std::vector<Candidate> discover(CheckpointFs& fs, const std::string& dir,
 std::optional<Checkpoint> select_checkpoint(CheckpointFs& fs, const Tree& tree,
                                             const std::string& format, const SelectOptions& o) {
   if (format.starts_with("glob:")) return select_glob(fs, tree, format.substr(5), o);
-  std::vector<Key> keys = recognize(tree, layouts_of_format(format), fs);
+  Keys keys = recognize(tree, layouts_of_format(format), fs);
   if (o.mode == "best") {
     std::vector<Key> bests;
-    for (const Key& k : keys)
+    for (const Key& k : keys.keys)
       if (k.best) bests.push_back(k);
-    if (auto c = first_complete_key(fs, tree, bests, o)) return c;
+    if (auto c = first_complete_key(fs, tree, bests, keys.run_ns, o)) return c;
     spdlog::info("checkpoint: no complete best checkpoint under {}; using the latest", tree.root);
   }
-  std::erase_if(keys, [](const Key& k) { return k.best; });
-  return first_complete_key(fs, tree, std::move(keys), o);
+  std::erase_if(keys.keys, [](const Key& k) { return k.best; });
+  return first_complete_key(fs, tree, std::move(keys.keys), keys.run_ns, o);
 }
 
 }  // namespace tv

@@ -2,12 +2,15 @@
 
 #include <algorithm>
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "checkpoint/dcp_metadata.h"
 #include "checkpoint/names.h"
 #include "checkpoint/pickle.h"
 #include "checkpoint/zip_end_record.h"
 #include "checkpoint/zip_verify.h"
+#include "common/escape.h"
+#include "common/exit_codes.h"
 
 namespace tv {
 namespace {
@@ -141,15 +144,53 @@ Judgement check_safetensors(Checkpoint& c, CheckpointFs& fs, const std::string& 
   return complete();
 }
 
-Judgement check_json(Checkpoint& c, CheckpointFs& fs, const std::string& path) {
+// A JSON part, read with a cap (read_range opens O_NONBLOCK and refuses anything but a regular
+// file) and parsed without exceptions. The error says why it is not complete.
+Result<nlohmann::json> read_json(Checkpoint& c, CheckpointFs& fs, const std::string& path) {
+  auto not_complete = [&](const std::string& why) { return Error{exit_code::kNone, path + why}; };
   auto st = fs.stat(path);
-  if (!st) return incomplete(path + ": cannot stat: " + st.error().message);
-  if (st->size > kMaxJsonBytes) return incomplete(path + ": too large");
+  if (!st) return not_complete(": cannot stat: " + st.error().message);
+  if (st->size > kMaxJsonBytes) return not_complete(": too large");
   auto text = fs.read_range(path, 0, st->size);
-  if (!text) return incomplete(path + ": cannot read: " + text.error().message);
-  if (nlohmann::json::parse(*text, nullptr, false).is_discarded())
-    return incomplete(path + ": not valid JSON (cut off?)");
+  if (!text) return not_complete(": cannot read: " + text.error().message);
+  auto json = nlohmann::json::parse(*text, nullptr, false);
+  if (json.is_discarded()) return not_complete(": not valid JSON (cut off?)");
   account(c, *st);
+  return json;
+}
+
+Judgement check_json(Checkpoint& c, CheckpointFs& fs, const std::string& path) {
+  auto json = read_json(c, fs, path);
+  return json ? complete() : incomplete(json.error().message);
+}
+
+// Sharded HF weights: the index's weight_map names, for every tensor, a shard file in the same
+// directory (transformers `save_pretrained`, SAFE_WEIGHTS_INDEX_NAME / WEIGHTS_INDEX_NAME). The
+// index is written after the shards; each shard named must be there. The shards present are parts
+// of their own, so their headers are checked there.
+Judgement check_shard_index(Checkpoint& c, CheckpointFs& fs, const std::string& path) {
+  const auto json = read_json(c, fs, path);
+  if (!json) return incomplete(json.error().message);
+  const auto map = json->is_object() ? json->find("weight_map") : json->end();
+  if (map == json->end() || !map->is_object() || map->empty())
+    return incomplete(path + ": no weight_map naming the shards");
+  std::set<std::string, std::less<>> shards;
+  for (const auto& [tensor, shard] : map->items()) {
+    const std::string* name = shard.get_ptr<const std::string*>();
+    if (name == nullptr || name->empty() || *name == "." || *name == ".." ||
+        name->find('/') != std::string::npos || name->find('\0') != std::string::npos)
+      return incomplete(path + ": weight_map entry " + escape_control(tensor) +
+                        " is not a file name in its directory");
+    shards.insert(*name);
+  }
+  const std::string dir = parent_of(path);
+  for (const auto& shard : shards) {
+    const std::string shard_path = join_path(dir, shard);
+    auto st = fs.stat(shard_path);
+    if (!st || !st->is_regular)
+      return incomplete(escape_control(shard_path) + " is missing (" + base_of(path) +
+                        " names it; save interrupted?)");
+  }
   return complete();
 }
 
@@ -163,6 +204,8 @@ Judgement check_part(Checkpoint& c, CheckpointFs& fs, const Part& p, const Judge
       return check_safetensors(c, fs, p.path);
     case PartKind::kJson:
       return check_json(c, fs, p.path);
+    case PartKind::kShardIndex:
+      return check_shard_index(c, fs, p.path);
     case PartKind::kExists:
       break;
   }

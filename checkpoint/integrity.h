@@ -8,6 +8,8 @@
 //     exists and is at least as long as the furthest offset + length referring to it.
 //   safetensors: the header parses and every tensor's data lies inside the file.
 //   JSON marker (trainer_state.json): parses. Marker files: present.
+//   Sharded-weights index (HF `*.safetensors.index.json`, `*.bin.index.json`): parses, and every
+//     shard file its weight_map names is in its directory (plain names only).
 // Then the framework's own rules: the parts the listing found missing, and a pointer written
 // after every part (DeepSpeed `latest`, cosmos latest_checkpoint.txt) naming this step or later.
 // verify_for_resume is the expensive last check of the candidate about to be resumed from:

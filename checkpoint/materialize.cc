@@ -118,6 +118,7 @@ class Materializer {
   // Modules of `d`: those of this key's step (or best) into `mine`; every module into expected.
   void collect_modules(const ListedDir& d, std::string_view ext,
                        std::map<std::string, std::string>* mine, ModuleSet& expected) {
+    std::string_view last;
     for (std::size_t i = 0; i < d.files.size(); ++i) {
       const std::string_view f = d.files[i];
       if (!f.ends_with(ext)) continue;
@@ -135,7 +136,8 @@ class Materializer {
         step = *s;
       }
       if (module.empty()) continue;
-      if (expected.find(module) == expected.end()) expected.emplace(module);
+      if (module != last && !expected.contains(module)) expected.emplace(module);
+      last = module;  // a directory of one module's saves: one set lookup, not one per file
       if (mine && (best || step == key_.step)) (*mine)[std::string(module)] = std::string(f);
     }
   }
@@ -250,6 +252,8 @@ class Materializer {
       std::string path = join_path(d.path, n);
       if (n.ends_with(".safetensors"))
         add(std::move(path), PartKind::kSafetensors);
+      else if (n.ends_with(".safetensors.index.json") || n.ends_with(".bin.index.json"))
+        add(std::move(path), PartKind::kShardIndex);
       else if (n.ends_with(".json"))
         add(std::move(path), PartKind::kJson);
       else if (n.ends_with(".pt") || n.ends_with(".pth") || n.ends_with(".bin") ||

@@ -39,16 +39,6 @@ std::optional<std::int64_t> stamp(int y, int mo, int d, int h, int mi, int s, in
 
 }  // namespace
 
-std::optional<std::int64_t> parse_digits(std::string_view s) {
-  if (s.empty() || s.size() > 18) return std::nullopt;
-  std::int64_t v = 0;
-  for (char c : s) {
-    if (!is_digit(c)) return std::nullopt;
-    v = v * 10 + (c - '0');
-  }
-  return v;
-}
-
 std::optional<std::int64_t> number_between(std::string_view name, std::string_view prefix,
                                            std::string_view suffix) {
   if (name.size() <= prefix.size() + suffix.size() || !name.starts_with(prefix) ||

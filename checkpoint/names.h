@@ -8,8 +8,18 @@
 
 namespace tv {
 
-// All ASCII digits, 1..18 of them (fits an int64): the value, else nullopt.
-std::optional<std::int64_t> parse_digits(std::string_view s);
+// All ASCII digits, 1..18 of them (fits an int64): the value, else nullopt. Inline: it runs
+// for every file of a directory of 100,000 checkpoints.
+inline std::optional<std::int64_t> parse_digits(std::string_view s) {
+  if (s.empty() || s.size() > 18) return std::nullopt;
+  std::int64_t v = 0;
+  for (const char c : s) {
+    const auto d = static_cast<unsigned char>(c - '0');
+    if (d > 9) return std::nullopt;
+    v = v * 10 + d;
+  }
+  return v;
+}
 // `prefix` + digits + `suffix` exactly: the digits' value.
 std::optional<std::int64_t> number_between(std::string_view name, std::string_view prefix,
                                            std::string_view suffix);

@@ -71,10 +71,17 @@ class Recognizer {
     }
   }
 
-  std::vector<Key> run() {
+  Keys run() {
+    // At most one key per file and per directory: reserved once, so the array is never copied.
+    std::size_t most = 0;
+    for (const auto& d : tree_.dirs) most += d.files.size() + 1;
+    keys_.reserve(most);
     for (std::uint32_t i = 0; i < tree_.dirs.size(); ++i) directory(i);
+    run_ns_.assign(tree_.dirs.size(), 0);
+    for (std::uint32_t i = 0; i < tree_.dirs.size(); ++i)
+      if (stamped(i)) run_ns_[i] = stamp_ns_[i];
     date_unstamped_runs();
-    return std::move(keys_);
+    return {std::move(keys_), std::move(run_ns_)};
   }
 
  private:
@@ -83,13 +90,12 @@ class Recognizer {
     return d == kNoDir ? std::string_view() : tree_.dirs[d].name();
   }
   std::uint32_t up(std::uint32_t d, int n) const { return tree_.ancestor(d, n); }
+  bool stamped(std::uint32_t run) const { return stamp_dir_[run] == run; }
 
   // The run of a candidate whose container directory is `c`.
   void set_run(Key& k, std::uint32_t c) {
     if (stamp_dir_[c] != kNoDir) {
       k.run = stamp_dir_[c];
-      k.run_ns = stamp_ns_[c];
-      k.stamped = true;
       return;
     }
     const auto n = name(c);
@@ -108,6 +114,7 @@ class Recognizer {
     k.best = best;
     k.rank = rank;
     set_run(k, container);
+    unstamped_ = unstamped_ || !stamped(k.run);
     keys_.push_back(k);
   }
 
@@ -215,24 +222,22 @@ class Recognizer {
 
   // Runs without a time in their name: the mtime of their highest-step candidate.
   void date_unstamped_runs() {
+    if (!unstamped_) return;  // every run has its time in its name: no pass over the keys
     std::vector<std::uint32_t> top(tree_.dirs.size(), kNoDir);
     for (std::uint32_t k = 0; k < keys_.size(); ++k) {
       const Key& key = keys_[k];
-      if (key.stamped || key.best) continue;
+      if (stamped(key.run) || key.best) continue;
       auto& t = top[key.run];
       if (t == kNoDir || std::tie(key.step, key.rank) > std::tie(keys_[t].step, keys_[t].rank))
         t = k;
     }
-    std::vector<std::int64_t> when(tree_.dirs.size(), 0);
     for (std::uint32_t r = 0; r < top.size(); ++r) {
       if (top[r] == kNoDir) continue;
       const Key& key = keys_[top[r]];
       const ListedDir& d = tree_.dirs[key.dir];
       const std::string path = key.name == kNoDir ? d.path : join_path(d.path, d.files[key.name]);
-      if (auto st = fs_.stat(path)) when[r] = st->mtime_ns;
+      if (auto st = fs_.stat(path)) run_ns_[r] = st->mtime_ns;
     }
-    for (Key& key : keys_)
-      if (!key.stamped) key.run_ns = when[key.run];
   }
 
   const Tree& tree_;
@@ -241,11 +246,13 @@ class Recognizer {
   std::vector<std::uint32_t> stamp_dir_;
   std::vector<std::int64_t> stamp_ns_;
   std::vector<Key> keys_;
+  std::vector<std::int64_t> run_ns_;
+  bool unstamped_ = false;
 };
 
 }  // namespace
 
-std::vector<Key> recognize(const Tree& tree, std::uint32_t layouts, CheckpointFs& fs) {
+Keys recognize(const Tree& tree, std::uint32_t layouts, CheckpointFs& fs) {
   return Recognizer(tree, layouts, fs).run();
 }
 

@@ -2,6 +2,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+#include <cstring>
 #include <set>
 #include <utility>
 
@@ -57,9 +59,13 @@ class Walker {
     tree_.dirs.push_back(std::move(dir));
   }
 
+  static void add(NameList& list, const Pending& p, std::string_view name) {
+    if (!list.add(name)) spdlog::warn("checkpoint: skipping {}/{}: name too long", p.path, name);
+  }
+
   void classify(const Pending& p, std::string_view name, EntryType type, ListedDir& dir,
                 std::uint32_t index) {
-    if (type == EntryType::kFile) return dir.files.add(name);
+    if (type == EntryType::kFile) return add(dir.files, p, name);
     if (type == EntryType::kOther) return;
     const std::string path = join_path(p.path, name);
     auto st = fs_.stat(path);  // directories, links and unknown types: follow
@@ -67,14 +73,14 @@ class Walker {
       spdlog::warn("checkpoint: skipping {}: {}", path, st.error().message);
       return;
     }
-    if (st->is_regular) return dir.files.add(name);
+    if (st->is_regular) return add(dir.files, p, name);
     if (!st->is_directory) return;
     if (!visited_.insert({st->device, st->inode}).second) {
       if (type == EntryType::kSymlink)
         spdlog::warn("checkpoint: not following {}: directory already visited (link loop?)", path);
       return;
     }
-    dir.subdirs.add(name);
+    if (!dir.subdirs.add(name)) return spdlog::warn("checkpoint: skipping {}: name too long", path);
     std::string rel = p.rel.empty() ? std::string(name) : p.rel + "/" + std::string(name);
     stack_.push_back({path, std::move(rel), index});
   }
@@ -86,6 +92,22 @@ class Walker {
 };
 
 }  // namespace
+
+bool NameList::add(std::string_view name) {
+  if (name.size() > kMaxName) return false;
+  if (chunks_.empty() || used_ + 1 + name.size() > capacity_) {
+    if (chunks_.size() >= (std::size_t{1} << (32 - kShift))) return false;
+    capacity_ = chunks_.empty() ? kMaxName + 1 : std::min(capacity_ * 2, kLargest);
+    chunks_.push_back(std::make_unique_for_overwrite<char[]>(capacity_));
+    used_ = 0;
+  }
+  char* p = chunks_.back().get() + used_;
+  *p = static_cast<char>(name.size());
+  std::memcpy(p + 1, name.data(), name.size());
+  at_.push_back(static_cast<std::uint32_t>(((chunks_.size() - 1) << kShift) | used_));
+  used_ += 1 + name.size();
+  return true;
+}
 
 std::string join_path(const std::string& dir, std::string_view name) {
   std::string out;

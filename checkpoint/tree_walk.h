@@ -1,12 +1,13 @@
 // One walk over a checkpoint directory: every directory reached (symlinked ones too, each
 // directory once, so symlink loops end) with the names of the files in it. Directories that
 // cannot be listed and dangling or looping links are logged once each and skipped.
-// Names are kept in one buffer per directory (NameList), so 100,000 files cost two growing
-// arrays, not 100,000 strings.
+// Names are kept in chunks per directory (NameList), so 100,000 files cost a few chunks and one
+// array of offsets, not 100,000 strings.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -15,18 +16,21 @@
 
 namespace tv {
 
-// Names in one contiguous buffer; indexes are stable.
+// Names in chunks that never move, so adding never copies what is already there (a directory
+// of 100,000 checkpoints touches each byte of its names once). Each name is one length byte and
+// its bytes; chunks double from 256 bytes to 64 KiB, so a directory of two files costs 256
+// bytes. Indexes are stable.
 class NameList {
  public:
-  void add(std::string_view name) {
-    offsets_.push_back(static_cast<std::uint32_t>(blob_.size()));
-    blob_.append(name);
-  }
-  std::size_t size() const { return offsets_.size(); }
-  bool empty() const { return offsets_.empty(); }
+  static constexpr std::size_t kMaxName = 255;  // NAME_MAX: no directory entry is longer
+  // false, and nothing added, for a name longer than kMaxName.
+  bool add(std::string_view name);
+  std::size_t size() const { return at_.size(); }
+  bool empty() const { return at_.empty(); }
   std::string_view operator[](std::size_t i) const {
-    const std::size_t end = i + 1 < offsets_.size() ? offsets_[i + 1] : blob_.size();
-    return std::string_view(blob_).substr(offsets_[i], end - offsets_[i]);
+    const std::uint32_t at = at_[i];
+    const char* p = chunks_[at >> kShift].get() + (at & (kLargest - 1));
+    return {p + 1, static_cast<unsigned char>(*p)};
   }
   bool contains(std::string_view name) const {
     for (std::size_t i = 0; i < size(); ++i)
@@ -35,8 +39,12 @@ class NameList {
   }
 
  private:
-  std::string blob_;
-  std::vector<std::uint32_t> offsets_;
+  static constexpr unsigned kShift = 16;
+  static constexpr std::size_t kLargest = std::size_t{1} << kShift;
+  std::vector<std::unique_ptr<char[]>> chunks_;
+  std::size_t capacity_ = 0;       // of the last chunk
+  std::size_t used_ = 0;           // of the last chunk
+  std::vector<std::uint32_t> at_;  // chunk << kShift | offset of the length byte
 };
 
 inline constexpr std::uint32_t kNoDir = 0xFFFFFFFF;

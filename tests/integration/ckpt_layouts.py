@@ -314,6 +314,27 @@ def hf_files(d, n, mtime, trainer_state=True, cut=False):
         write(f"{d}/trainer_state.json", json.dumps({"global_step": n}).encode(), mtime)
 
 
+def hf_sharded_files(d, n, mtime):
+    """save_pretrained with max_shard_size (transformers SAFE_WEIGHTS_INDEX_NAME): one
+    model-0000<i>-of-00002.safetensors per tensor here, and model.safetensors.index.json whose
+    weight_map names the shard of every tensor. Shards written by hand with safetensors() above:
+    Debian has no python3-safetensors; the format is an 8-byte little-endian header length, the
+    JSON header, then the data."""
+    tensors = model(seed=n)
+    weight_map, total = {}, 0
+    for i, name in enumerate(sorted(tensors)):
+        shard = f"model-{i + 1:05d}-of-{len(tensors):05d}.safetensors"
+        safetensors(f"{d}/{shard}", {name: tensors[name]}, mtime)
+        weight_map[name] = shard
+        total += tensors[name].numel() * 4
+    index = {"metadata": {"total_size": total}, "weight_map": weight_map}
+    write(f"{d}/model.safetensors.index.json", json.dumps(index).encode(), mtime)
+    write(f"{d}/config.json", b'{"model_type": "llama"}', mtime)
+    save(f"{d}/optimizer.pt", {"state": model(seed=n)}, mtime)
+    save(f"{d}/scheduler.pt", {"last_epoch": n}, mtime)
+    write(f"{d}/trainer_state.json", json.dumps({"global_step": n}).encode(), mtime)
+
+
 def hf_trainer(root):
     for n, m in ((500, 1), (1000, 2)):
         hf_files(f"{root}/out/checkpoint-{n}", n, t(m))

@@ -64,6 +64,39 @@ def test_dcp_restored_by_sync_with_new_mtimes_is_complete(tmp_path):
     assert "__0_0.distcp is missing" in log
 
 
+def test_hf_sharded_weights_need_every_shard_the_index_names(tmp_path):
+    """A sharded HF save: model.safetensors.index.json names a shard for every tensor. Restored
+    without a shard, or with a shard whose header is cut off, the checkpoint is not complete,
+    although trainer_state.json is there."""
+    out = tmp_path / "out"
+    for n, m in ((500, 1), (1000, 2)):
+        ckpt_layouts.hf_sharded_files(f"{out}/checkpoint-{n}", n, ckpt_layouts.t(m))
+    for fmt in ("auto", "hf"):
+        j, _ = latest(tmp_path, fmt)
+        assert j["path"] == str(out / "checkpoint-1000") and j["step"] == 1000
+    shard = out / "checkpoint-1000/model-00002-of-00002.safetensors"
+    data = shard.read_bytes()
+    shard.unlink()
+    j, log = latest(tmp_path)
+    assert j["path"] == str(out / "checkpoint-500")
+    assert "model-00002-of-00002.safetensors is missing (model.safetensors.index.json" in log
+    shard.write_bytes(data[:12])  # the length, then a header cut off
+    j, log = latest(tmp_path)
+    assert j["path"] == str(out / "checkpoint-500")
+    assert "header" in log
+    shard.write_bytes(data)
+    j, _ = latest(tmp_path)
+    assert j["path"] == str(out / "checkpoint-1000")
+    # A hostile index: a shard outside its checkpoint, a nested object. Never complete, no crash.
+    index = out / "checkpoint-1000/model.safetensors.index.json"
+    for bad in ({"weight_map": {"w": "../checkpoint-500/model-00001-of-00002.safetensors"}},
+                {"weight_map": {"w": {"nested": [1]}}}, {"weight_map": "x"}, [1]):
+        index.write_text(json.dumps(bad))
+        j, log = latest(tmp_path)
+        assert j["path"] == str(out / "checkpoint-500"), bad
+        assert "model.safetensors.index.json" in log
+
+
 def test_zero_filled_body_with_intact_central_directory_is_rejected(tmp_path):
     """A parallel multipart download writes the tail first: the zip's end record and central
     directory are there, the body is still zeros. The CRC-32 check catches it."""

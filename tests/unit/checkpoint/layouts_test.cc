@@ -165,6 +165,51 @@ TEST(Hf, SafetensorsMustHoldEveryTensor) {
   EXPECT_EQ(path_of(latest(fs)), kRoot + "/o/checkpoint-1");
 }
 
+TEST(Hf, ShardedWeightsNeedEveryShardTheIndexNames) {
+  FakeCheckpointFs fs;
+  auto shard = [](std::size_t data_bytes) {
+    const std::string h = "{\"w\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]}}";
+    std::string out(8, '\0');
+    out[0] = static_cast<char>(h.size());
+    return out + h + std::string(data_bytes, 'x');
+  };
+  const std::string index =
+      R"({"metadata": {"total_size": 16}, "weight_map": {"a.weight": "model-00001-of-00002.safetensors",
+          "b.weight": "model-00002-of-00002.safetensors"}})";
+  auto save = [&](int n) {
+    const std::string d = kRoot + "/o/checkpoint-" + std::to_string(n);
+    fs.add_file(d + "/model-00001-of-00002.safetensors", shard(8));
+    fs.add_file(d + "/model-00002-of-00002.safetensors", shard(8));
+    fs.add_file(d + "/model.safetensors.index.json", index);
+    fs.add_file(d + "/trainer_state.json", "{}");
+    return d;
+  };
+  save(1);
+  const std::string d2 = save(2);
+  EXPECT_EQ(path_of(latest(fs)), d2);
+  fs.remove(d2 + "/model-00002-of-00002.safetensors");  // the index names it: not complete
+  EXPECT_EQ(path_of(latest(fs)), kRoot + "/o/checkpoint-1");
+  fs.add_file(d2 + "/model-00002-of-00002.safetensors", shard(8).substr(0, 20));  // header cut
+  EXPECT_EQ(path_of(latest(fs)), kRoot + "/o/checkpoint-1");
+  fs.add_file(d2 + "/model-00002-of-00002.safetensors", shard(8));
+  EXPECT_EQ(path_of(latest(fs)), d2);
+  // Hostile or broken indexes: never complete, never a throw.
+  for (const std::string bad :
+       {R"({"weight_map": {"a": "../checkpoint-1/model-00001-of-00002.safetensors"}})",
+        R"({"weight_map": {"a": {"nested": 1}}})", R"({"weight_map": []})", R"({"weight_map": {}})",
+        R"([1, 2])", R"({"weight_map": {"a": ".."}})", R"({"weight_map": {"a": "model-0)"}) {
+    fs.add_file(d2 + "/model.safetensors.index.json", bad);
+    EXPECT_EQ(path_of(latest(fs)), kRoot + "/o/checkpoint-1") << bad;
+  }
+  // The torch-bin index has the same shape.
+  fs.add_file(d2 + "/model.safetensors.index.json", index);
+  fs.add_file(d2 + "/pytorch_model.bin.index.json",
+              R"({"weight_map": {"a": "pytorch_model-00001-of-00001.bin"}})");
+  EXPECT_EQ(path_of(latest(fs)), kRoot + "/o/checkpoint-1");
+  fs.add_file(d2 + "/pytorch_model-00001-of-00001.bin", make_zip());
+  EXPECT_EQ(path_of(latest(fs)), d2);
+}
+
 TEST(Lightning, LastCkptStepComesFromItsContent) {
   FakeCheckpointFs fs;
   auto ckpt = [](std::int64_t step) {
