@@ -11,7 +11,7 @@
 # Per run: last = max(start_1_*) - death (every replacement running), first = min(start_1_*) -
 # death. Medians of N runs, alternating which launcher goes first.
 #
-# trainvisor waits RestartPolicy::backoff(1) = 100 ms (launcher/restart_policy.h) before its first
+# trainvisor waits RestartPolicy::backoff(1) = 100 ms (launcher/supervision/restart_policy.h) before its first
 # restart: that is part of its figure, and printed separately.
 #
 # Usage: bench/restart_latency.sh [N]      N runs of each (default 7)

@@ -10,7 +10,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "launcher/rdzv_protocol.h"
+#include "launcher/rendezvous/rdzv_protocol.h"
 
 namespace {
 

@@ -5,7 +5,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "launcher/slurm_hostlist.h"
+#include "launcher/topology/slurm_hostlist.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   constexpr size_t kCap = 10000;  // smaller than production's so each run stays fast

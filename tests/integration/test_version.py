@@ -1,6 +1,7 @@
 """`trainvisor version` against the real binary."""
 import json
 import os
+import re
 import subprocess
 
 BIN = os.environ["TRAINVISOR_BIN"]
@@ -26,3 +27,15 @@ def test_version_json_libfabric_is_the_loaded_one():
 def test_dash_dash_version():
     r = subprocess.run([BIN, "--version"], capture_output=True, text=True, timeout=120)
     assert r.returncode == 0 and r.stdout.startswith("trainvisor ")
+
+
+def cmake_project_version():
+    text = open(os.path.join(os.environ["TV_SOURCE_DIR"], "CMakeLists.txt")).read()
+    return re.search(r"project\(trainvisor VERSION ([0-9.]+)", text).group(1)
+
+
+def test_version_is_the_one_cmake_knows():
+    r = subprocess.run([BIN, "version", "--json"], capture_output=True, text=True, timeout=120)
+    assert json.loads(r.stdout)["trainvisor"] == cmake_project_version()
+    r = subprocess.run([BIN, "--version"], capture_output=True, text=True, timeout=120)
+    assert r.stdout.splitlines()[0] == "trainvisor " + cmake_project_version()

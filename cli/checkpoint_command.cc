@@ -1,0 +1,125 @@
+// `trainvisor checkpoint latest --dir D [--format F] [--resume latest|best] [--json]`: the
+// newest complete checkpoint (exit 0), none (exit 1), bad --format (78), usage (64).
+// `trainvisor checkpoint watch --dir D [--format F] [--poll-interval S] [--polling]`: the
+// watcher alone, one JSON line per new complete checkpoint (diagnostics and benchmarks).
+#include <poll.h>
+#include <signal.h>
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+#include <cstdio>
+#include <nlohmann/json.hpp>
+
+#include "checkpoint/resume.h"
+#include "checkpoint/watcher.h"
+#include "cli/commands.h"
+#include "common/exit_codes.h"
+#include "common/json_text.h"
+#include "common/options.h"
+
+namespace tv {
+namespace {
+
+const char* const kUsage =
+    "usage: trainvisor checkpoint latest --dir D [--format auto|skrl|dcp|glob:PATTERN]\n"
+    "                                    [--resume latest|best] [--settle S] [--json]\n"
+    "       trainvisor checkpoint watch --dir D [--format F] [--poll-interval S] [--polling]\n"
+    "       trainvisor checkpoint link-logs --dir D LOG_DIR   (what run --link-logs does)\n";
+
+std::vector<OptionSpec> specs() {
+  return {
+      {"dir", true, std::nullopt, "checkpoint directory"},
+      {"format", true, "auto", "auto|skrl|dcp|glob:PATTERN"},
+      {"resume", true, "latest", "latest|best"},
+      {"settle", true, "2", "seconds a .pt must be unchanged to count as complete"},
+      {"json", false, std::nullopt, "print a JSON object"},
+      {"poll-interval", true, "2", "watch: seconds between rescans"},
+      {"polling", false, std::nullopt, "watch: do not use inotify"},
+      {"help", false, std::nullopt, "this text"},
+  };
+}
+
+int fail(const Error& e) {
+  std::fprintf(stderr, "trainvisor checkpoint: %s\n", e.message.c_str());
+  return e.exit_code;
+}
+
+nlohmann::json to_json(const Checkpoint& c) {
+  return {{"path", c.path}, {"format", c.format},
+          {"step", c.step}, {"bytes", c.bytes},
+          {"run", c.run},   {"mtime", static_cast<double>(c.mtime_ns) / 1e9}};
+}
+
+std::chrono::milliseconds millis(double seconds) {
+  return std::chrono::milliseconds(static_cast<long>(seconds * 1000));
+}
+
+int latest(const Options& o, const std::string& dir, const std::string& format) {
+  auto mode = o.get_choice("resume", {"latest", "best"});
+  if (!mode) return fail(mode.error());
+  auto settle = o.get_double("settle", 0);
+  if (!settle) return fail(settle.error());
+  auto c = find_resume_checkpoint({dir, format, *mode, millis(*settle)});
+  if (!c) {
+    std::fprintf(stderr, "trainvisor checkpoint: no complete checkpoint under %s\n", dir.c_str());
+    return exit_code::kNone;
+  }
+  if (o.flag("json"))
+    std::printf("%s\n", json_text(to_json(*c)).c_str());
+  else
+    std::printf("%s\n", c->path.c_str());
+  return exit_code::kOk;
+}
+
+int watch(const Options& o, const std::string& dir, const std::string& format) {
+  auto interval = o.get_double("poll-interval", 0.001);
+  if (!interval) return fail(interval.error());
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGTERM);
+  sigaddset(&set, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);  // the watcher thread inherits the mask
+  CheckpointWatcher w(
+      dir, format,
+      [](const CheckpointEvent& e) {
+        nlohmann::json j = to_json(e.checkpoint);
+        j["write_seconds"] = e.write_seconds;
+        j["since_previous_seconds"] = e.since_previous_seconds;
+        j["reported"] =
+            std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
+                .count();
+        std::printf("%s\n", json_text(j).c_str());
+        std::fflush(stdout);
+      },
+      millis(*interval), o.flag("polling"));
+  w.start();
+  int sig = 0;
+  sigwait(&set, &sig);
+  w.stop();
+  return exit_code::kOk;
+}
+
+}  // namespace
+
+int checkpoint_command(const Args& args, const Environment& env) {
+  auto o = parse_options(specs(), args, env, ParseMode{});
+  if (!o) return fail(o.error());
+  if (o->flag("help")) return std::printf("%s\n%s", kUsage, format_help(specs()).c_str()), 0;
+  const auto& words = o->positional;
+  const bool link = words.size() == 2 && words[0] == "link-logs";
+  if (!link && (words.size() != 1 || (words[0] != "latest" && words[0] != "watch")))
+    return std::fprintf(stderr, "%s", kUsage), exit_code::kUsage;
+  if (!o->has("dir"))
+    return std::fprintf(stderr, "trainvisor checkpoint: --dir is required\n%s", kUsage),
+           exit_code::kUsage;
+  const std::string dir = o->get("dir")->value;
+  if (link) {
+    auto linked = link_logs(words[1], dir);
+    return linked ? exit_code::kOk : fail(linked.error());
+  }
+  const std::string format = o->value_or("format", "auto");
+  if (auto v = validate_checkpoint_format(format); !v) return fail(v.error());
+  return words[0] == "latest" ? latest(*o, dir, format) : watch(*o, dir, format);
+}
+
+}  // namespace tv

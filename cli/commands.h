@@ -1,0 +1,23 @@
+// The subcommands of the trainvisor binary. Each takes its arguments (after the command word)
+// and the process environment, and returns the process exit code. main() only dispatches.
+// Every command lives in cli/; the library folders expose functions and types only.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "common/environment.h"
+
+namespace tv {
+
+using Args = std::vector<std::string>;
+
+int run_command(const Args& args, const Environment& env);         // cli/run_command.cc
+int topology_command(const Args& args, const Environment& env);    // cli/topology_command.cc
+int checkpoint_command(const Args& args, const Environment& env);  // cli/checkpoint_command.cc
+int preflight_command(const Args& args, const Environment& env);   // cli/preflight_command.cc
+int version_command(const Args& args, const Environment& env);     // cli/version_command.cc
+// The hidden `__probe-rank`: one NCCL probe rank, re-exec'd by the preflight.
+int probe_rank_command(const Args& args, const Environment& env);  // cli/probe_rank_command.cc
+
+}  // namespace tv

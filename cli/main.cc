@@ -1,0 +1,53 @@
+// trainvisor: the first process of a GPU training container. main() only dispatches.
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "cli/commands.h"
+#include "common/exit_codes.h"
+#include "common/log.h"
+
+namespace {
+
+struct Command {
+  const char* name;
+  int (*fn)(const tv::Args&, const tv::Environment&);
+  const char* summary;
+};
+
+constexpr Command kCommands[] = {
+    {"run", tv::run_command,
+     "start, supervise and restart one worker per GPU: run [OPTIONS] -- CMD"},
+    {"topology", tv::topology_command, "print the topology run would use: topology [--json]"},
+    {"preflight", tv::preflight_command, "GPU, EFA and NCCL health checks: preflight [--json]"},
+    {"checkpoint", tv::checkpoint_command, "checkpoint latest --dir D [--format F]"},
+    {"version", tv::version_command, "versions of trainvisor and the libraries it finds"},
+    {"__probe-rank", tv::probe_rank_command, nullptr},
+};
+
+int usage(FILE* out) {
+  std::fprintf(out, "usage: trainvisor COMMAND [ARGS...]\n\ncommands:\n");
+  for (const auto& c : kCommands)
+    if (c.summary) std::fprintf(out, "  %-11s %s\n", c.name, c.summary);
+  return out == stdout ? tv::exit_code::kOk : tv::exit_code::kUsage;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  tv::init_logging(tv::LogFormat::kText);
+  if (argc < 2) return usage(stderr);
+  const std::string word = argv[1];
+  if (word == "--help" || word == "-h" || word == "help") return usage(stdout);
+  if (word == "--version") return tv::version_command({}, tv::Environment::from_process());
+  tv::Args args(argv + 2, argv + argc);
+  for (const auto& c : kCommands)
+    if (word == c.name) {
+      const int code = c.fn(args, tv::Environment::from_process());
+      tv::flush_logs();
+      return code;
+    }
+  std::fprintf(stderr, "trainvisor: unknown command '%s'\n", word.c_str());
+  return usage(stderr);
+}

@@ -1,0 +1,139 @@
+// `trainvisor preflight`: the health checks alone (exit 0 pass, 69 fail), or `--nccl-log FILE`
+// to judge an existing NCCL log.
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+#include "cli/commands.h"
+#include "common/exit_codes.h"
+#include "common/json_text.h"
+#include "common/options.h"
+#include "health/dynamic_library.h"
+#include "health/gpu_check.h"
+#include "health/nccl_log.h"
+#include "health/preflight.h"
+#include "health/transport.h"
+
+namespace tv {
+namespace {
+
+const std::vector<OptionSpec>& specs() {
+  static const std::vector<OptionSpec> s = {
+      {"json", false, std::nullopt, "print the report as JSON"},
+      {"nproc-per-node", true, std::nullopt, "GPUs expected on this node (number or auto)", true},
+      {"nnodes", true, "1", "nodes of the job (decides --require-transport auto)", true},
+      {"require-transport", true, "auto", "auto|efa|net|any"},
+      {"min-busbw", true, "0", "fail below this NCCL bus bandwidth, GB/s"},
+      {"nccl-lib", true, std::nullopt, "probe this libnccl instead of the workers' one"},
+      {"single-node-net", false, std::nullopt,
+       "disable NCCL P2P and SHM so the GPUs talk through the network"},
+      {"nccl-log", true, std::nullopt, "judge this NCCL log instead of running checks"},
+      {"level", true, std::nullopt, "basic|full (default: full where GPUs are present)"},
+      {"log-dir", true, std::nullopt,
+       "where the probe's per-rank NCCL logs go (default: a temp dir)"},
+      {"fi-provider", true, "efa", "libfabric provider the libfabric check asks for"},
+      {"help", false, std::nullopt, "this text", false, "h"},
+  };
+  return s;
+}
+
+int fail_usage(const Error& e) {
+  std::fprintf(stderr, "trainvisor preflight: %s\n", e.message.c_str());
+  return e.exit_code;
+}
+
+std::optional<std::string> read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return std::nullopt;
+  std::ostringstream out;
+  out << in.rdbuf();
+  return out.str();
+}
+
+int judge_log(const Options& opts, const std::string& required_opt) {
+  const std::string path = opts.get("nccl-log")->value;
+  auto text = read_file(path);
+  if (!text) {
+    std::fprintf(stderr, "trainvisor preflight: --nccl-log %s: cannot read the file\n",
+                 path.c_str());
+    return exit_code::kConfig;
+  }
+  const NcclLogSummary s = classify_nccl_log(*text);
+  const int nnodes = std::max(s.nnodes.value_or(1), std::stoi(opts.value_or("nnodes", "1")));
+  const bool efa = efa_devices_present() || (s.provider && s.provider->rfind("efa", 0) == 0);
+  const std::string required = resolve_require_transport(required_opt, nnodes, efa);
+  const TransportVerdict v = judge_transport(s, required);
+  const bool passed = v.outcome != Outcome::kFail;
+  if (opts.flag("json")) {
+    nlohmann::json j = summary_to_json(s);
+    j.update({{"file", path},
+              {"require_transport", required},
+              {"outcome", outcome_name(v.outcome)},
+              {"message", v.message},
+              {"passed", passed}});
+    std::printf("%s\n", json_text(j, 2).c_str());
+  } else {
+    std::printf("%s: transport %s (%s)\n%s\n", path.c_str(), s.transport.c_str(),
+                outcome_name(v.outcome), v.message.c_str());
+  }
+  return passed ? exit_code::kOk : exit_code::kPreflightFailed;
+}
+
+Result<PreflightConfig> make_config(const Options& opts, const Environment& env,
+                                    const std::string& required) {
+  PreflightConfig cfg;
+  cfg.env = env;
+  cfg.require_transport = required;
+  auto nnodes = opts.get_int("nnodes", 1, 100000);
+  if (!nnodes) return nnodes.error();
+  cfg.nnodes = static_cast<int>(*nnodes);
+  auto bw = opts.get_double("min-busbw", 0);
+  if (!bw) return bw.error();
+  cfg.min_busbw = *bw;
+  if (auto n = opts.get("nproc-per-node"); n && n->value != "auto") {
+    auto v = opts.get_int("nproc-per-node", 1, 1024);
+    if (!v) return v.error();
+    cfg.expected_gpus = static_cast<int>(*v);
+  }
+  if (auto lib = opts.get("nccl-lib")) cfg.nccl_lib = lib->value;
+  cfg.single_node_net = opts.flag("single-node-net");
+  cfg.log_dir = opts.value_or("log-dir", "");
+  cfg.fi_provider = opts.value_or("fi-provider", "efa");
+  // Standalone there is no worker command: probe the NCCL that python's torch would load, and
+  // fall back to the library search path when that python has none.
+  cfg.worker_command = {env.get("PYTHON_EXEC").value_or("python3")};
+  if (opts.has("level")) {
+    auto level = opts.get_choice("level", {"basic", "full"});
+    if (!level) return level.error();
+    cfg.level = *level;
+  } else {
+    cfg.level = query_gpus(DlopenLoader{}).devices.empty() ? "basic" : "full";
+  }
+  return cfg;
+}
+
+}  // namespace
+
+int preflight_command(const std::vector<std::string>& args, const Environment& env) {
+  auto opts = parse_options(specs(), args, env, ParseMode{false, true});
+  if (!opts) return fail_usage(opts.error());
+  if (opts->flag("help")) {
+    std::printf("usage: trainvisor preflight [OPTIONS]\n\n%s", format_help(specs()).c_str());
+    return exit_code::kOk;
+  }
+  if (!opts->positional.empty())
+    return fail_usage({exit_code::kUsage, "unexpected argument '" + opts->positional[0] + "'"});
+  auto required = opts->get_choice("require-transport", {"auto", "efa", "net", "any"});
+  if (!required) return fail_usage(required.error());
+  if (opts->has("nccl-log")) return judge_log(*opts, *required);
+  auto cfg = make_config(*opts, env, *required);
+  if (!cfg) return fail_usage(cfg.error());
+  const PreflightReport report = run_preflight(*cfg);
+  if (opts->flag("json"))
+    std::printf("%s\n", json_text(report_to_json(report), 2).c_str());
+  else
+    std::printf("%s", format_report(report).c_str());
+  return report.passed ? exit_code::kOk : exit_code::kPreflightFailed;
+}
+
+}  // namespace tv

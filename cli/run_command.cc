@@ -1,0 +1,325 @@
+// `trainvisor run [OPTIONS] -- CMD`: wires topology, preflight, checkpoints, the Cluster and the
+// Supervisor together. No logic of its own beyond reading options.
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+
+#include "checkpoint/resume.h"
+#include "checkpoint/watcher.h"
+#include "cli/commands.h"
+#include "cli/run_options.h"
+#include "common/exit_codes.h"
+#include "common/file_system.h"
+#include "common/log.h"
+#include "health/nccl_probe.h"
+#include "health/preflight.h"
+#include "launcher/rendezvous/network_cluster.h"
+#include "launcher/supervision/local_cluster.h"
+#include "launcher/supervision/spawner.h"
+#include "launcher/supervision/supervisor.h"
+#include "launcher/supervision/worker_command.h"
+#include "launcher/topology/gpu_count.h"
+#include "launcher/topology/host_address.h"
+#include "launcher/topology/topology.h"
+
+namespace tv {
+namespace {
+
+using std::chrono::milliseconds;
+
+int refuse(const Error& e) {
+  spdlog::error("{}", e.message);
+  return e.exit_code;
+}
+
+Result<milliseconds> seconds_option(const Options& o, const std::string& name) {
+  auto v = o.get_double(name, 0);
+  if (!v) return v.error();
+  return milliseconds(static_cast<long>(*v * 1000));
+}
+
+std::string job_run_id(const Options& o, const Topology& t) {
+  if (auto v = o.get("run-id")) return v->value;
+  return t.job_id.empty() ? "none" : t.job_id;
+}
+
+std::optional<std::string> checkpoint_dir(const Options& o) {
+  if (auto v = o.get("checkpoint-dir")) return v->value;
+  if (RealFileSystem().is_directory("/opt/ml/checkpoints"))
+    return std::string("/opt/ml/checkpoints");
+  return std::nullopt;
+}
+
+// Everything the options say, checked before anything starts.
+struct RunPlan {
+  Topology topology;
+  SupervisorConfig sup;
+  RestartPolicy policy;
+  std::string preflight;
+  std::string require_transport;
+  double min_busbw = 0;
+  std::optional<std::string> ckpt_dir;
+  std::string ckpt_format;
+  std::optional<std::string> rdzv_token;
+  int rdzv_port = 0;
+  milliseconds rdzv_timeout{0}, peer_timeout{0};
+};
+
+// Stores a parsed option in `out`, or passes its error on.
+template <class T, class U>
+Status assign(Result<T> parsed, U& out) {
+  if (!parsed) return parsed.error();
+  out = static_cast<U>(*parsed);
+  return ok_status();
+}
+
+Status read_timing(const Options& o, RunPlan& p) {
+  for (const Status& s : {assign(o.get_int("max-restarts", 0, 1000), p.policy.max_restarts),
+                          assign(seconds_option(o, "grace-period"), p.sup.grace),
+                          assign(seconds_option(o, "hang-timeout"), p.sup.hang_timeout),
+                          assign(seconds_option(o, "rdzv-timeout"), p.rdzv_timeout),
+                          assign(seconds_option(o, "peer-timeout"), p.peer_timeout)})
+    if (!s) return s;
+  return ok_status();
+}
+
+Status read_health_and_checkpoints(const Options& o, RunPlan& p) {
+  auto pf = o.get_choice("preflight", {"auto", "none", "basic", "full"});
+  if (!pf) return pf.error();
+  auto rt = o.get_choice("require-transport", {"auto", "efa", "net", "any"});
+  if (!rt) return rt.error();
+  auto bw = o.get_double("min-busbw", 0);
+  if (!bw) return bw.error();
+  p.preflight = *pf;
+  p.require_transport = *rt;
+  p.min_busbw = *bw;
+  p.ckpt_dir = checkpoint_dir(o);
+  p.ckpt_format = o.value_or("checkpoint-format", "auto");
+  if (auto s = validate_checkpoint_format(p.ckpt_format); !s) return s;
+  auto mode = o.get_choice("resume", {"latest", "best", "none"});
+  if (!mode) return mode.error();
+  if (p.ckpt_dir && *mode != "none") {
+    ResumeRequest req{*p.ckpt_dir, p.ckpt_format, *mode};
+    // The hook runs only when no worker of the job is alive on any node (before generation 0, or
+    // after every node reported its workers stopped), so nothing can still be writing: the
+    // zip/DCP completeness checks decide, without waiting out the settle window.
+    req.settle = std::chrono::milliseconds(0);
+    p.sup.find_resume = [req]() -> std::optional<std::string> {
+      auto c = find_resume_checkpoint(req);
+      return c ? std::optional<std::string>(c->path) : std::nullopt;
+    };
+  }
+  if (auto v = o.get("resume-arg")) p.sup.resume_arg = v->value;
+  return ok_status();
+}
+
+Status read_rendezvous(const Options& o, RunPlan& p) {
+  if (auto v = o.get("rdzv-token")) p.rdzv_token = v->value;
+  p.rdzv_port = p.topology.master_port + 1;
+  if (o.has("rdzv-port")) {
+    auto port = o.get_int("rdzv-port", 1, 65535);
+    if (!port) return port.error();
+    p.rdzv_port = static_cast<int>(*port);
+  }
+  return ok_status();
+}
+
+Result<RunPlan> plan_run(const Options& o, const Environment& env) {
+  RunPlan p;
+  auto topo = resolve_topology(o, env, RealFileSystem(), RealGpuCounter(env), RealHostAddress());
+  if (!topo) return topo.error();
+  p.topology = *topo;
+  auto argv = build_worker_argv(o, env);
+  if (!argv) return argv.error();
+  auto exe = resolve_executable(argv->front(), env);
+  if (!exe) return exe.error();
+  for (auto* step : {read_timing, read_health_and_checkpoints, read_rendezvous})
+    if (auto s = step(o, p); !s) return s.error();
+  const Topology& t = p.topology;
+  p.sup.layout = WorkerLayout{t.nnodes,
+                              t.node_rank,
+                              t.nproc_per_node,
+                              t.master_addr,
+                              o.value_or("role", "default"),
+                              job_run_id(o, t),
+                              p.policy.max_restarts,
+                              t.worker_env};
+  p.sup.executable = *exe;
+  p.sup.argv = *argv;
+  p.sup.base_env = env;
+  p.sup.failure_file = o.value_or("failure-file", "/opt/ml/output/failure");
+  // Kubernetes mounts /dev/termination-log; outside Kubernetes the default is not created.
+  const auto tlog = o.get("termination-log");
+  if (tlog && (tlog->origin != "default" || RealFileSystem().exists(tlog->value)))
+    p.sup.termination_log = tlog->value;
+  return p;
+}
+
+NetworkClusterConfig network_config(const RunPlan& p) {
+  const Topology& t = p.topology;
+  NetworkClusterConfig c;
+  c.node_rank = t.node_rank;
+  c.nnodes = t.nnodes;
+  c.master_addr = t.master_addr;
+  c.rdzv_port = p.rdzv_port;
+  c.base_master_port = t.master_port;
+  c.rdzv_timeout = std::chrono::ceil<std::chrono::seconds>(p.rdzv_timeout);
+  c.peer_timeout = p.peer_timeout;
+  c.token = derive_rdzv_token(p.rdzv_token, t.job_id);
+  c.policy = p.policy;
+  return c;
+}
+
+// `--preflight full` across nodes: every node's checks and NCCL ranks, one communicator, through
+// the rendezvous (docs/health.md, "Several nodes"); every node shares the verdict.
+Status run_multinode_preflight(const RunPlan& p, const PreflightConfig& cfg, bool gpus,
+                               boost::asio::io_context& io, std::unique_ptr<Cluster>& cluster) {
+  const Topology& t = p.topology;
+  NetworkClusterConfig nc = network_config(p);
+  if (t.node_rank == 0) {
+    // No GPU here: no id, and every node with no GPU skips its probe.
+    const UniqueIdResult id = gpus ? make_probe_unique_id(cfg) : UniqueIdResult{};
+    if (!id.error.empty()) spdlog::warn("preflight: no NCCL unique id for the probe: {}", id.error);
+    nc.preflight_unique_id = id.hex;
+  }
+  auto net = std::make_unique<NetworkCluster>(io, nc);
+  const int nproc = t.nproc_per_node;
+  auto st =
+      net->preflight([cfg, nproc, nnodes = t.nnodes, node = t.node_rank](const std::string& uid) {
+        PreflightConfig c = cfg;
+        c.group = ProbeGroup{uid, node * nproc, nnodes * nproc};
+        const auto report = run_preflight(c);
+        spdlog::info("preflight (full, node {} of {}, {:.1f} s):\n{}", node, nnodes, report.seconds,
+                     format_report(report));
+        return PreflightVerdict{report.passed, preflight_summary(report, node)};
+      });
+  cluster = std::move(net);
+  if (!st && st.error().exit_code == exit_code::kPreflightFailed)
+    return Error{exit_code::kPreflightFailed,
+                 "preflight failed: not starting the workers on any node: " + st.error().message};
+  return st;
+}
+
+Status run_preflight_if_asked(RunPlan& p, const Environment& env, boost::asio::io_context& io,
+                              std::unique_ptr<Cluster>& cluster) {
+  const bool efa = efa_devices_present();
+  std::string level = p.preflight;
+  if (level == "auto") level = (p.topology.nnodes > 1 && efa) ? "full" : "basic";
+  const std::string transport =
+      resolve_require_transport(p.require_transport, p.topology.nnodes, efa);
+  for (const auto& [k, v] : transport_worker_env(transport, env)) p.sup.layout.extra.emplace(k, v);
+  if (level == "none") return ok_status();
+  PreflightConfig cfg;
+  cfg.level = level;
+  // GPUs are expected only where the container sees some: CPU-only (gloo) jobs still pass.
+  const bool gpus = RealGpuCounter(env).count() > 0;
+  cfg.expected_gpus = gpus ? p.topology.nproc_per_node : -1;
+  cfg.nnodes = p.topology.nnodes;
+  cfg.require_transport = p.require_transport;
+  cfg.min_busbw = p.min_busbw;
+  cfg.worker_command = p.sup.argv;
+  cfg.env = env;
+  if (p.topology.nnodes > 1 && level == "full")
+    return run_multinode_preflight(p, cfg, gpus, io, cluster);
+  auto report = run_preflight(cfg);
+  spdlog::info("preflight ({}, {:.1f} s):\n{}", level, report.seconds, format_report(report));
+  if (!report.passed)
+    return Error{exit_code::kPreflightFailed, "preflight failed: not starting the workers"};
+  return ok_status();
+}
+
+std::unique_ptr<Cluster> make_cluster(boost::asio::io_context& io, const RunPlan& p) {
+  const Topology& t = p.topology;
+  if (t.nnodes == 1) return std::make_unique<LocalCluster>(io, p.policy, t.master_port);
+  return std::make_unique<NetworkCluster>(io, network_config(p));
+}
+
+// Error files and heartbeats need a directory: --log-dir, else a private temp dir removed at exit.
+struct WorkDir {
+  std::string path;
+  bool temporary = false;
+  ~WorkDir() {
+    std::error_code ec;
+    if (temporary) std::filesystem::remove_all(path, ec);
+  }
+};
+
+Status make_work_dir(const Options& o, WorkDir& wd) {
+  if (auto v = o.get("log-dir")) {
+    std::error_code ec;
+    std::filesystem::create_directories(v->value, ec);
+    if (ec)
+      return Error{exit_code::kConfig,
+                   v->origin + "=\"" + v->value + "\": cannot create directory: " + ec.message()};
+    wd.path = v->value;
+    return ok_status();
+  }
+  std::string tmpl = std::filesystem::temp_directory_path().string() + "/trainvisor-XXXXXX";
+  if (!::mkdtemp(tmpl.data()))
+    return Error{exit_code::kConfig, "cannot create a temporary directory under TMPDIR"};
+  wd.path = tmpl;
+  wd.temporary = true;
+  return ok_status();
+}
+
+std::unique_ptr<CheckpointWatcher> watch_checkpoints(boost::asio::io_context& io,
+                                                     const RunPlan& p) {
+  if (!p.ckpt_dir) return nullptr;
+  auto w = std::make_unique<
+      CheckpointWatcher>(*p.ckpt_dir, p.ckpt_format, [&io](const CheckpointEvent& e) {
+    boost::asio::post(io, [e] {
+      spdlog::info(
+          "checkpoint complete: {} ({} bytes, written in {:.1f} s, {:.1f} s after the previous)",
+          e.checkpoint.path, e.checkpoint.bytes, e.write_seconds, e.since_previous_seconds);
+    });
+  });
+  w->start();
+  return w;
+}
+
+void print_help() {
+  std::printf(
+      "usage: trainvisor run [OPTIONS] [--] CMD [ARGS...]\n"
+      "  CMD ending in .py runs under python3 -u ($PYTHON_EXEC); -m MOD runs a module;\n"
+      "  --no-python runs CMD as given. Every option can also be set as\n"
+      "  TRAINVISOR_<OPTION> in the environment.\n\noptions:\n%s",
+      format_help(run_option_specs()).c_str());
+}
+
+}  // namespace
+
+int run_command(const Args& args, const Environment& env) {
+  if (!args.empty() && (args[0] == "--help" || args[0] == "-h")) {
+    print_help();
+    return exit_code::kOk;
+  }
+  auto opts = parse_options(run_option_specs(), args, env, ParseMode{true, true});
+  if (!opts) return refuse(opts.error());
+  if (opts->value_or("log-format", "text") == "json") init_logging(LogFormat::kJson);
+  auto plan = plan_run(*opts, env);
+  if (!plan) return refuse(plan.error());
+  if (auto v = opts->get("link-logs"); v && plan->ckpt_dir)
+    if (auto s = link_logs(v->value, *plan->ckpt_dir); !s) spdlog::warn("{}", s.error().message);
+  boost::asio::io_context io;
+  std::unique_ptr<Cluster> cluster;  // made by a multi-node preflight, which joins the job early
+  if (auto s = run_preflight_if_asked(*plan, env, io, cluster); !s) return refuse(s.error());
+  WorkDir wd;
+  if (auto s = make_work_dir(*opts, wd); !s) return refuse(s.error());
+  plan->sup.work_dir = wd.path;
+  plan->sup.keep_logs = opts->has("log-dir");
+
+  if (!cluster) cluster = make_cluster(io, *plan);
+  ProcessSpawner spawner(io);
+  Supervisor supervisor(io, plan->sup, *cluster, spawner);
+  auto watcher = watch_checkpoints(io, *plan);
+  const int code = supervisor.run();
+  if (watcher) watcher->stop();
+  return code;
+}
+
+}  // namespace tv

@@ -1,0 +1,49 @@
+#include "cli/run_options.h"
+
+#include "launcher/topology/topology_options.h"
+
+namespace tv {
+
+// --metrics-port and --progress-regex (the spec's Observability section) are not built yet: they
+// are left out of the table so that they are refused, not silently ignored.
+std::vector<OptionSpec> run_option_specs() {
+  auto specs = topology_option_specs();
+  const std::vector<OptionSpec> rest = {
+      {"max-restarts", true, "3", "whole-group restarts before giving up", true},
+      {"grace-period", true, "25", "seconds from SIGTERM to SIGKILL"},
+      {"hang-timeout", true, "0",
+       "seconds of silence (no output, no heartbeat) that count as a hang; 0 = off"},
+      {"monitor-interval", true, std::nullopt,
+       "accepted for torchrun compatibility; trainvisor reacts to events"},
+      {"rdzv-port", true, std::nullopt, "node agents' coordination port (default master port + 1)"},
+      {"rdzv-timeout", true, "900", "seconds to wait for all nodes"},
+      {"rdzv-token", true, std::nullopt,
+       "key that authenticates the node agents (default: from the job id)"},
+      {"peer-timeout", true, "30", "seconds of silence after which a node is lost"},
+      {"preflight", true, "auto", "auto|none|basic|full"},
+      {"require-transport", true, "auto", "auto|efa|net|any"},
+      {"min-busbw", true, "0", "preflight floor for NCCL bus bandwidth, GB/s"},
+      {"nccl-lib", true, std::nullopt, "libnccl the preflight probe loads (default: the workers')"},
+      {"checkpoint-dir", true, std::nullopt,
+       "watched and resumed from (default /opt/ml/checkpoints when it exists)"},
+      {"checkpoint-format", true, "auto", "auto|skrl|dcp|glob:PATTERN"},
+      {"resume", true, "latest", "latest|best|none"},
+      {"resume-arg", true, std::nullopt,
+       "appended at each (re)start when there is a checkpoint, {} = path"},
+      {"link-logs", true, std::nullopt,
+       "PATH: the framework's log dir; becomes a symlink to <checkpoint-dir>/<basename(PATH)>"},
+      {"log-dir", true, std::nullopt, "per-rank, per-attempt log files"},
+      {"log-format", true, "text", "text|json (trainvisor's own log lines)"},
+      {"failure-file", true, "/opt/ml/output/failure", "root cause for SageMaker (written once)"},
+      {"termination-log", true, "/dev/termination-log", "root cause for Kubernetes"},
+      {"run-id", true, std::nullopt, "TORCHELASTIC_RUN_ID (default: from the job id)"},
+      {"role", true, "default", "ROLE_NAME of the workers"},
+      {"no-python", false, std::nullopt, "run the command as it is (no python3 -u in front)"},
+      {"module", false, std::nullopt, "the command is a python module (python3 -u -m MOD)", false,
+       "m"},
+  };
+  specs.insert(specs.end(), rest.begin(), rest.end());
+  return specs;
+}
+
+}  // namespace tv

@@ -1,0 +1,182 @@
+#include "launcher/rendezvous/network_cluster.h"
+
+#include <openssl/evp.h>
+#include <spdlog/spdlog.h>
+
+#include <boost/asio/post.hpp>
+
+#include "common/exit_codes.h"
+#include "launcher/rendezvous/rdzv_agent.h"
+#include "launcher/rendezvous/rdzv_coordinator.h"
+
+namespace tv {
+
+namespace asio = boost::asio;
+
+NetworkCluster::NetworkCluster(asio::io_context& io, NetworkClusterConfig config)
+    : io_(io), config_(std::move(config)) {
+  if (config_.node_rank == 0) coordinator_ = std::make_unique<RdzvCoordinator>(io_, config_);
+}
+
+NetworkCluster::~NetworkCluster() {
+  if (probe_thread_.joinable()) probe_thread_.join();
+  alive_.reset();  // a verdict posted by the probe thread now finds no cluster
+}
+
+int NetworkCluster::coordinator_port() const { return coordinator_ ? coordinator_->port() : 0; }
+
+void NetworkCluster::join(Events events) {
+  events_ = std::move(events);
+  joined_ = true;
+  if (agent_) {  // joined already for the preflight
+    if (pending_start_)
+      asio::post(io_, [this, p = *pending_start_] {
+        if (!finished_) events_.start(p);
+      });
+    pending_start_.reset();
+    return;
+  }
+  start_agent();
+}
+
+void NetworkCluster::start_agent() {
+  auto agent_config = config_;
+  if (coordinator_) {
+    if (auto st = coordinator_->listen(); !st) {
+      finished_ = true;
+      asio::post(io_, [this, why = st.error().message] {
+        if (joined_) return events_.lost(why);
+        preflight_over(Error{exit_code::kTempFail, why});
+      });
+      return;
+    }
+    agent_config.rdzv_port = coordinator_->port();  // the same unless rdzv_port was 0
+  }
+  RdzvAgent::Handlers h;
+  h.on_start = [this](const GenerationPlan& p) {
+    if (finished_) return;
+    if (joined_) return events_.start(p);
+    pending_start_ = p;  // every node passed the preflight
+    preflight_over(ok_status());
+  };
+  h.on_stop = [this](const NodeFailure& f) {
+    if (!finished_ && joined_) events_.stop(f);
+  };
+  h.on_done = [this] {
+    deliver_terminal([this] {
+      if (joined_) events_.done();
+    });
+  };
+  h.on_give_up = [this](const NodeFailure& f) {
+    deliver_terminal([this, f] {
+      if (joined_) return events_.give_up(f);
+      preflight_over(Error{f.exit_code, f.summary});
+    });
+  };
+  h.on_lost = [this](const std::string& why) {
+    deliver_terminal([this, why] {
+      if (joined_) return events_.lost(why);
+      preflight_over(Error{exit_code::kTempFail, why});
+    });
+  };
+  h.on_preflight = [this](const std::string& unique_id) { run_probe(unique_id); };
+  agent_ = std::make_unique<RdzvAgent>(io_, agent_config, std::move(h));
+  agent_->join();
+}
+
+void NetworkCluster::begin_preflight(Probe probe, std::function<void(const Status&)> done) {
+  probe_ = std::move(probe);
+  preflight_done_ = std::move(done);
+  start_agent();
+}
+
+Status NetworkCluster::preflight(Probe probe) {
+  std::optional<Status> verdict;
+  begin_preflight(std::move(probe), [&verdict](const Status& s) { verdict = s; });
+  while (!verdict && io_.run_one() > 0) {
+  }
+  if (probe_thread_.joinable()) probe_thread_.join();
+  if (!verdict)
+    return Error{exit_code::kTempFail, "rendezvous: event loop ended during the preflight"};
+  return *verdict;
+}
+
+// The probe blocks (it spawns and waits for the NCCL ranks), so it runs beside the event loop;
+// its verdict comes back to the loop. Without a probe (this node did not ask for the preflight,
+// or it is already running under the supervisor) the phase is answered with a pass.
+void NetworkCluster::run_probe(const std::string& unique_id) {
+  if (!probe_ || probe_thread_.joinable()) {
+    agent_->send_probe_result(
+        {true, "node " + std::to_string(config_.node_rank) + ": no NCCL probe on this node"});
+    return;
+  }
+  probe_thread_ = std::thread([this, unique_id, probe = probe_, w = std::weak_ptr<bool>(alive_)] {
+    PreflightVerdict v = probe(unique_id);
+    asio::post(io_, [this, w, v] {
+      if (!w.expired() && agent_) agent_->send_probe_result(v);
+    });
+  });
+}
+
+void NetworkCluster::preflight_over(const Status& s) {
+  if (!preflight_done_) return;
+  auto done = std::move(preflight_done_);
+  preflight_done_ = nullptr;
+  done(s);
+}
+
+// On node 0 the coordinator's last frames to the other nodes must be on the wire before the
+// supervisor acts on the outcome (and the process exits).
+void NetworkCluster::deliver_terminal(std::function<void()> fire) {
+  if (finished_) return;
+  finished_ = true;
+  if (coordinator_)
+    coordinator_->when_flushed(std::move(fire));
+  else
+    fire();
+}
+
+void NetworkCluster::report_success(int generation) {
+  if (agent_) agent_->send_success(generation);
+}
+
+void NetworkCluster::report_failure(const NodeFailure& failure) {
+  if (agent_) agent_->send_failure(failure);
+}
+
+void NetworkCluster::report_stopped(int generation) {
+  if (agent_) agent_->send_stopped(generation);
+}
+
+void NetworkCluster::leave() {
+  if (finished_) return;
+  finished_ = true;
+  if (agent_) agent_->leave("node " + std::to_string(config_.node_rank) + " is shutting down");
+  if (coordinator_) coordinator_->shutdown("node 0 is shutting down");
+}
+
+std::string derive_rdzv_token(const std::optional<std::string>& explicit_token,
+                              const std::string& job_id) {
+  if (explicit_token && !explicit_token->empty()) return *explicit_token;
+  const std::string input = "trainvisor-rdzv-v1:" + job_id;
+  unsigned char digest[EVP_MAX_MD_SIZE];
+  unsigned int len = 0;
+  EVP_Digest(input.data(), input.size(), digest, &len, EVP_sha256(), nullptr);
+  return rdzv::to_hex({digest, len});
+}
+
+std::string rdzv_job_id(const Environment& env) {
+  if (auto v = env.get("TRAINING_JOB_NAME"); v && !v->empty()) return "sagemaker:" + *v;
+  if (auto v = env.get("AWS_BATCH_JOB_ID"); v && !v->empty())
+    return "batch:" + v->substr(0, v->find('#'));
+  for (const char* name : {"PET_MASTER_ADDR", "MASTER_ADDR"}) {
+    auto v = env.get(name);
+    if (!v) continue;
+    auto at = v->rfind("-master-0");
+    if (at != std::string::npos && at > 0) return "kubeflow:" + v->substr(0, at);
+  }
+  if (auto v = env.get("SLURM_JOB_ID"); v && !v->empty()) return "slurm:" + *v;
+  return "";
+}
+
+}  // namespace tv

@@ -1,0 +1,116 @@
+// NetworkCluster: the Cluster of a multi-node job (docs/coordination.md).
+//
+// Every node's agent joins the coordinator that node rank 0 serves on `rdzv_port` (node 0's agent
+// joins it too, over loopback TCP, so every node runs the same code). The coordinator starts a
+// generation when all `nnodes` agents are present, ends it everywhere when any agent reports a
+// failure, restarts it (RestartPolicy: counted once for the whole job, with backoff) when every
+// agent has stopped its workers, and ends the job when every node succeeded, when restarts are
+// exhausted, or when a node is lost (silent for `peer_timeout`, or its connection closed).
+//
+// Every message is authenticated with HMAC-SHA256 under `token` (launcher/rdzv_protocol.h).
+//
+// Threading: single-threaded on the io_context given to the constructor; nothing blocks (names
+// are resolved with async_resolve). Events are always delivered from the io_context, never from
+// inside a report_* call.
+#pragma once
+
+#include <boost/asio/io_context.hpp>
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <string>
+#include <thread>
+
+#include "common/environment.h"
+#include "common/result.h"
+#include "launcher/supervision/cluster.h"
+#include "launcher/supervision/restart_policy.h"
+
+namespace tv {
+
+struct NetworkClusterConfig {
+  int node_rank = 0;
+  int nnodes = 1;
+  std::string master_addr;   // node 0's name or address (resolved with retries)
+  int rdzv_port = 0;         // coordinator port on node 0 (default master port + 1)
+  int base_master_port = 0;  // MASTER_PORT of generation 0
+  std::chrono::seconds rdzv_timeout{900};
+  std::chrono::milliseconds peer_timeout{30000};
+  std::string token;                  // the HMAC key, already derived (derive_rdzv_token)
+  RestartPolicy policy;               // launcher/restart_policy.h
+  std::string bind_addr = "0.0.0.0";  // coordinator listen address (tests use 127.0.0.x);
+                                      // a loopback master_addr narrows 0.0.0.0 to itself
+  // Node 0 only: when set, the coordinator runs the preflight phase before generation 0 and hands
+  // this ncclUniqueId (hex; "" when node 0 could not make one) to every node.
+  std::optional<std::string> preflight_unique_id;
+};
+
+// One node's preflight verdict, reported to the coordinator.
+struct PreflightVerdict {
+  bool passed = false;
+  std::string summary;  // one line: "node 1: nccl-transport: NCCL used socket ..."
+};
+
+class RdzvCoordinator;
+class RdzvAgent;
+
+class NetworkCluster final : public Cluster {
+ public:
+  NetworkCluster(boost::asio::io_context& io, NetworkClusterConfig config);
+  ~NetworkCluster() override;
+
+  void join(Events events) override;
+  void report_success(int generation) override;
+  void report_failure(const NodeFailure& failure) override;
+  void report_stopped(int generation) override;
+  void leave() override;
+
+  // The multi-node preflight (docs/coordination.md, "Preflight phase"): joins the job and, when
+  // the coordinator sends the preflight phase, runs `probe(unique_id)` on its own thread (it may
+  // block for minutes; heartbeats go on) and reports its verdict. `done` gets ok once every node
+  // passed and generation 0 was handed out (join() then delivers it), or the error every node
+  // shares: exit 69 and the failing node's summary, or exit 75 when a node was lost. A node that
+  // never calls this answers the phase with a pass ("no probe on this node").
+  using Probe = std::function<PreflightVerdict(const std::string& unique_id)>;
+  void begin_preflight(Probe probe, std::function<void(const Status&)> done);
+  // The same, blocking: runs the io_context until the verdict (before the supervisor exists).
+  Status preflight(Probe probe);
+
+  // The coordinator's bound port on node 0 (useful when rdzv_port was 0 in tests); 0 elsewhere.
+  int coordinator_port() const;
+
+ private:
+  void deliver_terminal(std::function<void()> fire);
+  void start_agent();
+  void run_probe(const std::string& unique_id);
+  void preflight_over(const Status& s);
+
+  boost::asio::io_context& io_;
+  NetworkClusterConfig config_;
+  Events events_;
+  std::unique_ptr<RdzvCoordinator> coordinator_;  // node 0 only
+  std::unique_ptr<RdzvAgent> agent_;
+  bool finished_ = false;
+  bool joined_ = false;  // join() has handed over the supervisor's events
+  Probe probe_;
+  std::function<void(const Status&)> preflight_done_;
+  std::optional<GenerationPlan> pending_start_;  // generation 0, arrived before join()
+  std::thread probe_thread_;
+  std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);  // for the probe thread's post
+};
+
+// The HMAC key of the node agents. An explicit non-empty token wins. Otherwise the key is derived
+// from the job's id (SHA-256 of a fixed prefix and the id), which every node of the job knows
+// without configuration. WEAKNESS: the job id is not a secret (it shows in consoles, logs, pod
+// names), so a derived key only keeps out other jobs and accidental cross-talk; only an explicit
+// secret token (--rdzv-token / TRAINVISOR_RDZV_TOKEN) keeps out someone who knows the job's id.
+// With neither (job_id empty) the key is a fixed public value.
+std::string derive_rdzv_token(const std::optional<std::string>& explicit_token,
+                              const std::string& job_id);
+
+// The job's id as every node sees it: TRAINING_JOB_NAME (SageMaker), AWS_BATCH_JOB_ID without its
+// "#<node index>" suffix (Batch multi-node), the Kubeflow job name (PET_MASTER_ADDR or MASTER_ADDR
+// "<job>-master-0[...]"), SLURM_JOB_ID; "" when none is set.
+std::string rdzv_job_id(const Environment& env);
+
+}  // namespace tv

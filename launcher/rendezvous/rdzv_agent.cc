@@ -1,0 +1,219 @@
+#include "launcher/rendezvous/rdzv_agent.h"
+
+#include <spdlog/spdlog.h>
+
+#include <boost/asio/connect.hpp>
+
+namespace tv {
+
+namespace asio = boost::asio;
+using asio::ip::tcp;
+using rdzv::Message;
+using rdzv::MsgType;
+
+RdzvAgent::RdzvAgent(asio::io_context& io, const NetworkClusterConfig& config, Handlers handlers)
+    : io_(io),
+      config_(config),
+      handlers_(std::move(handlers)),
+      resolver_(io),
+      retry_timer_(io),
+      deadline_(io),
+      ticker_(io) {}
+
+RdzvAgent::~RdzvAgent() {
+  *alive_ = false;
+  resolver_.cancel();
+  if (connecting_) {
+    boost::system::error_code ec;
+    connecting_->close(ec);
+  }
+  if (conn_) conn_->close();
+}
+
+std::string RdzvAgent::where() const {
+  return config_.master_addr + ":" + std::to_string(config_.rdzv_port);
+}
+
+void RdzvAgent::join() {
+  deadline_.expires_after(config_.rdzv_timeout);
+  deadline_.async_wait([this, w = std::weak_ptr<bool>(alive_)](boost::system::error_code ec) {
+    if (ec || w.expired() || started_ || state_ == State::kFinished) return;
+    finish();
+    handlers_.on_lost("rendezvous timed out after " + std::to_string(config_.rdzv_timeout.count()) +
+                      " s (--rdzv-timeout) waiting for every node at coordinator " + where() +
+                      (last_error_.empty() ? "" : "; last error: " + last_error_));
+  });
+  tick();
+  attempt();
+}
+
+void RdzvAgent::attempt() {
+  if (state_ != State::kConnecting) return;
+  auto w = std::weak_ptr<bool>(alive_);
+  resolver_.async_resolve(
+      config_.master_addr, std::to_string(config_.rdzv_port),
+      [this, w](boost::system::error_code ec, tcp::resolver::results_type results) {
+        if (w.expired() || state_ != State::kConnecting) return;
+        if (ec) return retry("cannot resolve " + config_.master_addr + ": " + ec.message());
+        connecting_ = std::make_shared<tcp::socket>(io_);
+        asio::async_connect(
+            *connecting_, results,
+            [this, w, s = connecting_](boost::system::error_code ec2, const tcp::endpoint&) {
+              if (w.expired() || state_ != State::kConnecting) return;
+              connecting_.reset();
+              if (ec2) return retry("cannot connect to " + where() + ": " + ec2.message());
+              on_connected(std::move(*s));
+            });
+      });
+}
+
+void RdzvAgent::retry(const std::string& why) {
+  if (why != last_error_) spdlog::info("rdzv: node {}: {}; retrying", config_.node_rank, why);
+  last_error_ = why;
+  state_ = State::kConnecting;
+  retry_timer_.expires_after(delay_);
+  delay_ = std::min(delay_ * 2, std::chrono::milliseconds(2000));
+  retry_timer_.async_wait([this, w = std::weak_ptr<bool>(alive_)](boost::system::error_code ec) {
+    if (!ec && !w.expired()) attempt();
+  });
+}
+
+void RdzvAgent::on_connected(tcp::socket socket) {
+  state_ = State::kHandshake;
+  handshake_deadline_ =
+      Clock::now() + std::clamp(config_.peer_timeout, std::chrono::milliseconds(1000),
+                                std::chrono::milliseconds(10000));
+  conn_ = std::make_shared<rdzv::Connection>(std::move(socket), config_.token,
+                                             rdzv::Direction::kToAgent);
+  auto w = std::weak_ptr<bool>(alive_);
+  conn_->start(
+      [this, w](const Message& m) {
+        if (!w.expired()) on_handshake(m);
+      },
+      [this, w](const std::string& why) {
+        if (!w.expired()) on_closed(why);
+      });
+}
+
+void RdzvAgent::on_handshake(const Message& m) {
+  if (m.type == MsgType::kHello && m.seq == 0) {  // the first frame; the connection checks seq
+    const auto server = *rdzv::nonce_from_hex(m.body["nonce"].get<std::string>());
+    nonce_ = rdzv::random_nonce();
+    conn_->set_context(rdzv::make_context(server, std::nullopt));
+    conn_->send(MsgType::kJoin, config_.node_rank, 0,
+                {{"nonce", rdzv::to_hex(nonce_)}, {"nnodes", config_.nnodes}});
+    conn_->set_context(rdzv::make_context(server, nonce_));
+    return;
+  }
+  if (m.type != MsgType::kWelcome) {
+    conn_->close();
+    return retry(std::string("coordinator sent ") + rdzv::type_name(m.type) +
+                 " during the handshake");
+  }
+  state_ = State::kJoined;
+  last_seen_ = Clock::now();
+  spdlog::info("rdzv: node {} joined the coordinator at {}", config_.node_rank, where());
+  auto w = std::weak_ptr<bool>(alive_);
+  conn_->rebind(
+      [this, w](const Message& msg) {
+        if (!w.expired()) on_message(msg);
+      },
+      [this, w](const std::string& why) {
+        if (!w.expired()) on_closed(why);
+      });
+}
+
+void RdzvAgent::on_message(const Message& m) {
+  if (state_ != State::kJoined) return;
+  last_seen_ = Clock::now();
+  switch (m.type) {
+    case MsgType::kStart:
+      started_ = true;
+      deadline_.cancel();
+      return handlers_.on_start(
+          {m.generation, m.body["restart_count"].get<int>(), m.body["master_port"].get<int>()});
+    case MsgType::kPreflight:
+      if (started_) return;
+      deadline_.cancel();
+      return handlers_.on_preflight(m.body["unique_id"].get<std::string>());
+    case MsgType::kStop:
+      return handlers_.on_stop(rdzv::failure_from(m));
+    case MsgType::kDone:
+      finish();
+      return handlers_.on_done();
+    case MsgType::kGiveUp:
+      finish();
+      return handlers_.on_give_up(rdzv::failure_from(m));
+    case MsgType::kLost:
+      finish();
+      return handlers_.on_lost(m.body["why"].get<std::string>());
+    default:
+      return;  // heartbeat (a second hello or welcome changes nothing)
+  }
+}
+
+void RdzvAgent::on_closed(const std::string& why) {
+  if (state_ == State::kFinished) return;
+  conn_.reset();
+  if (state_ == State::kHandshake) return retry("handshake with " + where() + " failed: " + why);
+  finish();
+  handlers_.on_lost("lost the coordinator on node 0 (" + where() + "): " + why);
+}
+
+void RdzvAgent::tick() {
+  if (state_ == State::kFinished) return;
+  const auto now = Clock::now();
+  if (state_ == State::kHandshake && now > handshake_deadline_) {
+    conn_->close();
+    conn_.reset();
+    return retry("no handshake from " + where() + " in time");
+  }
+  if (state_ == State::kJoined) {
+    if (now - last_seen_ > config_.peer_timeout) {
+      finish();
+      return handlers_.on_lost("coordinator on node 0 (" + where() + ") silent for more than " +
+                               std::to_string(config_.peer_timeout.count()) +
+                               " ms (--peer-timeout)");
+    }
+    send(MsgType::kHeartbeat, 0);
+  }
+  ticker_.expires_after(std::max(std::chrono::milliseconds(10), config_.peer_timeout / 4));
+  ticker_.async_wait([this, w = std::weak_ptr<bool>(alive_)](boost::system::error_code ec) {
+    if (!ec && !w.expired()) tick();
+  });
+}
+
+void RdzvAgent::finish() {
+  state_ = State::kFinished;
+  resolver_.cancel();
+  retry_timer_.cancel();
+  deadline_.cancel();
+  ticker_.cancel();
+  if (conn_) conn_->close(/*after_flush=*/true);
+}
+
+void RdzvAgent::send(MsgType type, int generation, nlohmann::json body) {
+  if (state_ == State::kJoined && conn_)
+    conn_->send(type, config_.node_rank, generation, std::move(body));
+}
+
+void RdzvAgent::send_success(int generation) { send(MsgType::kSuccess, generation); }
+
+void RdzvAgent::send_failure(const NodeFailure& f) {
+  send(MsgType::kFailure, f.generation, rdzv::failure_body(f));
+}
+
+void RdzvAgent::send_stopped(int generation) { send(MsgType::kStopped, generation); }
+
+void RdzvAgent::send_probe_result(const PreflightVerdict& v) {
+  send(MsgType::kProbeResult, 0,
+       {{"passed", v.passed}, {"summary", v.summary.substr(0, rdzv::kMaxText)}});
+}
+
+void RdzvAgent::leave(const std::string& why) {
+  if (state_ == State::kFinished) return;
+  send(MsgType::kLeave, 0, {{"why", why.substr(0, rdzv::kMaxText)}});
+  finish();
+}
+
+}  // namespace tv

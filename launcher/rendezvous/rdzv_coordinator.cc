@@ -1,0 +1,364 @@
+#include "launcher/rendezvous/rdzv_coordinator.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+
+#include "common/exit_codes.h"
+
+namespace tv {
+
+namespace asio = boost::asio;
+using asio::ip::tcp;
+using nlohmann::json;
+using rdzv::Message;
+using rdzv::MsgType;
+
+namespace {
+
+std::chrono::milliseconds tick_interval(std::chrono::milliseconds peer_timeout) {
+  return std::max(std::chrono::milliseconds(10), peer_timeout / 4);
+}
+
+std::chrono::milliseconds handshake_timeout(std::chrono::milliseconds peer_timeout) {
+  return std::clamp(peer_timeout, std::chrono::milliseconds(1000),
+                    std::chrono::milliseconds(10000));
+}
+
+}  // namespace
+
+RdzvCoordinator::RdzvCoordinator(asio::io_context& io, const NetworkClusterConfig& config)
+    : io_(io),
+      config_(config),
+      acceptor_(io),
+      ticker_(io),
+      rdzv_deadline_(io),
+      backoff_(io),
+      agents_(static_cast<size_t>(std::max(config.nnodes, 1))) {
+  // A job whose master is a loopback address runs on one machine: listen there only.
+  boost::system::error_code ec;
+  auto master = asio::ip::make_address(config_.master_addr, ec);
+  if (!ec && master.is_loopback() && config_.bind_addr == "0.0.0.0")
+    config_.bind_addr = config_.master_addr;
+}
+
+RdzvCoordinator::~RdzvCoordinator() {
+  *alive_ = false;
+  boost::system::error_code ec;
+  acceptor_.close(ec);
+  for (auto& [conn, _] : pending_) conn->close();
+  for (auto& a : agents_)
+    if (a) a->conn->close();
+}
+
+Status RdzvCoordinator::listen() {
+  boost::system::error_code ec;
+  auto addr = asio::ip::make_address(config_.bind_addr, ec);
+  tcp::endpoint ep(addr, static_cast<unsigned short>(config_.rdzv_port));
+  if (!ec) acceptor_.open(ep.protocol(), ec);
+  if (!ec) acceptor_.set_option(tcp::acceptor::reuse_address(true), ec);
+  if (!ec) acceptor_.bind(ep, ec);
+  if (!ec) acceptor_.listen(asio::socket_base::max_listen_connections, ec);
+  if (ec)
+    return Error{exit_code::kTempFail,
+                 "rendezvous coordinator cannot listen on " + config_.bind_addr + ":" +
+                     std::to_string(config_.rdzv_port) + " (--rdzv-port): " + ec.message()};
+  port_ = acceptor_.local_endpoint().port();
+  spdlog::info("rdzv: coordinator listening on {}:{} for {} nodes", config_.bind_addr, port_,
+               config_.nnodes);
+  accept();
+  tick();
+  rdzv_deadline_.expires_after(config_.rdzv_timeout);
+  rdzv_deadline_.async_wait([this, w = std::weak_ptr<bool>(alive_)](boost::system::error_code ec) {
+    if (ec || w.expired() || state_ != State::kGathering || gen_ != 0) return;
+    lost("rendezvous timed out after " + std::to_string(config_.rdzv_timeout.count()) +
+         " s (--rdzv-timeout): " + std::to_string(joined()) + " of " +
+         std::to_string(config_.nnodes) + " nodes joined");
+  });
+  return ok_status();
+}
+
+int RdzvCoordinator::joined() const {
+  return static_cast<int>(
+      std::count_if(agents_.begin(), agents_.end(), [](auto& a) { return a.has_value(); }));
+}
+
+void RdzvCoordinator::accept() {
+  acceptor_.async_accept(
+      [this, w = std::weak_ptr<bool>(alive_)](boost::system::error_code ec, tcp::socket s) {
+        if (w.expired() || state_ == State::kFinished) return;
+        if (!ec) on_accepted(std::move(s));
+        if (ec != asio::error::operation_aborted) accept();
+      });
+}
+
+void RdzvCoordinator::on_accepted(tcp::socket socket) {
+  if (pending_.size() >= kMaxPending) {
+    if (!warned_full_)
+      spdlog::warn("rdzv: {} unauthenticated connections open; refusing more", kMaxPending);
+    warned_full_ = true;
+    return;  // the socket closes here
+  }
+  auto conn = std::make_shared<rdzv::Connection>(std::move(socket), config_.token,
+                                                 rdzv::Direction::kToCoordinator);
+  const auto nonce = rdzv::random_nonce();
+  conn->send(MsgType::kHello, 0, gen_, {{"nonce", rdzv::to_hex(nonce)}});
+  conn->set_context(rdzv::make_context(nonce, std::nullopt));
+  pending_.emplace_back(conn, Clock::now() + handshake_timeout(config_.peer_timeout));
+  std::weak_ptr<rdzv::Connection> wc = conn;
+  auto w = std::weak_ptr<bool>(alive_);
+  conn->start(
+      [this, w, wc, nonce](const Message& m) {
+        if (auto c = wc.lock(); c && !w.expired()) on_join(c, m, nonce);
+      },
+      [this, w, wc](const std::string& why) {
+        if (w.expired()) return;
+        auto c = wc.lock();
+        if (!c) return;
+        spdlog::warn("rdzv: closed connection from {} before it joined: {}", c->peer(), why);
+        drop_pending(c);
+      });
+}
+
+void RdzvCoordinator::drop_pending(const Conn& conn) {
+  conn->close();
+  std::erase_if(pending_, [&](auto& p) { return p.first == conn; });
+}
+
+void RdzvCoordinator::on_join(const Conn& conn, const Message& m, const rdzv::Nonce& nonce) {
+  std::string refuse;
+  const int rank = m.node_rank;
+  if (m.type != MsgType::kJoin)
+    refuse = std::string("expected join, got ") + rdzv::type_name(m.type);
+  else if (m.body["nnodes"].get<int>() != config_.nnodes)
+    refuse = "it expects " + std::to_string(m.body["nnodes"].get<int>()) + " nodes, this job has " +
+             std::to_string(config_.nnodes);
+  else if (rank >= config_.nnodes)
+    refuse = "unexpected node rank " + std::to_string(rank);
+  else if (agents_[rank])
+    refuse = "node rank " + std::to_string(rank) + " has already joined";
+  else if (gen_ != 0 || state_ != State::kGathering)
+    refuse = "node rank " + std::to_string(rank) + " joined after the job started";
+  if (!refuse.empty()) {
+    spdlog::warn("rdzv: closed connection from {}: {}", conn->peer(), refuse);
+    return drop_pending(conn);
+  }
+  std::erase_if(pending_, [&](auto& p) { return p.first == conn; });
+  conn->set_context(
+      rdzv::make_context(nonce, rdzv::nonce_from_hex(m.body["nonce"].get<std::string>())));
+  agents_[rank] = Agent{conn, Clock::now()};
+  auto w = std::weak_ptr<bool>(alive_);
+  conn->rebind(
+      [this, w, rank](const Message& msg) {
+        if (!w.expired()) on_agent_message(rank, msg);
+      },
+      [this, w, rank](const std::string& why) {
+        if (!w.expired()) on_agent_gone(rank, why);
+      });
+  conn->send(MsgType::kWelcome, 0, gen_);
+  spdlog::info("rdzv: node {} joined from {} ({}/{})", rank, conn->peer(), joined(),
+               config_.nnodes);
+  try_start();
+}
+
+void RdzvCoordinator::on_agent_message(int rank, const Message& m) {
+  if (state_ == State::kFinished) return;
+  if (m.node_rank != rank || m.type == MsgType::kJoin) {
+    agents_[rank]->conn->close();
+    return on_agent_gone(
+        rank, m.node_rank != rank ? "frame from unexpected node rank " + std::to_string(m.node_rank)
+                                  : std::string("second join"));
+  }
+  agents_[rank]->last_seen = Clock::now();
+  const bool current = m.generation == gen_;
+  switch (m.type) {
+    case MsgType::kSuccess:
+      if (!current || state_ != State::kRunning) return;
+      succeeded_.insert(rank);
+      if (static_cast<int>(succeeded_.size()) == config_.nnodes)
+        finish(MsgType::kDone, json::object(),
+               "every node succeeded in generation " + std::to_string(gen_));
+      return;
+    case MsgType::kFailure:
+      if (current) on_failure(rank, m);
+      return;
+    case MsgType::kStopped:
+      if (current && state_ == State::kStopping) on_stopped(rank);
+      return;
+    case MsgType::kProbeResult:
+      if (state_ == State::kPreflight) on_probe_result(rank, m);
+      return;
+    case MsgType::kLeave:
+      return lost("node " + std::to_string(rank) + " left: " + m.body["why"].get<std::string>());
+    default:
+      return;  // heartbeat
+  }
+}
+
+void RdzvCoordinator::on_failure(int rank, const Message& m) {
+  auto f = rdzv::failure_from(m);
+  f.node_rank = rank;
+  if (state_ != State::kRunning) {
+    spdlog::info("rdzv: node {} also failed in generation {}: {}", rank, gen_, f.summary);
+    return;
+  }
+  root_cause_ = f;
+  state_ = State::kStopping;
+  stopped_ = succeeded_;  // nodes that already succeeded have no workers left
+  spdlog::warn("rdzv: generation {} failed on node {}: {}; stopping every node", gen_, rank,
+               f.summary);
+  broadcast(MsgType::kStop, rdzv::failure_body(f));
+  if (static_cast<int>(stopped_.size()) == config_.nnodes) after_stop();
+}
+
+void RdzvCoordinator::on_stopped(int rank) {
+  stopped_.insert(rank);
+  if (static_cast<int>(stopped_.size()) == config_.nnodes) after_stop();
+}
+
+void RdzvCoordinator::on_probe_result(int rank, const Message& m) {
+  PreflightVerdict v{m.body["passed"].get<bool>(), m.body["summary"].get<std::string>()};
+  spdlog::info("rdzv: node {} preflight {}: {}", rank, v.passed ? "passed" : "FAILED", v.summary);
+  probe_results_.emplace(rank, std::move(v));
+  if (static_cast<int>(probe_results_.size()) < config_.nnodes) return;
+  for (const auto& [r, verdict] : probe_results_) {
+    if (verdict.passed) continue;
+    const NodeFailure f{0, r, exit_code::kPreflightFailed, verdict.summary};
+    return finish(MsgType::kGiveUp, rdzv::failure_body(f),
+                  "preflight failed on node " + std::to_string(r) + ": " + verdict.summary +
+                      "; no node starts its workers");
+  }
+  spdlog::info("rdzv: every node passed the preflight");
+  preflight_passed_ = true;
+  state_ = State::kGathering;
+  try_start();
+}
+
+void RdzvCoordinator::after_stop() {
+  if (!config_.policy.may_restart(gen_)) {
+    return finish(MsgType::kGiveUp, rdzv::failure_body(*root_cause_),
+                  "restarts exhausted (" + std::to_string(gen_) + " of --max-restarts " +
+                      std::to_string(config_.policy.max_restarts) + ")");
+  }
+  state_ = State::kBackoff;
+  const auto pause = RestartPolicy::backoff(gen_ + 1);
+  spdlog::info("rdzv: every node stopped; restart {} in {} ms", gen_ + 1, pause.count());
+  backoff_.expires_after(pause);
+  backoff_.async_wait([this, w = std::weak_ptr<bool>(alive_)](boost::system::error_code ec) {
+    if (ec || w.expired() || state_ != State::kBackoff) return;
+    ++gen_;
+    state_ = State::kGathering;
+    try_start();
+  });
+}
+
+void RdzvCoordinator::try_start() {
+  if (state_ != State::kGathering || joined() != config_.nnodes) return;
+  rdzv_deadline_.cancel();
+  if (gen_ == 0 && config_.preflight_unique_id && !preflight_passed_) {
+    state_ = State::kPreflight;
+    spdlog::info("rdzv: every node joined; preflight on {} nodes before generation 0",
+                 config_.nnodes);
+    return broadcast(MsgType::kPreflight, {{"unique_id", *config_.preflight_unique_id}});
+  }
+  master_port_ = next_master_port();
+  succeeded_.clear();
+  stopped_.clear();
+  state_ = State::kRunning;
+  spdlog::info("rdzv: starting generation {} on {} nodes (MASTER_PORT {})", gen_, config_.nnodes,
+               master_port_);
+  broadcast(MsgType::kStart, {{"restart_count", gen_}, {"master_port", master_port_}});
+}
+
+int RdzvCoordinator::next_master_port() {
+  if (gen_ == 0) return config_.base_master_port;
+  boost::system::error_code ec;
+  tcp::acceptor probe(io_);
+  auto addr = asio::ip::make_address(config_.bind_addr, ec);
+  if (!ec) probe.open(tcp::endpoint(addr, 0).protocol(), ec);
+  if (!ec) probe.bind(tcp::endpoint(addr, 0), ec);
+  if (ec) {
+    spdlog::warn("rdzv: no fresh MASTER_PORT from the kernel ({}); reusing {}", ec.message(),
+                 config_.base_master_port);
+    return config_.base_master_port;
+  }
+  return probe.local_endpoint().port();  // released when `probe` closes
+}
+
+void RdzvCoordinator::broadcast(MsgType type, const json& body) {
+  for (auto& a : agents_)
+    if (a) a->conn->send(type, 0, gen_, body);
+}
+
+void RdzvCoordinator::finish(MsgType type, const json& body, const std::string& log) {
+  if (state_ == State::kFinished) return;
+  state_ = State::kFinished;
+  spdlog::log(type == MsgType::kDone ? spdlog::level::info : spdlog::level::warn, "rdzv: {}", log);
+  broadcast(type, body);
+  boost::system::error_code ec;
+  acceptor_.close(ec);
+  ticker_.cancel();
+  rdzv_deadline_.cancel();
+  backoff_.cancel();
+  for (auto& [conn, _] : pending_) conn->close();
+  pending_.clear();
+  for (auto& a : agents_)
+    if (a) a->conn->close(/*after_flush=*/true);
+}
+
+void RdzvCoordinator::lost(const std::string& why) {
+  finish(MsgType::kLost, {{"why", why}}, "job lost: " + why);
+}
+
+void RdzvCoordinator::shutdown(const std::string& why) { lost(why); }
+
+void RdzvCoordinator::on_agent_gone(int rank, const std::string& why) {
+  if (state_ == State::kFinished) return;
+  if (gen_ == 0 && state_ == State::kGathering) {
+    spdlog::warn("rdzv: node {} disconnected before the job started ({}); waiting for it again",
+                 rank, why);
+    agents_[rank].reset();
+    return;
+  }
+  lost("node " + std::to_string(rank) + " lost: " + why);
+}
+
+void RdzvCoordinator::tick() {
+  if (state_ == State::kFinished) return;
+  const auto now = Clock::now();
+  for (size_t r = 0; r < agents_.size(); ++r) {
+    if (!agents_[r]) continue;
+    if (now - agents_[r]->last_seen > config_.peer_timeout)
+      return lost("node " + std::to_string(r) + " silent for more than " +
+                  std::to_string(config_.peer_timeout.count()) + " ms (--peer-timeout)");
+    agents_[r]->conn->send(MsgType::kHeartbeat, 0, gen_);
+  }
+  for (auto& [conn, deadline] : pending_)
+    if (now > deadline) {
+      spdlog::warn("rdzv: closed connection from {}: no valid join in time", conn->peer());
+      conn->close();
+    }
+  std::erase_if(pending_, [](auto& p) { return p.first->closed(); });
+  ticker_.expires_after(tick_interval(config_.peer_timeout));
+  ticker_.async_wait([this, w = std::weak_ptr<bool>(alive_)](boost::system::error_code ec) {
+    if (!ec && !w.expired()) tick();
+  });
+}
+
+void RdzvCoordinator::when_flushed(std::function<void()> fn) {
+  flush_poll(std::move(fn), Clock::now() + std::chrono::seconds(2));
+}
+
+void RdzvCoordinator::flush_poll(std::function<void()> fn, Clock::time_point cap) {
+  const bool idle =
+      std::all_of(agents_.begin(), agents_.end(), [](auto& a) { return !a || a->conn->idle(); });
+  if (idle || Clock::now() >= cap) return asio::post(io_, std::move(fn));
+  auto t = std::make_shared<asio::steady_timer>(io_, std::chrono::milliseconds(5));
+  t->async_wait([this, t, fn = std::move(fn), cap,
+                 w = std::weak_ptr<bool>(alive_)](boost::system::error_code) mutable {
+    if (w.expired()) return fn();
+    flush_poll(std::move(fn), cap);
+  });
+}
+
+}  // namespace tv

@@ -1,0 +1,299 @@
+#include "launcher/rendezvous/rdzv_protocol.h"
+
+#include <openssl/core_names.h>
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+#include <openssl/rand.h>
+
+#include <memory>
+#include <stdexcept>
+
+#include "common/exit_codes.h"
+
+namespace tv::rdzv {
+namespace {
+
+using nlohmann::json;
+
+Error bad(std::string what) { return Error{exit_code::kTempFail, std::move(what)}; }
+
+void put32(std::string& out, uint32_t v) {
+  for (int shift = 24; shift >= 0; shift -= 8)
+    out.push_back(static_cast<char>((v >> shift) & 0xff));
+}
+
+uint32_t get32(std::span<const uint8_t> b, size_t at) {
+  return (uint32_t{b[at]} << 24) | (uint32_t{b[at + 1]} << 16) | (uint32_t{b[at + 2]} << 8) |
+         uint32_t{b[at + 3]};
+}
+
+std::string header_bytes(const Message& m, uint32_t payload_len) {
+  std::string h;
+  put32(h, kMagic);
+  h.push_back(static_cast<char>(kVersion));
+  h.push_back(static_cast<char>(m.type));
+  h.append(2, '\0');
+  put32(h, static_cast<uint32_t>(m.node_rank));
+  put32(h, static_cast<uint32_t>(m.generation));
+  put32(h, m.seq);
+  put32(h, payload_len);
+  return h;
+}
+
+struct MacDeleter {
+  void operator()(EVP_MAC* m) const { EVP_MAC_free(m); }
+  void operator()(EVP_MAC_CTX* c) const { EVP_MAC_CTX_free(c); }
+};
+
+// HMAC-SHA256(key, dir || ctx || header || payload).
+std::array<uint8_t, kMacSize> tag(const std::string& key, Direction dir, const Context& ctx,
+                                  std::span<const uint8_t> header,
+                                  std::span<const uint8_t> payload) {
+  static const std::unique_ptr<EVP_MAC, MacDeleter> mac(EVP_MAC_fetch(nullptr, "HMAC", nullptr));
+  std::unique_ptr<EVP_MAC_CTX, MacDeleter> c(mac ? EVP_MAC_CTX_new(mac.get()) : nullptr);
+  if (!c) throw std::runtime_error("OpenSSL: HMAC is not available");
+  char digest[] = "SHA256";
+  OSSL_PARAM params[] = {OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST, digest, 0),
+                         OSSL_PARAM_construct_end()};
+  // An empty key is legal for HMAC, but OpenSSL wants a non-null pointer.
+  static const unsigned char kEmpty = 0;
+  const auto* k = key.empty() ? &kEmpty : reinterpret_cast<const unsigned char*>(key.data());
+  const uint8_t d = static_cast<uint8_t>(dir);
+  std::array<uint8_t, kMacSize> out{};
+  size_t len = 0;
+  if (EVP_MAC_init(c.get(), k, key.size(), params) != 1 || EVP_MAC_update(c.get(), &d, 1) != 1 ||
+      EVP_MAC_update(c.get(), ctx.data(), ctx.size()) != 1 ||
+      EVP_MAC_update(c.get(), header.data(), header.size()) != 1 ||
+      EVP_MAC_update(c.get(), payload.data(), payload.size()) != 1 ||
+      EVP_MAC_final(c.get(), out.data(), &len, out.size()) != 1 || len != kMacSize)
+    throw std::runtime_error("OpenSSL: HMAC-SHA256 failed");
+  return out;
+}
+
+std::span<const uint8_t> bytes_of(const std::string& s) {
+  return {reinterpret_cast<const uint8_t*>(s.data()), s.size()};
+}
+
+bool is_int_in(const json& body, const char* field, long lo, long hi) {
+  auto it = body.find(field);
+  if (it == body.end() || !it->is_number_integer()) return false;
+  long v = it->get<long>();
+  return v >= lo && v <= hi;
+}
+
+bool is_text(const json& body, const char* field, size_t max) {
+  auto it = body.find(field);
+  return it != body.end() && it->is_string() && it->get_ref<const std::string&>().size() <= max;
+}
+
+bool is_nonce(const json& body) {
+  return is_text(body, "nonce", 2 * kNonceSize) &&
+         nonce_from_hex(body["nonce"].get<std::string>()).has_value();
+}
+
+bool is_failure(const json& body) {
+  return is_int_in(body, "exit_code", 0, 255) && is_text(body, "summary", kMaxText);
+}
+
+bool is_unique_id(const json& body) {
+  if (!is_text(body, "unique_id", kUniqueIdHex)) return false;
+  const auto& id = body["unique_id"].get_ref<const std::string&>();
+  return (id.empty() || id.size() == kUniqueIdHex) &&
+         id.find_first_not_of("0123456789abcdef") == std::string::npos;
+}
+
+// The fields each type needs; extra fields are ignored (additions within a version).
+bool body_valid(MsgType type, const json& body) {
+  switch (type) {
+    case MsgType::kHello:
+      return is_nonce(body);
+    case MsgType::kJoin:
+      return is_nonce(body) && is_int_in(body, "nnodes", 1, 1 << 20);
+    case MsgType::kStart:
+      return is_int_in(body, "restart_count", 0, 1L << 30) &&
+             is_int_in(body, "master_port", 1, 65535);
+    case MsgType::kStop:
+    case MsgType::kGiveUp:
+      return is_failure(body) && is_int_in(body, "failed_node", 0, 1 << 20);
+    case MsgType::kFailure:
+      return is_failure(body);
+    case MsgType::kPreflight:
+      return is_unique_id(body);
+    case MsgType::kProbeResult:
+      return body.contains("passed") && body["passed"].is_boolean() &&
+             is_text(body, "summary", kMaxText);
+    case MsgType::kLost:
+    case MsgType::kLeave:
+      return is_text(body, "why", kMaxText);
+    default:
+      return true;
+  }
+}
+
+}  // namespace
+
+bool known_type(uint8_t t) { return (t >= 1 && t <= 8) || (t >= 16 && t <= 21) || t == 32; }
+
+bool sent_to(MsgType type, Direction dir) {
+  const auto t = static_cast<uint8_t>(type);
+  if (type == MsgType::kHeartbeat) return true;
+  return dir == Direction::kToAgent ? t < 16 : (t >= 16 && t < 32);
+}
+
+const char* type_name(MsgType type) {
+  switch (type) {
+    case MsgType::kHello:
+      return "hello";
+    case MsgType::kWelcome:
+      return "welcome";
+    case MsgType::kStart:
+      return "start";
+    case MsgType::kStop:
+      return "stop";
+    case MsgType::kDone:
+      return "done";
+    case MsgType::kGiveUp:
+      return "give-up";
+    case MsgType::kLost:
+      return "lost";
+    case MsgType::kPreflight:
+      return "preflight";
+    case MsgType::kProbeResult:
+      return "probe-result";
+    case MsgType::kJoin:
+      return "join";
+    case MsgType::kSuccess:
+      return "success";
+    case MsgType::kFailure:
+      return "failure";
+    case MsgType::kStopped:
+      return "stopped";
+    case MsgType::kLeave:
+      return "leave";
+    case MsgType::kHeartbeat:
+      return "heartbeat";
+  }
+  return "unknown";
+}
+
+std::string encode(const Message& m, const std::string& key, Direction dir, const Context& ctx) {
+  // Summaries quote worker output, which need not be UTF-8: replace what JSON cannot carry.
+  return encode_payload(m, m.body.dump(-1, ' ', false, json::error_handler_t::replace), key, dir,
+                        ctx);
+}
+
+std::string encode_payload(const Message& m, const std::string& payload, const std::string& key,
+                           Direction dir, const Context& ctx) {
+  if (payload.size() > kMaxPayload) throw std::length_error("rdzv payload over kMaxPayload");
+  std::string frame = header_bytes(m, static_cast<uint32_t>(payload.size()));
+  const auto mac = tag(key, dir, ctx, bytes_of(frame), bytes_of(payload));
+  frame += payload;
+  frame.append(reinterpret_cast<const char*>(mac.data()), mac.size());
+  return frame;
+}
+
+Result<Header> decode_header(std::span<const uint8_t> b) {
+  if (b.size() < kHeaderSize) return bad("frame shorter than its 24-byte header");
+  if (get32(b, 0) != kMagic) return bad("bad magic (not a trainvisor rendezvous frame)");
+  if (b[4] != kVersion)
+    return bad("protocol version " + std::to_string(b[4]) + ", expected " +
+               std::to_string(kVersion));
+  if (!known_type(b[5])) return bad("unknown message type " + std::to_string(b[5]));
+  if (b[6] != 0 || b[7] != 0) return bad("non-zero flags");
+  Header h;
+  h.type = static_cast<MsgType>(b[5]);
+  h.node_rank = static_cast<int32_t>(get32(b, 8));
+  h.generation = static_cast<int32_t>(get32(b, 12));
+  h.seq = get32(b, 16);
+  h.payload_len = get32(b, 20);
+  if (h.node_rank < 0 || h.generation < 0) return bad("negative node rank or generation");
+  if (h.payload_len > kMaxPayload)
+    return bad("payload of " + std::to_string(h.payload_len) + " bytes, limit " +
+               std::to_string(kMaxPayload));
+  return h;
+}
+
+Result<Message> decode_body(std::span<const uint8_t> header_bytes, const Header& h,
+                            std::span<const uint8_t> rest, const std::string& key, Direction dir,
+                            const Context& ctx) {
+  if (header_bytes.size() != kHeaderSize || rest.size() != h.payload_len + kMacSize)
+    return bad("frame length does not match its header");
+  const auto payload = rest.first(h.payload_len);
+  const auto expected = tag(key, dir, ctx, header_bytes, payload);
+  if (CRYPTO_memcmp(expected.data(), rest.data() + h.payload_len, kMacSize) != 0)
+    return bad("authentication failed (wrong --rdzv-token, or a replayed or altered frame)");
+  if (!sent_to(h.type, dir)) return bad(std::string(type_name(h.type)) + " sent the wrong way");
+  Message m{h.type, h.node_rank, h.generation, h.seq, json::parse(payload, nullptr, false)};
+  if (!m.body.is_object() || !body_valid(h.type, m.body))
+    return bad(std::string("malformed ") + type_name(h.type) + " payload");
+  return m;
+}
+
+Decoded decode(std::span<const uint8_t> buffer, const std::string& key, Direction dir,
+               const Context& ctx) {
+  Decoded d;
+  if (buffer.size() < kHeaderSize) return d;
+  auto h = decode_header(buffer.first(kHeaderSize));
+  if (!h) return {Decoded::kBad, {}, 0, h.error().message};
+  const size_t total = kHeaderSize + h->payload_len + kMacSize;
+  if (buffer.size() < total) return d;
+  auto m = decode_body(buffer.first(kHeaderSize), *h,
+                       buffer.subspan(kHeaderSize, total - kHeaderSize), key, dir, ctx);
+  if (!m) return {Decoded::kBad, {}, 0, m.error().message};
+  return {Decoded::kOk, std::move(m.value()), total, {}};
+}
+
+json failure_body(const NodeFailure& f) {
+  std::string summary = f.summary.substr(0, kMaxText);
+  return {{"exit_code", f.exit_code & 0xff}, {"summary", summary}, {"failed_node", f.node_rank}};
+}
+
+NodeFailure failure_from(const Message& m) {
+  NodeFailure f;
+  f.generation = m.generation;
+  f.node_rank = m.body.value("failed_node", m.node_rank);
+  f.exit_code = m.body.value("exit_code", 1);
+  f.summary = m.body.value("summary", std::string());
+  return f;
+}
+
+Nonce random_nonce() {
+  Nonce n{};
+  if (RAND_bytes(n.data(), static_cast<int>(n.size())) != 1)
+    throw std::runtime_error("OpenSSL: RAND_bytes failed");
+  return n;
+}
+
+std::string to_hex(std::span<const uint8_t> bytes) {
+  static const char* kDigits = "0123456789abcdef";
+  std::string s;
+  for (uint8_t b : bytes) {
+    s.push_back(kDigits[b >> 4]);
+    s.push_back(kDigits[b & 15]);
+  }
+  return s;
+}
+
+std::optional<Nonce> nonce_from_hex(const std::string& hex) {
+  if (hex.size() != 2 * kNonceSize) return std::nullopt;
+  Nonce n{};
+  for (size_t i = 0; i < kNonceSize; ++i) {
+    int v = 0;
+    for (char c : hex.substr(2 * i, 2)) {
+      int d = (c >= '0' && c <= '9') ? c - '0' : (c >= 'a' && c <= 'f') ? c - 'a' + 10 : -1;
+      if (d < 0) return std::nullopt;
+      v = v * 16 + d;
+    }
+    n[i] = static_cast<uint8_t>(v);
+  }
+  return n;
+}
+
+Context make_context(const Nonce& coordinator, const std::optional<Nonce>& agent) {
+  Context c{};
+  std::copy(coordinator.begin(), coordinator.end(), c.begin());
+  if (agent) std::copy(agent->begin(), agent->end(), c.begin() + kNonceSize);
+  return c;
+}
+
+}  // namespace tv::rdzv

@@ -1,0 +1,121 @@
+// The node agents' wire protocol (docs/coordination.md): framing, authentication, validation.
+//
+// A frame is a fixed 24-byte header, a JSON payload of at most kMaxPayload bytes, and a 32-byte
+// HMAC-SHA256 tag:
+//
+//   magic u32 "TVRD" | version u8 | type u8 | flags u16 (0) | node_rank i32 | generation i32 |
+//   seq u32 | payload_len u32 | payload | mac[32]            (integers big-endian)
+//
+// The tag covers a direction byte, the connection's 32-byte session context, the header and the
+// payload. The session context is the coordinator's fresh random nonce (sent in its Hello) followed
+// by the agent's fresh random nonce (sent in its Join; zeros while the Join itself is being sent),
+// so a frame recorded on one connection fails on any other; `seq` counts the frames of each
+// direction from 0, so a frame replayed, dropped or reordered within a connection fails too.
+//
+// Decoding is pure (bytes in, message or error out) and never trusts a length before checking it
+// against kMaxPayload. Tags are compared in constant time (CRYPTO_memcmp). Thread-compatible.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <span>
+#include <string>
+
+#include "common/result.h"
+#include "launcher/supervision/cluster.h"
+
+namespace tv::rdzv {
+
+inline constexpr uint32_t kMagic = 0x54565244;  // "TVRD"
+inline constexpr uint8_t kVersion = 1;
+inline constexpr size_t kHeaderSize = 24;
+inline constexpr size_t kMacSize = 32;
+inline constexpr size_t kMaxPayload = 64 * 1024;
+inline constexpr size_t kNonceSize = 16;
+inline constexpr size_t kMaxText = 4096;     // summaries and reasons
+inline constexpr size_t kUniqueIdHex = 256;  // an ncclUniqueId (128 bytes), hex-encoded
+
+enum class MsgType : uint8_t {
+  // coordinator -> agent
+  kHello = 1,      // {"nonce": hex}: the coordinator's nonce for this connection
+  kWelcome = 2,    // {}: the Join was accepted
+  kStart = 3,      // {"restart_count", "master_port"}: start generation `generation`
+  kStop = 4,       // failure: stop the workers of `generation`, then report Stopped
+  kDone = 5,       // {}: every node succeeded
+  kGiveUp = 6,     // failure: restarts exhausted, or a failed preflight (exit 69)
+  kLost = 7,       // {"why"}: a node was lost; exit 75
+  kPreflight = 8,  // {"unique_id": hex of 128 bytes, or "" when node 0 has none}: run the probe
+  // agent -> coordinator
+  kJoin = 16,         // {"nonce": hex, "nnodes": n}
+  kSuccess = 17,      // {}: this node's workers of `generation` exited 0
+  kFailure = 18,      // {"exit_code", "summary"}
+  kStopped = 19,      // {}: this node's workers of `generation` are gone
+  kLeave = 20,        // {"why"}: this agent is leaving (SIGTERM)
+  kProbeResult = 21,  // {"passed": bool, "summary"}: this node's preflight verdict
+  // both ways
+  kHeartbeat = 32,  // {}
+};
+
+enum class Direction : uint8_t { kToAgent = 'A', kToCoordinator = 'C' };
+
+using Nonce = std::array<uint8_t, kNonceSize>;
+using Context = std::array<uint8_t, 2 * kNonceSize>;  // coordinator nonce, agent nonce
+
+struct Message {
+  MsgType type = MsgType::kHeartbeat;
+  int node_rank = 0;
+  int generation = 0;
+  uint32_t seq = 0;
+  nlohmann::json body = nlohmann::json::object();
+};
+
+struct Header {
+  MsgType type = MsgType::kHeartbeat;
+  int node_rank = 0;
+  int generation = 0;
+  uint32_t seq = 0;
+  uint32_t payload_len = 0;
+};
+
+// Who may send a type: the coordinator, an agent, or both (heartbeat).
+bool known_type(uint8_t type);
+bool sent_to(MsgType type, Direction dir);
+const char* type_name(MsgType type);
+
+// One frame, tagged under `key` for `dir` on the connection `ctx`.
+std::string encode(const Message& m, const std::string& key, Direction dir, const Context& ctx);
+// The same with the payload given as bytes (m.body ignored): for tests and the fuzzer.
+std::string encode_payload(const Message& m, const std::string& payload, const std::string& key,
+                           Direction dir, const Context& ctx);
+
+// The header alone: magic, version, known type, flags 0, non-negative rank and generation,
+// payload_len <= kMaxPayload. `bytes` must hold kHeaderSize bytes.
+Result<Header> decode_header(std::span<const uint8_t> bytes);
+// The rest of a frame whose header decoded: `rest` = payload and tag (payload_len + kMacSize).
+// Checks the tag, then that the payload is a JSON object with the fields its type needs.
+Result<Message> decode_body(std::span<const uint8_t> header_bytes, const Header& header,
+                            std::span<const uint8_t> rest, const std::string& key, Direction dir,
+                            const Context& ctx);
+
+// The whole decoder over a buffer: kNeedMore while the buffer holds less than one frame.
+struct Decoded {
+  enum Status { kOk, kNeedMore, kBad } status = kNeedMore;
+  Message message;
+  size_t consumed = 0;
+  std::string error;
+};
+Decoded decode(std::span<const uint8_t> buffer, const std::string& key, Direction dir,
+               const Context& ctx);
+
+// Typed payloads.
+nlohmann::json failure_body(const NodeFailure& f);
+NodeFailure failure_from(const Message& m);  // for kStop / kGiveUp / kFailure (validated)
+Nonce random_nonce();
+std::string to_hex(std::span<const uint8_t> bytes);
+std::optional<Nonce> nonce_from_hex(const std::string& hex);
+Context make_context(const Nonce& coordinator, const std::optional<Nonce>& agent);
+
+}  // namespace tv::rdzv

@@ -1,0 +1,76 @@
+#include "launcher/supervision/descendants.h"
+
+#include <dirent.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <cstdlib>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <string>
+
+namespace tv {
+
+std::vector<pid_t> descendants_of(pid_t root, const std::map<pid_t, pid_t>& parent_of) {
+  std::set<pid_t> found;
+  for (const auto& [pid, ppid] : parent_of) {
+    // Walk up; bounded by the table size so a cycle (pid reuse mid-read) cannot loop forever.
+    pid_t p = ppid;
+    for (size_t steps = 0; p > 0 && steps < parent_of.size(); ++steps) {
+      if (p == root) {
+        found.insert(pid);
+        break;
+      }
+      auto it = parent_of.find(p);
+      if (it == parent_of.end()) break;
+      p = it->second;
+    }
+  }
+  found.erase(root);
+  return {found.begin(), found.end()};
+}
+
+namespace {
+
+// Field 4 of /proc/PID/stat (live processes only); the command name (field 2) may contain spaces and ')'.
+bool read_ppid(pid_t pid, pid_t* ppid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string stat;
+  if (!std::getline(in, stat)) return false;
+  auto close = stat.rfind(')');
+  if (close == std::string::npos) return false;
+  std::istringstream rest(stat.substr(close + 1));
+  std::string state;
+  long parent = 0;
+  if (!(rest >> state >> parent)) return false;
+  if (state == "Z" || state == "X") return false;  // already dead: only the reaper's business
+  *ppid = static_cast<pid_t>(parent);
+  return true;
+}
+
+}  // namespace
+
+std::map<pid_t, pid_t> read_process_table() {
+  std::map<pid_t, pid_t> table;
+  DIR* dir = ::opendir("/proc");
+  if (!dir) return table;
+  while (dirent* e = ::readdir(dir)) {
+    char* end = nullptr;
+    long pid = std::strtol(e->d_name, &end, 10);
+    if (*end != '\0' || pid <= 0) continue;
+    pid_t ppid = 0;
+    if (read_ppid(static_cast<pid_t>(pid), &ppid)) table[static_cast<pid_t>(pid)] = ppid;
+  }
+  ::closedir(dir);
+  return table;
+}
+
+int kill_descendants() {
+  int n = 0;
+  for (pid_t pid : descendants_of(::getpid(), read_process_table()))
+    if (::kill(pid, SIGKILL) == 0) ++n;
+  return n;
+}
+
+}  // namespace tv

@@ -1,0 +1,297 @@
+#include "launcher/supervision/supervisor.h"
+
+#include <spdlog/spdlog.h>
+#include <sys/wait.h>
+
+#include <boost/asio/post.hpp>
+#include <csignal>
+#include <filesystem>
+
+#include "common/exit_codes.h"
+#include "launcher/supervision/descendants.h"
+#include "launcher/supervision/worker_command.h"
+
+namespace tv {
+namespace {
+constexpr auto kDrainWindow = std::chrono::milliseconds(200);
+constexpr size_t kTerminationLogLimit = 4096;  // Kubernetes reads at most 4096 bytes
+constexpr size_t kFailureFileLimit = 1024;     // SageMaker shows the first 1024 characters
+}  // namespace
+
+Supervisor::Supervisor(boost::asio::io_context& io, SupervisorConfig cfg, Cluster& cluster,
+                       Spawner& spawner)
+    : io_(io),
+      cfg_(std::move(cfg)),
+      cluster_(cluster),
+      spawner_(spawner),
+      group_(cfg_.layout.nproc_per_node, *this),
+      reaper_(io, [this](pid_t pid, int status) { on_child_exit(pid, status); }),
+      signals_(io, SIGTERM, SIGINT, SIGHUP),
+      grace_timer_(io),
+      hang_timer_(io) {
+  signals_.add(SIGUSR1);
+  signals_.add(SIGUSR2);
+}
+
+int Supervisor::run() {
+  wait_signals();
+  cluster_.join(cluster_events());
+  if (cfg_.hang_timeout.count() > 0) schedule_hang_check();
+  io_.run();
+  release_workers();
+  report_root_cause();
+  return exit_code_;
+}
+
+Cluster::Events Supervisor::cluster_events() {
+  Cluster::Events ev;
+  ev.start = [this](const GenerationPlan& plan) { on_start(plan); };
+  ev.stop = [this](const NodeFailure& f) {
+    if (f.node_rank != cfg_.layout.node_rank)
+      spdlog::warn("node {} failed in attempt {}: stopping this node's workers", f.node_rank, f.generation);
+    group_.stop(SIGTERM);
+  };
+  ev.done = [this] { finish(exit_code::kOk); };
+  ev.give_up = [this](const NodeFailure& f) {
+    spdlog::error("giving up after {} restart(s): {}", f.generation, f.summary);
+    final_failure_ = f;
+    finish(f.exit_code);
+  };
+  ev.lost = [this](const std::string& why) {
+    spdlog::error("{}: exiting {} so the orchestrator retries the job", why, exit_code::kTempFail);
+    final_failure_ = NodeFailure{plan_.generation, cfg_.layout.node_rank, exit_code::kTempFail, why};
+    finish(exit_code::kTempFail);
+  };
+  return ev;
+}
+
+void Supervisor::on_start(const GenerationPlan& plan) {
+  if (finishing_) return;
+  plan_ = plan;
+  workers_.assign(static_cast<size_t>(cfg_.layout.nproc_per_node), nullptr);
+  resume_ = cfg_.find_resume ? cfg_.find_resume() : std::nullopt;  // the resume hook
+  if (resume_) spdlog::info("attempt {}: resuming from {}", plan.generation, *resume_);
+  spdlog::info("attempt {}: starting {} worker(s), ranks {}-{}, MASTER_ADDR={} MASTER_PORT={}",
+               plan.generation, cfg_.layout.nproc_per_node, global_rank(cfg_.layout, 0),
+               global_rank(cfg_.layout, cfg_.layout.nproc_per_node - 1), cfg_.layout.master_addr,
+               plan.master_port);
+  group_.start(plan);
+}
+
+std::string Supervisor::attempt_dir(int generation, int rank) const {
+  return cfg_.work_dir + "/attempt_" + std::to_string(generation) + "/rank_" + std::to_string(rank);
+}
+
+bool Supervisor::start_worker(int local_rank, const GenerationPlan& plan, WorkerEnd* end) {
+  const int rank = global_rank(cfg_.layout, local_rank);
+  const std::string dir = attempt_dir(plan.generation, rank);
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  WorkerProcess::Identity id{local_rank, rank, plan.generation, dir + "/error.json",
+                             dir + "/heartbeat", cfg_.keep_logs ? dir : ""};
+  auto w = std::make_shared<WorkerProcess>(io_, id);
+
+  WorkerAttempt attempt{local_rank, plan.restart_count, plan.master_port, id.error_file,
+                        id.heartbeat_file, std::nullopt};
+  attempt.resume_checkpoint = resume_;
+  std::vector<std::string> argv = cfg_.argv;
+  if (resume_ && cfg_.resume_arg)
+    for (auto& a : expand_resume_arg(*cfg_.resume_arg, *resume_)) argv.push_back(a);
+  int out_w = -1, err_w = -1;
+  if (!w->open_pipes(&out_w, &err_w)) {
+    end->exit_code = exit_code::kNotExecutable;
+    end->start_failed = true;
+    spdlog::error("rank {}: cannot create output pipes: {}", rank, std::strerror(errno));
+    return false;
+  }
+  SpawnRequest req{cfg_.executable, argv, build_worker_env(cfg_.base_env, cfg_.layout, attempt), out_w, err_w};
+  auto pid = spawner_.spawn(req);
+  ::close(out_w);
+  ::close(err_w);
+  if (!pid) {
+    end->exit_code = pid.error().exit_code;
+    end->start_failed = true;
+    spdlog::error("rank {}: {}", rank, pid.error().message);
+    return false;
+  }
+  // weak: the WorkerProcess owns this callback, a shared_ptr here would keep it alive forever.
+  w->attach(*pid, [this, weak = std::weak_ptr<WorkerProcess>(w)] {
+    if (auto self = weak.lock()) maybe_end_worker(self);
+  });
+  workers_[static_cast<size_t>(local_rank)] = w;
+  by_pid_[*pid] = w;
+  return true;
+}
+
+void Supervisor::on_child_exit(pid_t pid, int status) {
+  auto it = by_pid_.find(pid);
+  if (it == by_pid_.end()) return;  // an orphan the reaper collected: nothing to report
+  WorkerPtr w = it->second;
+  by_pid_.erase(it);
+  w->wait_status = status;
+  if (!w->streams_open()) return end_worker(w);
+  // Let the last lines arrive (they matter for the root cause), but never wait on a pipe that a
+  // surviving grandchild keeps open.
+  w->drain_timer.expires_after(kDrainWindow);
+  w->drain_timer.async_wait([this, w](const boost::system::error_code&) { end_worker(w); });
+}
+
+void Supervisor::maybe_end_worker(const WorkerPtr& w) {
+  if (w->wait_status) {
+    w->drain_timer.cancel();
+    end_worker(w);
+  }
+}
+
+void Supervisor::end_worker(const WorkerPtr& w) {
+  if (w->ended || !w->wait_status) return;
+  w->ended = true;
+  const int status = *w->wait_status;
+  WorkerEnd end;
+  end.local_rank = w->id().local_rank;
+  end.exit_code = exit_code_from_status(status);
+  end.signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
+  if (w->id().generation != group_.generation() || !group_.is_running(end.local_rank)) return;
+  if (!end.ok() && group_.state() == GroupState::kHealthy)
+    spdlog::warn("rank {} ended: exit code {}", w->id().rank, end.exit_code);
+  group_.on_worker_end(end);
+}
+
+void Supervisor::signal_worker(int local_rank, int sig) {
+  if (auto& w = workers_.at(static_cast<size_t>(local_rank))) w->signal(sig);
+}
+
+void Supervisor::arm_grace_timer() {
+  grace_timer_.expires_after(cfg_.grace);
+  grace_timer_.async_wait([this](const boost::system::error_code& ec) {
+    if (ec) return;
+    spdlog::warn("grace period of {} ms is over: SIGKILL to the remaining workers", cfg_.grace.count());
+    group_.on_grace_expired();
+  });
+}
+
+void Supervisor::cancel_grace_timer() { grace_timer_.cancel(); }
+
+void Supervisor::cleanup_descendants() {
+  if (int n = kill_descendants()) spdlog::warn("killed {} process(es) the workers left behind", n);
+  reaper_.reap_now();
+  for (auto& w : workers_)
+    if (w) w->close_pipes();
+}
+
+void Supervisor::group_failed(int generation, const WorkerEnd& first) {
+  const auto& w = workers_.at(static_cast<size_t>(first.local_rank));
+  FailureRecord rec;
+  rec.generation = generation;
+  rec.node_rank = cfg_.layout.node_rank;
+  rec.local_rank = first.local_rank;
+  rec.rank = global_rank(cfg_.layout, first.local_rank);
+  rec.exit_code = first.exit_code;
+  rec.signal = first.signal;
+  rec.hang = first.hang;
+  if (w) {
+    rec.error = read_error_file(w->id().error_file);
+    rec.tail = w->tail();
+  }
+  causes_.push_back(rec);
+  spdlog::error("attempt {} failed: {}", generation, summary_line(rec));
+  cluster_.report_failure(NodeFailure{generation, rec.node_rank, rec.exit_code, summary_line(rec)});
+}
+
+void Supervisor::group_succeeded(int generation) {
+  spdlog::info("attempt {}: every worker on this node exited 0", generation);
+  cluster_.report_success(generation);
+}
+
+void Supervisor::group_stopped(int generation) {
+  if (finishing_) return io_.stop();
+  cluster_.report_stopped(generation);
+}
+
+void Supervisor::wait_signals() {
+  signals_.async_wait([this](const boost::system::error_code& ec, int sig) {
+    if (ec) return;
+    on_signal(sig);
+    wait_signals();
+  });
+}
+
+void Supervisor::on_signal(int sig) {
+  if (sig == SIGUSR1 || sig == SIGUSR2) return group_.forward(sig);
+  if (shutdown_signal_) {
+    if (sig == SIGTERM || sig == SIGINT) {
+      spdlog::warn("second {}: killing the workers now", sigabbrev_np(sig));
+      group_.kill_now();
+    }
+    return;
+  }
+  shutdown_signal_ = sig;
+  spdlog::warn("received SIG{}: forwarding to the workers, SIGKILL after {} ms", sigabbrev_np(sig),
+               cfg_.grace.count());
+  exit_code_ = exit_code::kSignalBase + sig;
+  finishing_ = true;
+  cluster_.leave();
+  if (group_.running() == 0) return io_.stop();
+  group_.stop(sig);
+}
+
+void Supervisor::schedule_hang_check() {
+  const auto tick = std::clamp(cfg_.hang_timeout / 4, std::chrono::milliseconds(50),
+                               std::chrono::milliseconds(1000));
+  hang_timer_.expires_after(tick);
+  hang_timer_.async_wait([this](const boost::system::error_code& ec) {
+    if (ec) return;
+    check_hangs();
+    schedule_hang_check();
+  });
+}
+
+void Supervisor::check_hangs() {
+  if (group_.state() != GroupState::kHealthy) return;
+  for (auto& w : workers_) {
+    if (!w || w->wait_status) continue;
+    w->poll_heartbeat();
+    if (w->silent_for() < cfg_.hang_timeout) continue;
+    spdlog::error("rank {}: no output and no heartbeat for {} ms: treating it as hung", w->id().rank,
+                  cfg_.hang_timeout.count());
+    group_.on_worker_hang(w->id().local_rank);
+    return;
+  }
+}
+
+void Supervisor::finish(int exit_code) {
+  exit_code_ = exit_code;
+  finishing_ = true;
+  cluster_.leave();
+  if (group_.running() == 0) return io_.stop();
+  group_.stop(SIGTERM);
+}
+
+// The loop has stopped with reads and drain timers still pending: abort them and let their
+// handlers run now, so every WorkerProcess is released while the io_context is alive.
+void Supervisor::release_workers() {
+  for (auto& w : workers_)
+    if (w) {
+      w->close_pipes();
+      w->drain_timer.cancel();
+    }
+  workers_.clear();
+  by_pid_.clear();
+  io_.restart();
+  io_.poll();
+}
+
+void Supervisor::report_root_cause() {
+  if (!causes_.empty())
+    spdlog::info("root causes:\n{}", format_failure_table(causes_));
+  if (!final_failure_) return;
+  std::string text = final_failure_->summary + "\n";
+  for (const auto& c : causes_)
+    if (c.generation == final_failure_->generation) text = detail_text(c);
+  if (write_root_cause_file(cfg_.failure_file, text, true, kFailureFileLimit))
+    spdlog::info("root cause written to {}", cfg_.failure_file);
+  if (!cfg_.termination_log.empty() && write_root_cause_file(cfg_.termination_log, text, false, kTerminationLogLimit))
+    spdlog::info("root cause written to {}", cfg_.termination_log);
+}
+
+}  // namespace tv

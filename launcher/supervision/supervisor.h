@@ -1,0 +1,103 @@
+// Supervisor: the one event loop of `trainvisor run`. It owns the Asio io_context on which
+// signals (signal_set), child exits (the Reaper), worker output (WorkerProcess pipes) and timers
+// (grace period, hang checks, output drain) arrive as events, and all supervisor state: the
+// WorkerGroup state machine, the live WorkerProcesses, the root causes.
+//
+// A start, a failure and a restart (docs/architecture.md has the whole flow):
+//   Cluster.start(plan) -> find the resume checkpoint (hook) -> WorkerGroup.start -> spawn each
+//   worker -> ... a worker exits non-zero (Reaper) -> its output is drained -> WorkerGroup fails
+//   the generation -> root cause recorded, Cluster.report_failure -> SIGTERM the others, SIGKILL
+//   after the grace period -> all gone, leftovers killed -> Cluster.report_stopped -> the Cluster
+//   decides: start(next plan) after a backoff, or give_up(root cause).
+#pragma once
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <chrono>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "launcher/supervision/cluster.h"
+#include "launcher/supervision/reaper.h"
+#include "launcher/supervision/root_cause.h"
+#include "launcher/supervision/spawner.h"
+#include "launcher/supervision/worker_env.h"
+#include "launcher/supervision/worker_group.h"
+#include "launcher/supervision/worker_process.h"
+
+namespace tv {
+
+struct SupervisorConfig {
+  WorkerLayout layout;
+  std::string executable;         // resolved argv[0]
+  std::vector<std::string> argv;  // the workers' command line
+  Environment base_env;
+  std::chrono::milliseconds grace{25000};
+  std::chrono::milliseconds hang_timeout{0};  // 0 = off
+  std::string work_dir;                       // error files and heartbeats live under it
+  bool keep_logs = false;                     // --log-dir: per-rank files under work_dir
+  std::string failure_file;
+  std::string termination_log;
+  std::optional<std::string> resume_arg;
+  // Hook: the checkpoint to resume from at each (re)start; may be empty.
+  std::function<std::optional<std::string>()> find_resume;
+};
+
+class Supervisor final : public GroupActions {
+ public:
+  Supervisor(boost::asio::io_context& io, SupervisorConfig cfg, Cluster& cluster, Spawner& spawner);
+  // Joins the cluster and runs the event loop until the job is over; returns the exit code.
+  int run();
+
+  // GroupActions
+  bool start_worker(int local_rank, const GenerationPlan& plan, WorkerEnd* end) override;
+  void signal_worker(int local_rank, int sig) override;
+  void arm_grace_timer() override;
+  void cancel_grace_timer() override;
+  void cleanup_descendants() override;
+  void group_failed(int generation, const WorkerEnd& first) override;
+  void group_succeeded(int generation) override;
+  void group_stopped(int generation) override;
+
+ private:
+  using WorkerPtr = std::shared_ptr<WorkerProcess>;
+  Cluster::Events cluster_events();
+  void on_start(const GenerationPlan& plan);
+  void on_signal(int sig);
+  void wait_signals();
+  void on_child_exit(pid_t pid, int status);
+  void maybe_end_worker(const WorkerPtr& w);
+  void end_worker(const WorkerPtr& w);
+  void schedule_hang_check();
+  void check_hangs();
+  void finish(int exit_code);
+  void report_root_cause();
+  void release_workers();
+  std::string attempt_dir(int generation, int rank) const;
+
+  boost::asio::io_context& io_;
+  SupervisorConfig cfg_;
+  Cluster& cluster_;
+  Spawner& spawner_;
+  WorkerGroup group_;
+  Reaper reaper_;
+  boost::asio::signal_set signals_;
+  boost::asio::steady_timer grace_timer_;
+  boost::asio::steady_timer hang_timer_;
+  std::vector<WorkerPtr> workers_;  // this generation's, by local rank
+  std::map<pid_t, WorkerPtr> by_pid_;
+  GenerationPlan plan_;
+  std::optional<std::string> resume_;   // this generation's checkpoint
+  std::vector<FailureRecord> causes_;   // this node's root cause per failed generation
+  std::optional<NodeFailure> final_failure_;
+  int shutdown_signal_ = 0;
+  bool finishing_ = false;
+  int exit_code_ = 0;
+};
+
+}  // namespace tv

@@ -1,0 +1,44 @@
+#include "launcher/supervision/worker_env.h"
+
+namespace tv {
+
+Environment build_worker_env(const Environment& base, const WorkerLayout& l,
+                             const WorkerAttempt& a) {
+  Environment env = base;
+  const int world = l.nnodes * l.nproc_per_node;
+  const std::string rank = std::to_string(global_rank(l, a.local_rank));
+  const std::map<std::string, std::string> vars = {
+      {"RANK", rank},
+      {"LOCAL_RANK", std::to_string(a.local_rank)},
+      {"GROUP_RANK", std::to_string(l.node_rank)},
+      {"ROLE_RANK", rank},
+      {"ROLE_NAME", l.role},
+      {"LOCAL_WORLD_SIZE", std::to_string(l.nproc_per_node)},
+      {"WORLD_SIZE", std::to_string(world)},
+      {"GROUP_WORLD_SIZE", std::to_string(l.nnodes)},
+      {"ROLE_WORLD_SIZE", std::to_string(world)},
+      {"MASTER_ADDR", l.master_addr},
+      {"MASTER_PORT", std::to_string(a.master_port)},
+      {"TORCHELASTIC_RESTART_COUNT", std::to_string(a.restart_count)},
+      {"TORCHELASTIC_MAX_RESTARTS", std::to_string(l.max_restarts)},
+      {"TORCHELASTIC_RUN_ID", l.run_id},
+      {"TORCHELASTIC_USE_AGENT_STORE", "False"},
+      {"TORCHELASTIC_ERROR_FILE", a.error_file},
+      {"TRAINVISOR_HEARTBEAT_FILE", a.heartbeat_file},
+  };
+  for (const auto& [k, v] : vars) env.set(k, v);
+  // Set by torchrun when unset; the user's own value wins.
+  std::map<std::string, std::string> defaults = l.extra;
+  defaults.emplace("NCCL_ASYNC_ERROR_HANDLING", "1");
+  defaults.emplace("TORCH_NCCL_ASYNC_ERROR_HANDLING", "1");
+  if (l.nproc_per_node > 1) defaults.emplace("OMP_NUM_THREADS", "1");
+  for (const auto& [k, v] : defaults)
+    if (!env.get(k)) env.set(k, v);
+  if (a.resume_checkpoint)
+    env.set("TRAINVISOR_RESUME_CHECKPOINT", *a.resume_checkpoint);
+  else
+    env.erase("TRAINVISOR_RESUME_CHECKPOINT");
+  return env;
+}
+
+}  // namespace tv

@@ -1,0 +1,116 @@
+#include "launcher/supervision/worker_process.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <csignal>
+
+#include "common/output_sink.h"
+
+namespace tv {
+namespace {
+constexpr size_t kTailLines = 20;
+}
+
+WorkerProcess::WorkerProcess(boost::asio::io_context& io, Identity id)
+    : drain_timer(io), io_(io), id_(std::move(id)), prefix_("[rank" + std::to_string(id_.rank) + "]: ") {
+  err_.is_err = true;
+  if (id_.log_dir.empty()) return;
+  std::error_code ec;
+  std::filesystem::create_directories(id_.log_dir, ec);
+  out_.log.open(id_.log_dir + "/stdout.log", std::ios::app);
+  err_.log.open(id_.log_dir + "/stderr.log", std::ios::app);
+}
+
+WorkerProcess::~WorkerProcess() { close_pipes(); }
+
+bool WorkerProcess::open_pipes(int* out_w, int* err_w) {
+  int o[2], e[2];
+  if (::pipe2(o, O_CLOEXEC) != 0) return false;
+  if (::pipe2(e, O_CLOEXEC) != 0) {
+    ::close(o[0]);
+    ::close(o[1]);
+    return false;
+  }
+  out_.pipe.emplace(io_, o[0]);
+  err_.pipe.emplace(io_, e[0]);
+  *out_w = o[1];
+  *err_w = e[1];
+  return true;
+}
+
+void WorkerProcess::attach(pid_t pid, std::function<void()> on_streams_closed) {
+  pid_ = pid;
+  on_streams_closed_ = std::move(on_streams_closed);
+  last_activity_ = Clock::now();
+  open_streams_ = 2;
+  read(out_);
+  read(err_);
+}
+
+void WorkerProcess::close_pipes() {
+  for (Stream* s : {&out_, &err_}) {
+    if (!s->pipe || !s->pipe->is_open()) continue;
+    drain_now(*s);
+    boost::system::error_code ec;
+    s->pipe->close(ec);
+  }
+}
+
+// Whatever the worker wrote before it died is forwarded before its pipe is closed, even when the
+// event loop has not got round to reading it yet.
+void WorkerProcess::drain_now(Stream& s) {
+  const int fd = s.pipe->native_handle();
+  ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
+  ssize_t n;
+  while ((n = ::read(fd, s.buf.data(), s.buf.size())) > 0)
+    s.splitter.feed(std::string_view(s.buf.data(), static_cast<size_t>(n)),
+                    [&](std::string_view line) { on_line(s, line); });
+  s.splitter.finish([&](std::string_view line) { on_line(s, line); });
+  if (s.log.is_open()) s.log.flush();
+}
+
+void WorkerProcess::read(Stream& s) {
+  auto self = shared_from_this();
+  s.pipe->async_read_some(boost::asio::buffer(s.buf),
+                          [this, self, &s](const boost::system::error_code& ec, size_t n) {
+                            if (n > 0) {
+                              s.splitter.feed(std::string_view(s.buf.data(), n),
+                                              [&](std::string_view line) { on_line(s, line); });
+                            }
+                            if (ec) return stream_closed(s);
+                            read(s);
+                          });
+}
+
+void WorkerProcess::on_line(Stream& s, std::string_view line) {
+  last_activity_ = Clock::now();
+  std::string text(line);
+  if (s.log.is_open()) s.log << text << '\n';
+  (s.is_err ? stderr_sink() : stdout_sink()).push(prefix_ + text);
+  tail_.push_back(std::move(text));
+  if (tail_.size() > kTailLines) tail_.pop_front();
+}
+
+void WorkerProcess::stream_closed(Stream& s) {
+  s.splitter.finish([&](std::string_view line) { on_line(s, line); });
+  if (s.log.is_open()) s.log.flush();
+  if (--open_streams_ == 0 && on_streams_closed_) on_streams_closed_();
+}
+
+void WorkerProcess::signal(int sig) const {
+  if (pid_ <= 0) return;
+  ::kill(-pid_, sig);
+  if (::getpgid(pid_) != pid_) ::kill(pid_, sig);  // the worker moved itself to another group
+}
+
+void WorkerProcess::poll_heartbeat() {
+  std::error_code ec;
+  auto mtime = std::filesystem::last_write_time(id_.heartbeat_file, ec);
+  if (ec) return;
+  if (heartbeat_mtime_ && *heartbeat_mtime_ != mtime) last_activity_ = Clock::now();
+  if (!heartbeat_mtime_) last_activity_ = Clock::now();  // first touch
+  heartbeat_mtime_ = mtime;
+}
+
+}  // namespace tv

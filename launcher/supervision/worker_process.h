@@ -1,0 +1,86 @@
+// WorkerProcess: one running worker's OS resources — its pid/process group, the read ends of its
+// stdout/stderr pipes, its per-attempt log files, the tail of its output and its last sign of
+// life. Owned by the Supervisor (shared_ptr, so pending Asio reads keep it alive after the
+// generation ends). All methods run on the event loop.
+#pragma once
+
+#include <sys/types.h>
+
+#include <array>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/readable_pipe.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <chrono>
+#include <deque>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "launcher/supervision/line_splitter.h"
+
+namespace tv {
+
+class WorkerProcess : public std::enable_shared_from_this<WorkerProcess> {
+ public:
+  using Clock = std::chrono::steady_clock;
+  struct Identity {
+    int local_rank = 0;
+    int rank = 0;
+    int generation = 0;
+    std::string error_file;
+    std::string heartbeat_file;
+    std::string log_dir;  // "" = no per-rank files
+  };
+
+  WorkerProcess(boost::asio::io_context& io, Identity id);
+  ~WorkerProcess();
+
+  // Creates the two pipes; returns the write ends for the child (closed again by attach()).
+  bool open_pipes(int* out_w, int* err_w);
+  // After spawn: remembers the pid, closes the write ends, starts reading.
+  void attach(pid_t pid, std::function<void()> on_streams_closed);
+  void close_pipes();
+
+  // Sends sig to the worker's process group (and to the worker itself if it left the group).
+  void signal(int sig) const;
+  // Re-reads the heartbeat file's mtime; a change counts as a sign of life.
+  void poll_heartbeat();
+  Clock::duration silent_for() const { return Clock::now() - last_activity_; }
+
+  const Identity& id() const { return id_; }
+  pid_t pid() const { return pid_; }
+  bool streams_open() const { return open_streams_ > 0; }
+  std::optional<int> wait_status;  // set by the supervisor when the reaper reports it
+  bool ended = false;              // reported to the WorkerGroup
+  boost::asio::steady_timer drain_timer;
+  std::vector<std::string> tail() const { return {tail_.begin(), tail_.end()}; }
+
+ private:
+  struct Stream {
+    std::optional<boost::asio::readable_pipe> pipe;
+    LineSplitter splitter;
+    std::array<char, 16384> buf{};
+    std::ofstream log;
+    bool is_err = false;
+  };
+  void read(Stream& s);
+  void on_line(Stream& s, std::string_view line);
+  void stream_closed(Stream& s);
+  void drain_now(Stream& s);
+
+  boost::asio::io_context& io_;
+  Identity id_;
+  pid_t pid_ = -1;
+  Stream out_, err_;
+  int open_streams_ = 0;
+  std::function<void()> on_streams_closed_;
+  Clock::time_point last_activity_ = Clock::now();
+  std::optional<std::filesystem::file_time_type> heartbeat_mtime_;
+  std::deque<std::string> tail_;
+  std::string prefix_;
+};
+
+}  // namespace tv

@@ -1,0 +1,231 @@
+// resolve_topology(): which source, explicit overrides, nproc_per_node, master_port.
+#include "launcher/topology/topology.h"
+
+#include <charconv>
+
+#include "launcher/topology/topology_sources.h"
+
+namespace tv {
+namespace {
+
+using topo::config_error;
+
+// --nnodes / --node-rank / --master-addr given as a flag or TRAINVISOR_ variable (PET_ values
+// belong to the kubeflow source, defaults to nobody).
+struct Explicit {
+  std::optional<OptionValue> nnodes, node_rank, master_addr;
+  bool any() const { return nnodes || node_rank || master_addr; }
+};
+
+std::optional<OptionValue> explicit_value(const Options& opts, const std::string& name) {
+  auto v = opts.get(name);
+  if (!v || v->origin == "default" || v->origin.starts_with("PET_")) return std::nullopt;
+  return v;
+}
+
+Explicit explicit_values(const Options& opts) {
+  return {explicit_value(opts, "nnodes"), explicit_value(opts, "node-rank"),
+          explicit_value(opts, "master-addr")};
+}
+
+Error bad_option(const OptionValue& v, const std::string& expected) {
+  return config_error(v.origin + "=\"" + v.value + "\": expected " + expected);
+}
+
+Result<int> option_int(const OptionValue& v, long min, long max, const std::string& why = "") {
+  long out = 0;
+  const char* b = v.value.data();
+  auto [p, ec] = std::from_chars(b, b + v.value.size(), out);
+  if (ec != std::errc() || p != b + v.value.size() || out < min || out > max)
+    return bad_option(v, "an integer from " + std::to_string(min) + " to " + std::to_string(max) +
+                             (why.empty() ? "" : " (" + why + ")"));
+  return static_cast<int>(out);
+}
+
+// Which platform: "auto" or a forced one, and the origin of that choice.
+Result<std::pair<std::string, std::string>> chosen_platform(const Options& opts) {
+  auto p =
+      opts.get_choice("platform", {"auto", "sagemaker", "kubeflow", "batch", "slurm", "local"});
+  if (!p) return p.error();
+  const OptionValue pv = *opts.get("platform");
+  if (!opts.flag("standalone")) return std::make_pair(*p, pv.origin);
+  const OptionValue sv = *opts.get("standalone");
+  if (*p != "auto" && *p != "local")
+    return config_error(sv.origin + " conflicts with " + pv.origin + "=\"" + pv.value +
+                        "\": expected --standalone alone (it means --platform local)");
+  return std::make_pair(std::string("local"), sv.origin);
+}
+
+Result<Topology> explicit_source(const Explicit& ex) {
+  Topology t;
+  t.platform = "explicit";
+  t.origin["nnodes"] = t.origin["node_rank"] = t.origin["master_addr"] = "default";
+  if (ex.nnodes) {
+    auto n = option_int(*ex.nnodes, 1, kMaxNodes);
+    if (!n) return n.error();
+    t.nnodes = *n;
+    t.origin["nnodes"] = ex.nnodes->origin;
+  }
+  if (ex.nnodes && t.nnodes > 1 && !ex.master_addr)
+    return config_error(ex.nnodes->origin + "=\"" + ex.nnodes->value +
+                        "\" without --master-addr: expected --master-addr (or "
+                        "TRAINVISOR_MASTER_ADDR), the address of node rank 0, for more than "
+                        "one node");
+  return t;
+}
+
+std::string detected_by(const Topology& t, const Options& opts, const Environment& env,
+                        const Explicit& ex) {
+  if (t.platform == "explicit")
+    return "detected: " + (ex.nnodes      ? ex.nnodes
+                           : ex.node_rank ? ex.node_rank
+                                          : ex.master_addr)
+                              ->origin;
+  if (t.platform == "sagemaker")
+    return "detected: file " + opts.value_or("resource-config", "") + " exists";
+  if (t.platform == "kubeflow") {
+    for (const char* v : {"PET_NNODES", "PET_NODE_RANK", "PET_MASTER_ADDR"})
+      if (env.has(v)) return std::string("detected: env ") + v;
+    return "detected: env MASTER_ADDR + RANK + WORLD_SIZE";
+  }
+  if (t.platform == "batch") return "detected: env AWS_BATCH_JOB_NUM_NODES";
+  if (t.platform == "slurm") return "detected: env SLURM_JOB_ID + SLURM_NNODES";
+  return "default (no platform detected)";
+}
+
+Result<Topology> detect_source(const Options& opts, const Environment& env, const FileSystem& fs,
+                               const HostAddress& self, const Explicit& ex) {
+  const std::string rc = opts.value_or("resource-config", "");
+  if (ex.any()) return explicit_source(ex);
+  if (topo::sagemaker_detected(fs, rc)) return topo::sagemaker_source(env, fs, rc);
+  if (topo::kubeflow_detected(env)) return topo::kubeflow_source(env);
+  if (topo::batch_detected(env)) return topo::batch_source(env, self, false);
+  if (topo::slurm_detected(env)) return topo::slurm_source(env);
+  return topo::local_source();
+}
+
+Result<Topology> forced_source(const std::string& platform, const Options& opts,
+                               const Environment& env, const FileSystem& fs,
+                               const HostAddress& self) {
+  const std::string rc = opts.value_or("resource-config", "");
+  if (platform == "sagemaker") {
+    if (!topo::sagemaker_detected(fs, rc))
+      return config_error("--platform sagemaker: file " + rc +
+                          " does not exist: expected SageMaker's resource config "
+                          "(--resource-config PATH)");
+    return topo::sagemaker_source(env, fs, rc);
+  }
+  if (platform == "kubeflow") {
+    if (!topo::kubeflow_detected(env))
+      return config_error(
+          "--platform kubeflow: none of PET_NNODES, PET_NODE_RANK, "
+          "PET_MASTER_ADDR is set, nor MASTER_ADDR + RANK + WORLD_SIZE: expected "
+          "the variables of the Kubeflow training operator");
+    return topo::kubeflow_source(env);
+  }
+  if (platform == "batch") {
+    if (!topo::batch_detected(env))
+      return config_error(
+          "--platform batch: AWS_BATCH_JOB_NUM_NODES is not set: expected an "
+          "AWS Batch multi-node parallel job");
+    return topo::batch_source(env, self, explicit_values(opts).master_addr.has_value());
+  }
+  if (platform == "slurm") return topo::slurm_source(env);
+  return topo::local_source();
+}
+
+// A forced platform with explicit values: --nnodes and --node-rank must agree with it;
+// --master-addr replaces its master address (e.g. a fully qualified name of the same host).
+Status apply_explicit(const Explicit& ex, Topology& t) {
+  if (ex.nnodes) {
+    auto n = option_int(*ex.nnodes, 1, kMaxNodes);
+    if (!n) return n.error();
+    if (*n != t.nnodes)
+      return config_error(ex.nnodes->origin + "=\"" + ex.nnodes->value + "\" conflicts with " +
+                          t.origin["nnodes"] + " = " + std::to_string(t.nnodes) + " (--platform " +
+                          t.platform + "): expected the same node count, or no " +
+                          ex.nnodes->origin);
+  }
+  if (ex.node_rank) {
+    auto r = option_int(*ex.node_rank, 0, kMaxNodes - 1);
+    if (!r) return r.error();
+    if (*r != t.node_rank)
+      return config_error(ex.node_rank->origin + "=\"" + ex.node_rank->value +
+                          "\" conflicts with " + t.origin["node_rank"] + " = " +
+                          std::to_string(t.node_rank) + " (--platform " + t.platform +
+                          "): expected the same rank, or no " + ex.node_rank->origin);
+  }
+  return ok_status();
+}
+
+Status apply_rank_and_master(const Explicit& ex, Topology& t) {
+  if (ex.node_rank && t.platform == "explicit") {
+    auto r = option_int(*ex.node_rank, 0, t.nnodes - 1,
+                        "nnodes is " + std::to_string(t.nnodes) + " from " + t.origin["nnodes"]);
+    if (!r) return r.error();
+    t.node_rank = *r;
+    t.origin["node_rank"] = ex.node_rank->origin;
+  }
+  if (ex.master_addr) {
+    if (!topo::plausible_host(ex.master_addr->value))
+      return bad_option(*ex.master_addr, "a host name or address");
+    t.master_addr = ex.master_addr->value;
+    t.origin["master_addr"] = ex.master_addr->origin;
+  }
+  return ok_status();
+}
+
+Status apply_port(const Options& opts, Topology& t) {
+  auto v = opts.get("master-port");
+  const bool option_wins = v && v->origin != "default" && !v->origin.starts_with("PET_");
+  if (v && v->origin != "default" && (option_wins || !t.origin.count("master_port"))) {
+    auto port = option_int(*v, 1, 65535);
+    if (!port) return port.error();
+    t.master_port = *port;
+    t.origin["master_port"] = v->origin;
+  }
+  if (!t.origin.count("master_port")) t.origin["master_port"] = "default";
+  return ok_status();
+}
+
+Status apply_nproc(const Options& opts, const GpuCounter& gpus, Topology& t) {
+  auto v = opts.get("nproc-per-node");
+  if (!v || v->value == "auto" || v->value == "gpu") {
+    const int n = gpus.count();
+    t.nproc_per_node = n > 0 ? n : 1;
+    t.origin["nproc_per_node"] =
+        std::string(n > 0 ? "auto: " : "auto, no GPU so 1: ") + gpus.describe();
+    return ok_status();
+  }
+  long out = 0;
+  const char* b = v->value.data();
+  auto [p, ec] = std::from_chars(b, b + v->value.size(), out);
+  if (ec != std::errc() || p != b + v->value.size() || out < 1 || out > 4096)
+    return bad_option(*v, "an integer from 1 to 4096, or auto (the visible GPUs)");
+  t.nproc_per_node = static_cast<int>(out);
+  t.origin["nproc_per_node"] = v->origin;
+  return ok_status();
+}
+
+}  // namespace
+
+Result<Topology> resolve_topology(const Options& opts, const Environment& env, const FileSystem& fs,
+                                  const GpuCounter& gpus, const HostAddress& self) {
+  auto platform = chosen_platform(opts);
+  if (!platform) return platform.error();
+  const Explicit ex = explicit_values(opts);
+  const bool forced = platform->first != "auto";
+  auto t = forced ? forced_source(platform->first, opts, env, fs, self)
+                  : detect_source(opts, env, fs, self, ex);
+  if (!t) return t.error();
+  t->origin["platform"] = forced ? platform->second : detected_by(*t, opts, env, ex);
+  if (forced)
+    if (auto st = apply_explicit(ex, *t); !st) return st.error();
+  if (auto st = apply_rank_and_master(ex, *t); !st) return st.error();
+  if (auto st = apply_port(opts, *t); !st) return st.error();
+  if (auto st = apply_nproc(opts, gpus, *t); !st) return st.error();
+  if (!t->origin.count("job_id")) t->origin["job_id"] = "none";
+  return t;
+}
+
+}  // namespace tv

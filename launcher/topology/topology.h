@@ -1,0 +1,64 @@
+// Topology: how many nodes, which one this is, where node rank 0 listens, and how many workers
+// run here; resolved once, before anything starts, from the options and the platform.
+//
+// resolve_topology() is a pure function of its inputs: the parsed options (each value knows its
+// origin), an environment snapshot, a read-only file system, a GPU counter and this node's own
+// address. It never resolves names and never opens sockets. Sources (docs/topology.md):
+//   explicit   --nnodes/--node-rank/--master-addr given as a flag or TRAINVISOR_ variable
+//   sagemaker  the resource config file exists (--resource-config)
+//   kubeflow   PET_NNODES/PET_NODE_RANK/PET_MASTER_ADDR, else MASTER_ADDR+RANK+WORLD_SIZE
+//   batch      AWS_BATCH_JOB_NUM_NODES
+//   slurm      SLURM_JOB_ID with SLURM_NNODES (or SLURM_JOB_NUM_NODES)
+//   local      none of the above
+// `--platform auto` takes the first that is detected; `--platform NAME` forces one and refuses
+// when its variables are missing. Every refusal is Error{exit_code::kConfig} naming the variable
+// or file, the bad value and what was expected. Thread-compatible.
+#pragma once
+
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "common/environment.h"
+#include "common/file_system.h"
+#include "common/options.h"
+#include "common/result.h"
+#include "launcher/topology/gpu_count.h"
+#include "launcher/topology/host_address.h"
+
+namespace tv {
+
+struct Topology {
+  std::string platform;  // "explicit" "sagemaker" "kubeflow" "batch" "slurm" "local"
+  int nnodes = 1, node_rank = 0, nproc_per_node = 1, master_port = 29500;
+  std::string master_addr = "127.0.0.1";
+  std::vector<std::string> hosts;  // every node's name, in rank order, when the platform says
+  // TRAINING_JOB_NAME / AWS_BATCH_JOB_ID (without "#index") / Kubeflow job name / SLURM_JOB_ID
+  std::string job_id;
+  // Field name -> where its value came from: "--nnodes", "TRAINVISOR_NNODES", "env SLURM_NODEID",
+  // "file /opt/ml/input/config/resourceconfig.json (current_host)", "default", ...
+  // Keys: platform nnodes node_rank nproc_per_node master_addr master_port hosts job_id, and
+  // "worker_env.NAME" for each worker_env entry.
+  std::map<std::string, std::string> origin;
+  // Extra variables for the workers (NCCL_SOCKET_IFNAME from SageMaker's network_interface_name
+  // unless the environment already sets it).
+  std::map<std::string, std::string> worker_env;
+  int world_size() const { return nnodes * nproc_per_node; }
+};
+
+// Largest node count accepted from any source (and the Slurm hostlist expansion cap).
+inline constexpr int kMaxNodes = 100000;
+
+// `opts` from parse_options(run_option_specs() or topology_option_specs(), ..., use_env=true).
+Result<Topology> resolve_topology(const Options& opts, const Environment& env, const FileSystem& fs,
+                                  const GpuCounter& gpus, const HostAddress& self);
+
+// platform nnodes node_rank nproc_per_node world_size master_addr master_port (numbers as
+// numbers), hosts (when known), job_id, worker_env, and "sources": {field: origin}.
+nlohmann::json topology_to_json(const Topology& t);
+
+// Human table: one field per line with its origin.
+std::string format_topology(const Topology& t);
+
+}  // namespace tv

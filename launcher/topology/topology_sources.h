@@ -1,0 +1,52 @@
+// The topology sources of resolve_topology(), each a pure function from an environment snapshot
+// (and file contents) to a partial Topology: platform, nnodes, node_rank, master_addr, hosts,
+// job_id, worker_env, their origins, and master_port only when the platform states one.
+// nproc_per_node and option overrides are applied by resolve_topology() (topology.cc).
+// Internal to the launcher; tested through resolve_topology() and directly.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "common/environment.h"
+#include "common/file_system.h"
+#include "common/result.h"
+#include "launcher/topology/topology.h"
+
+namespace tv::topo {
+
+Error config_error(const std::string& message);
+
+// `NAME="value": expected ...`
+Error bad_var(const std::string& name, const std::string& value, const std::string& expected);
+
+// An integer variable in [min, max]; nullopt when unset or empty.
+Result<std::optional<long>> env_int(const Environment& env, const std::string& name, long min,
+                                    long max, const std::string& why_range = "");
+// The same, but unset is an error that says `needed_for`.
+Result<long> env_int_required(const Environment& env, const std::string& name, long min, long max,
+                              const std::string& why_range, const std::string& needed_for);
+
+// A host name or address as given to workers: 1..255 printable characters, no spaces.
+bool plausible_host(const std::string& s);
+
+// Origin of a value read from the environment: "env NAME".
+inline std::string from_env(const std::string& name) { return "env " + name; }
+
+bool sagemaker_detected(const FileSystem& fs, const std::string& path);
+Result<Topology> sagemaker_source(const Environment& env, const FileSystem& fs,
+                                  const std::string& path);
+
+bool kubeflow_detected(const Environment& env);
+Result<Topology> kubeflow_source(const Environment& env);
+
+bool batch_detected(const Environment& env);
+// `master_given`: --master-addr replaces the main node's own address, so it is not looked up.
+Result<Topology> batch_source(const Environment& env, const HostAddress& self, bool master_given);
+
+bool slurm_detected(const Environment& env);
+Result<Topology> slurm_source(const Environment& env);
+
+Topology local_source();
+
+}  // namespace tv::topo

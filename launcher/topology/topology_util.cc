@@ -1,0 +1,55 @@
+#include <charconv>
+
+#include "common/exit_codes.h"
+#include "launcher/topology/topology_sources.h"
+
+namespace tv::topo {
+
+Error config_error(const std::string& message) { return Error{exit_code::kConfig, message}; }
+
+Error bad_var(const std::string& name, const std::string& value, const std::string& expected) {
+  return config_error(name + "=\"" + value + "\": expected " + expected);
+}
+
+Result<std::optional<long>> env_int(const Environment& env, const std::string& name, long min,
+                                    long max, const std::string& why_range) {
+  auto v = env.get(name);
+  if (!v || v->empty()) return std::optional<long>();
+  long out = 0;
+  const char* b = v->data();
+  const char* e = b + v->size();
+  auto [p, ec] = std::from_chars(b, e, out);
+  if (ec != std::errc() || p != e || out < min || out > max)
+    return bad_var(name, *v,
+                   "an integer from " + std::to_string(min) + " to " + std::to_string(max) +
+                       (why_range.empty() ? "" : " (" + why_range + ")"));
+  return std::optional<long>(out);
+}
+
+Result<long> env_int_required(const Environment& env, const std::string& name, long min, long max,
+                              const std::string& why_range, const std::string& needed_for) {
+  auto v = env_int(env, name, min, max, why_range);
+  if (!v) return v.error();
+  if (!*v)
+    return config_error(name + " is not set: expected an integer from " + std::to_string(min) +
+                        " to " + std::to_string(max) + " (" + needed_for + ")");
+  return **v;
+}
+
+bool plausible_host(const std::string& s) {
+  if (s.empty() || s.size() > 255) return false;
+  for (unsigned char c : s)
+    if (c <= ' ' || c >= 127) return false;
+  return true;
+}
+
+Topology local_source() {
+  Topology t;
+  t.platform = "local";
+  t.origin["nnodes"] = "local (one node)";
+  t.origin["node_rank"] = "local (one node)";
+  t.origin["master_addr"] = "default";
+  return t;
+}
+
+}  // namespace tv::topo

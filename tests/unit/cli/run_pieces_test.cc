@@ -1,0 +1,179 @@
+// Pure pieces of `run`: line splitting, worker environment, command forms, descendants, root cause.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "common/options.h"
+#include "launcher/supervision/descendants.h"
+#include "launcher/supervision/line_splitter.h"
+#include "launcher/supervision/root_cause.h"
+#include "cli/run_options.h"
+#include "launcher/supervision/worker_command.h"
+#include "launcher/supervision/worker_env.h"
+
+namespace tv {
+namespace {
+
+std::vector<std::string> split(LineSplitter& s, std::string_view data) {
+  std::vector<std::string> out;
+  s.feed(data, [&](std::string_view l) { out.emplace_back(l); });
+  return out;
+}
+
+TEST(LineSplitter, JoinsPiecesAndSplitsLines) {
+  LineSplitter s;
+  EXPECT_TRUE(split(s, "hel").empty());
+  EXPECT_EQ(split(s, "lo\nwor"), std::vector<std::string>{"hello"});
+  EXPECT_EQ(split(s, "ld\n\nx\n"), (std::vector<std::string>{"world", "", "x"}));
+  std::vector<std::string> rest;
+  s.finish([&](std::string_view l) { rest.emplace_back(l); });
+  EXPECT_TRUE(rest.empty());
+}
+
+TEST(LineSplitter, LastLineWithoutNewlineAndOverlongLines) {
+  LineSplitter s(4);
+  EXPECT_EQ(split(s, "abcdefghij\n"), (std::vector<std::string>{"abcd", "efgh", "ij"}));
+  split(s, "tail");
+  std::vector<std::string> rest;
+  s.finish([&](std::string_view l) { rest.emplace_back(l); });
+  EXPECT_EQ(rest, std::vector<std::string>{"tail"});
+}
+
+TEST(WorkerEnv, TorchrunContract) {
+  Environment base({{"PATH", "/bin"}, {"OMP_NUM_THREADS", "8"}});
+  WorkerLayout l{2, 1, 4, "10.0.0.1", "default", "job", 3, {{"NCCL_SOCKET_IFNAME", "eth0"}}};
+  WorkerAttempt a{2, 1, 29600, "/tmp/e.json", "/tmp/hb", std::string("/ckpt/a.pt")};
+  Environment e = build_worker_env(base, l, a);
+  auto v = [&](const char* k) { return e.get(k).value_or("<unset>"); };
+  EXPECT_EQ(v("RANK"), "6");
+  EXPECT_EQ(v("LOCAL_RANK"), "2");
+  EXPECT_EQ(v("GROUP_RANK"), "1");
+  EXPECT_EQ(v("ROLE_RANK"), "6");
+  EXPECT_EQ(v("LOCAL_WORLD_SIZE"), "4");
+  EXPECT_EQ(v("WORLD_SIZE"), "8");
+  EXPECT_EQ(v("GROUP_WORLD_SIZE"), "2");
+  EXPECT_EQ(v("ROLE_WORLD_SIZE"), "8");
+  EXPECT_EQ(v("MASTER_ADDR"), "10.0.0.1");
+  EXPECT_EQ(v("MASTER_PORT"), "29600");
+  EXPECT_EQ(v("TORCHELASTIC_RESTART_COUNT"), "1");
+  EXPECT_EQ(v("TORCHELASTIC_MAX_RESTARTS"), "3");
+  EXPECT_EQ(v("TORCHELASTIC_RUN_ID"), "job");
+  EXPECT_EQ(v("TORCHELASTIC_USE_AGENT_STORE"), "False");
+  EXPECT_EQ(v("TORCHELASTIC_ERROR_FILE"), "/tmp/e.json");
+  EXPECT_EQ(v("TRAINVISOR_HEARTBEAT_FILE"), "/tmp/hb");
+  EXPECT_EQ(v("TRAINVISOR_RESUME_CHECKPOINT"), "/ckpt/a.pt");
+  EXPECT_EQ(v("OMP_NUM_THREADS"), "8");  // the user's value wins
+  EXPECT_EQ(v("NCCL_SOCKET_IFNAME"), "eth0");
+  EXPECT_EQ(v("PATH"), "/bin");
+}
+
+TEST(WorkerEnv, OmpOnlyWithSeveralWorkersAndNoStaleResume) {
+  Environment base({{"TRAINVISOR_RESUME_CHECKPOINT", "/stale"}});
+  WorkerLayout one;
+  Environment e = build_worker_env(base, one, WorkerAttempt{});
+  EXPECT_FALSE(e.get("OMP_NUM_THREADS"));
+  EXPECT_FALSE(e.get("TRAINVISOR_RESUME_CHECKPOINT"));
+  WorkerLayout two;
+  two.nproc_per_node = 2;
+  EXPECT_EQ(build_worker_env(Environment(), two, WorkerAttempt{}).get("OMP_NUM_THREADS"), "1");
+}
+
+Options parse_run(std::vector<std::string> args) {
+  auto o = parse_options(run_option_specs(), args, Environment(), ParseMode{true, false});
+  EXPECT_TRUE(o.ok());
+  return *o;
+}
+
+TEST(WorkerCommand, TorchrunForms) {
+  Environment env({{"PYTHON_EXEC", "/usr/bin/python3"}});
+  auto py = build_worker_argv(parse_run({"--nproc_per_node", "2", "train.py", "--lr", "1"}), env);
+  EXPECT_EQ(*py, (std::vector<std::string>{"/usr/bin/python3", "-u", "train.py", "--lr", "1"}));
+  auto mod = build_worker_argv(parse_run({"-m", "pkg.train", "--x"}), env);
+  EXPECT_EQ(*mod, (std::vector<std::string>{"/usr/bin/python3", "-u", "-m", "pkg.train", "--x"}));
+  auto raw = build_worker_argv(parse_run({"--no-python", "train.py"}), env);
+  EXPECT_EQ(*raw, (std::vector<std::string>{"train.py"}));
+  auto plain = build_worker_argv(parse_run({"--", "/bin/true", "--nnodes", "3"}), env);
+  EXPECT_EQ(*plain, (std::vector<std::string>{"/bin/true", "--nnodes", "3"}));
+  EXPECT_EQ(build_worker_argv(parse_run({"--nnodes", "1"}), env).error().exit_code, 64);
+  EXPECT_EQ(build_worker_argv(parse_run({"x.py"}), Environment()).value().front(), "python3");
+}
+
+TEST(WorkerCommand, ResolveExecutable) {
+  Environment env({{"PATH", "/nonexistent:/bin:/usr/bin"}});
+  EXPECT_TRUE(resolve_executable("sh", env).ok());
+  EXPECT_EQ(resolve_executable("no-such-command-xyz", env).error().exit_code, 127);
+  const std::string plain = std::filesystem::temp_directory_path() / ("tv-noexec-" + std::to_string(::getpid()));
+  std::ofstream(plain) << "data";
+  ::chmod(plain.c_str(), 0644);
+  auto r = resolve_executable(plain, env);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().exit_code, 126);
+  std::filesystem::remove(plain);
+  EXPECT_EQ(resolve_executable("/tmp", env).error().exit_code, 126);
+  EXPECT_EQ(resolve_executable("/no/such/file", env).error().exit_code, 127);
+}
+
+TEST(WorkerCommand, ResumeArgTemplate) {
+  EXPECT_EQ(expand_resume_arg("--checkpoint={}", "/c/a.pt"), std::vector<std::string>{"--checkpoint=/c/a.pt"});
+  EXPECT_EQ(expand_resume_arg("--resume", "/c"), (std::vector<std::string>{"--resume", "/c"}));
+}
+
+TEST(Descendants, WalksTheTreeAndSurvivesCycles) {
+  std::map<pid_t, pid_t> t = {{1, 0}, {10, 1}, {11, 10}, {12, 11}, {20, 1}, {30, 31}, {31, 30}};
+  EXPECT_EQ(descendants_of(10, t), (std::vector<pid_t>{11, 12}));
+  EXPECT_EQ(descendants_of(1, t), (std::vector<pid_t>{10, 11, 12, 20}));
+  EXPECT_TRUE(descendants_of(99, t).empty());
+}
+
+TEST(Descendants, ProcessTableHasThisProcessAndItsParent) {
+  auto t = read_process_table();
+  ASSERT_TRUE(t.count(::getpid()));
+  EXPECT_EQ(t[::getpid()], ::getppid());
+}
+
+TEST(RootCause, ParsesTorchErrorFiles) {
+  auto f = parse_error_file(R"({"message": {"message": "ValueError: boom", "extraInfo": {"py_callstack": "Traceback...\nValueError: boom\n", "timestamp": "1700000000"}}})");
+  ASSERT_TRUE(f);
+  EXPECT_EQ(f->message, "ValueError: boom");
+  EXPECT_EQ(f->traceback, "Traceback...\nValueError: boom\n");
+  EXPECT_EQ(f->timestamp, 1700000000);
+  auto plain = parse_error_file(R"({"message": "RuntimeError: x"})");
+  ASSERT_TRUE(plain);
+  EXPECT_EQ(plain->message, "RuntimeError: x");
+  EXPECT_FALSE(parse_error_file("not json"));
+  EXPECT_FALSE(parse_error_file("[1,2]"));
+}
+
+TEST(RootCause, SummaryPrefersErrorFileThenTail) {
+  FailureRecord r;
+  r.rank = 3;
+  r.node_rank = 1;
+  r.local_rank = 1;
+  r.exit_code = 137;
+  r.signal = 9;
+  r.tail = {"step 10", "CUDA out of memory"};
+  EXPECT_EQ(summary_line(r), "rank 3 (node 1, local 1): signal 9 (SIGKILL): CUDA out of memory");
+  r.error = ErrorFileInfo{"ValueError: boom", "tb", 1};
+  EXPECT_EQ(summary_line(r), "rank 3 (node 1, local 1): signal 9 (SIGKILL): ValueError: boom");
+  EXPECT_NE(format_failure_table({r}).find("ValueError: boom"), std::string::npos);
+}
+
+TEST(RootCause, FileWrittenOnlyWhenDirExistsAndOnlyOnceWhenAsked) {
+  auto dir = std::filesystem::temp_directory_path() / ("tv-rc-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string path = (dir / "failure").string();
+  EXPECT_TRUE(write_root_cause_file(path, "first", true, 100));
+  EXPECT_FALSE(write_root_cause_file(path, "second", true, 100));
+  EXPECT_TRUE(write_root_cause_file(path, "0123456789", false, 4));
+  std::ifstream in(path);
+  std::string text((std::istreambuf_iterator<char>(in)), {});
+  EXPECT_EQ(text, "0123");
+  EXPECT_FALSE(write_root_cause_file((dir / "missing" / "f").string(), "x", false, 100));
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace tv

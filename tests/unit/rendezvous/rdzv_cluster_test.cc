@@ -1,0 +1,352 @@
+// NetworkCluster end to end in one process: the coordinator and several agents on 127.0.0.1,
+// real sockets, one io_context (a second one plays a node whose process froze). No timed
+// assertions: every wait has a generous upper bound only so that a bug cannot hang the suite.
+#include <gtest/gtest.h>
+
+#include <boost/asio/connect.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/read.hpp>
+#include <boost/asio/write.hpp>
+
+#include "launcher/rendezvous/network_cluster.h"
+#include "launcher/rendezvous/rdzv_protocol.h"
+
+namespace tv {
+namespace {
+
+namespace asio = boost::asio;
+using asio::ip::tcp;
+using namespace std::chrono_literals;
+
+constexpr int kBasePort = 29500;
+
+// What one node's supervisor saw; it stops its (imaginary) workers at once when told to.
+struct Node {
+  std::unique_ptr<NetworkCluster> cluster;
+  asio::io_context* io = nullptr;
+  std::vector<GenerationPlan> starts;
+  std::vector<NodeFailure> stops;
+  bool done = false;
+  std::optional<NodeFailure> gave_up;
+  std::optional<std::string> lost;
+  int terminal_events = 0;
+  bool stops_at_once = true;  // reports stopped as soon as it is told to stop
+  bool finished() const { return terminal_events > 0; }
+};
+
+class RdzvCluster : public ::testing::Test {
+ protected:
+  NetworkClusterConfig config(int rank, int nnodes) {
+    NetworkClusterConfig c;
+    c.node_rank = rank;
+    c.nnodes = nnodes;
+    c.master_addr = "127.0.0.1";
+    c.bind_addr = "127.0.0.1";
+    c.rdzv_port = rank == 0 ? 0 : port_;
+    c.base_master_port = kBasePort;
+    c.rdzv_timeout = 20s;
+    c.peer_timeout = 2000ms;  // generous: ASan on 2 loaded cores can stall a loop for 0.5 s
+    c.token = "unit-test-token";
+    c.policy.max_restarts = 3;
+    return c;
+  }
+
+  Node& add(NetworkClusterConfig c, asio::io_context* io = nullptr) {
+    auto node = std::make_unique<Node>();
+    node->io = io ? io : &io_;
+    node->cluster = std::make_unique<NetworkCluster>(*node->io, c);
+    Node* n = node.get();
+    Cluster::Events ev;
+    ev.start = [n](const GenerationPlan& p) { n->starts.push_back(p); };
+    ev.stop = [n](const NodeFailure& f) {
+      n->stops.push_back(f);
+      if (n->stops_at_once)
+        asio::post(*n->io, [n, g = f.generation] { n->cluster->report_stopped(g); });
+    };
+    ev.done = [n] { n->done = true, ++n->terminal_events; };
+    ev.give_up = [n](const NodeFailure& f) { n->gave_up = f, ++n->terminal_events; };
+    ev.lost = [n](const std::string& why) { n->lost = why, ++n->terminal_events; };
+    n->cluster->join(ev);
+    if (c.node_rank == 0) port_ = n->cluster->coordinator_port();
+    nodes_.push_back(std::move(node));
+    return *n;
+  }
+
+  // Node 0 first (its port is then known), then the others.
+  void add_all(int nnodes, std::function<void(NetworkClusterConfig&)> tweak = {}) {
+    for (int r = 0; r < nnodes; ++r) {
+      auto c = config(r, nnodes);
+      if (tweak) tweak(c);
+      add(c);
+    }
+  }
+
+  bool run_until(const std::function<bool()>& pred, std::chrono::seconds limit = 20s) {
+    const auto end = std::chrono::steady_clock::now() + limit;
+    while (!pred() && std::chrono::steady_clock::now() < end) {
+      io_.run_for(5ms);
+      if (run_io2_) io2_.run_for(5ms);
+    }
+    return pred();
+  }
+
+  bool all(const std::function<bool(const Node&)>& pred) {
+    return std::all_of(nodes_.begin(), nodes_.end(), [&](auto& n) { return pred(*n); });
+  }
+  bool all_started(size_t generations) {
+    return all([&](const Node& n) { return n.starts.size() >= generations; });
+  }
+
+  NodeFailure failure(int gen, int rank, int code) {
+    return {gen, rank, code,
+            "rank " + std::to_string(rank * 2 + 1) + " (node " + std::to_string(rank) + "): exit " +
+                std::to_string(code) + ": boom"};
+  }
+
+  // A node's workers fail in `gen`: report, then (workers gone) stopped.
+  void fail_node(int rank, int gen, int code) {
+    nodes_[rank]->cluster->report_failure(failure(gen, rank, code));
+    nodes_[rank]->cluster->report_stopped(gen);
+  }
+
+  asio::io_context io_;
+  asio::io_context io2_;
+  bool run_io2_ = true;
+  int port_ = 0;
+  std::vector<std::unique_ptr<Node>> nodes_;
+};
+
+TEST_F(RdzvCluster, BarrierStartsEveryNodeThenSuccessBarrierEndsJob) {
+  add_all(3);
+  ASSERT_TRUE(run_until([&] { return all_started(1); }));
+  for (auto& n : nodes_) {
+    ASSERT_EQ(n->starts.size(), 1u);
+    EXPECT_EQ(n->starts[0].generation, 0);
+    EXPECT_EQ(n->starts[0].restart_count, 0);
+    EXPECT_EQ(n->starts[0].master_port, kBasePort);
+  }
+  nodes_[0]->cluster->report_success(0);
+  nodes_[1]->cluster->report_success(0);
+  run_until([&] { return nodes_[0]->finished(); }, 1s);  // not done: node 2 still runs
+  EXPECT_FALSE(nodes_[0]->finished());
+  nodes_[2]->cluster->report_success(0);
+  ASSERT_TRUE(run_until([&] { return all([](const Node& n) { return n.finished(); }); }));
+  EXPECT_TRUE(all([](const Node& n) { return n.done && n.terminal_events == 1; }));
+}
+
+TEST_F(RdzvCluster, FailureOnLastNodeRestartsAllWithSharedCountAndPort) {
+  add_all(3);
+  ASSERT_TRUE(run_until([&] { return all_started(1); }));
+  fail_node(2, 0, 7);
+  ASSERT_TRUE(run_until([&] { return all_started(2); }));
+  for (auto& n : nodes_) {
+    ASSERT_EQ(n->stops.size(), 1u);
+    EXPECT_EQ(n->stops[0].node_rank, 2);
+    EXPECT_EQ(n->stops[0].exit_code, 7);
+    ASSERT_EQ(n->starts.size(), 2u);
+    EXPECT_EQ(n->starts[1].generation, 1);
+    EXPECT_EQ(n->starts[1].restart_count, 1);
+    EXPECT_EQ(n->starts[1].master_port, nodes_[0]->starts[1].master_port);
+  }
+  EXPECT_NE(nodes_[0]->starts[1].master_port, kBasePort);
+  for (auto& n : nodes_) n->cluster->report_success(1);
+  ASSERT_TRUE(run_until([&] { return all([](const Node& n) { return n.finished(); }); }));
+  EXPECT_TRUE(all([](const Node& n) { return n.done; }));
+}
+
+TEST_F(RdzvCluster, NoRestartUntilEveryNodeStopped) {
+  add_all(2);
+  ASSERT_TRUE(run_until([&] { return all_started(1); }));
+  // Node 1 fails but its workers take their time to go; node 0 stops at once.
+  nodes_[1]->stops_at_once = false;
+  nodes_[1]->cluster->report_failure(failure(0, 1, 1));
+  run_until([&] { return false; }, 1s);
+  EXPECT_EQ(nodes_[0]->starts.size(), 1u);
+  nodes_[1]->cluster->report_stopped(0);
+  ASSERT_TRUE(run_until([&] { return all_started(2); }));
+}
+
+TEST_F(RdzvCluster, RestartsExhaustedGivesUpEverywhereWithRootCause) {
+  add_all(2, [](NetworkClusterConfig& c) { c.policy.max_restarts = 1; });
+  ASSERT_TRUE(run_until([&] { return all_started(1); }));
+  fail_node(1, 0, 3);
+  ASSERT_TRUE(run_until([&] { return all_started(2); }));
+  fail_node(0, 1, 9);
+  fail_node(1, 1, 4);  // later: not the root cause
+  ASSERT_TRUE(run_until([&] { return all([](const Node& n) { return n.finished(); }); }));
+  for (auto& n : nodes_) {
+    ASSERT_TRUE(n->gave_up);
+    EXPECT_EQ(n->gave_up->exit_code, 9);
+    EXPECT_EQ(n->gave_up->node_rank, 0);
+    EXPECT_EQ(n->gave_up->generation, 1);
+    EXPECT_EQ(n->starts.size(), 2u);
+  }
+}
+
+TEST_F(RdzvCluster, SilentPeerIsLostEverywhere) {
+  add_all(2, [](NetworkClusterConfig& c) { c.nnodes = 3; });
+  add(config(2, 3), &io2_);  // node 2 lives in its own event loop, which will freeze
+  ASSERT_TRUE(run_until([&] { return all_started(1); }));
+  run_io2_ = false;  // node 2's process hangs: its socket stays open, it says nothing
+  ASSERT_TRUE(run_until([&] { return nodes_[0]->finished() && nodes_[1]->finished(); }));
+  for (int r : {0, 1}) {
+    ASSERT_TRUE(nodes_[r]->lost);
+    EXPECT_NE(nodes_[r]->lost->find("node 2 silent"), std::string::npos) << *nodes_[r]->lost;
+  }
+}
+
+TEST_F(RdzvCluster, KilledAgentIsLostEverywhere) {
+  add_all(3);
+  ASSERT_TRUE(run_until([&] { return all_started(1); }));
+  nodes_[1]->cluster.reset();  // like SIGKILL: its sockets close
+  ASSERT_TRUE(run_until([&] { return nodes_[0]->finished() && nodes_[2]->finished(); }));
+  EXPECT_TRUE(nodes_[0]->lost && nodes_[2]->lost);
+  EXPECT_NE(nodes_[2]->lost->find("node 1 lost"), std::string::npos) << *nodes_[2]->lost;
+}
+
+TEST_F(RdzvCluster, SilentCoordinatorIsLost) {
+  add(config(0, 2), &io2_);
+  add(config(1, 2));
+  ASSERT_TRUE(run_until([&] { return all_started(1); }));
+  run_io2_ = false;
+  ASSERT_TRUE(run_until([&] { return nodes_[1]->finished(); }));
+  ASSERT_TRUE(nodes_[1]->lost);
+  EXPECT_NE(nodes_[1]->lost->find("silent"), std::string::npos) << *nodes_[1]->lost;
+}
+
+TEST_F(RdzvCluster, KilledCoordinatorIsLost) {
+  add_all(2);
+  ASSERT_TRUE(run_until([&] { return all_started(1); }));
+  nodes_[0]->cluster.reset();
+  ASSERT_TRUE(run_until([&] { return nodes_[1]->finished(); }));
+  ASSERT_TRUE(nodes_[1]->lost);
+  EXPECT_NE(nodes_[1]->lost->find("lost the coordinator"), std::string::npos) << *nodes_[1]->lost;
+}
+
+TEST_F(RdzvCluster, LateJoinerInsideDeadlineIsWaitedFor) {
+  add(config(0, 2));
+  run_until([&] { return false; }, 2s);
+  EXPECT_TRUE(nodes_[0]->starts.empty());
+  add(config(1, 2));
+  ASSERT_TRUE(run_until([&] { return all_started(1); }));
+}
+
+TEST_F(RdzvCluster, AgentStartingBeforeCoordinatorRetriesUntilItListens) {
+  // Node 1 first, on a port where nothing listens yet (Batch starts children in any order).
+  asio::io_context probe;
+  tcp::acceptor a(probe, tcp::endpoint(asio::ip::make_address("127.0.0.1"), 0));
+  port_ = a.local_endpoint().port();
+  a.close();
+  add(config(1, 2));
+  run_until([&] { return false; }, 1s);
+  auto c0 = config(0, 2);
+  c0.rdzv_port = port_;
+  add(c0);
+  ASSERT_TRUE(run_until([&] { return all_started(1); }));
+}
+
+TEST_F(RdzvCluster, RendezvousTimeoutIsLost) {
+  add_all(2, [](NetworkClusterConfig& c) {
+    c.nnodes = 3;
+    c.rdzv_timeout = 1s;
+  });
+  ASSERT_TRUE(run_until([&] { return all([](const Node& n) { return n.finished(); }); }));
+  for (auto& n : nodes_) {
+    ASSERT_TRUE(n->lost);
+    EXPECT_NE(n->lost->find("rendezvous timed out"), std::string::npos) << *n->lost;
+    EXPECT_TRUE(n->starts.empty());
+  }
+}
+
+TEST_F(RdzvCluster, NoCoordinatorAtAllTimesOut) {
+  port_ = 1;  // nothing listens on 127.0.0.1:1
+  auto c = config(1, 2);
+  c.rdzv_timeout = 1s;
+  add(c);
+  ASSERT_TRUE(run_until([&] { return nodes_[0]->finished(); }));
+  ASSERT_TRUE(nodes_[0]->lost);
+  EXPECT_NE(nodes_[0]->lost->find("rendezvous timed out"), std::string::npos) << *nodes_[0]->lost;
+}
+
+// Raw clients that send something and wait for the coordinator to close on them.
+struct RawClient {
+  RawClient(asio::io_context& io, int port, std::string payload)
+      : socket(io), data(std::move(payload)) {
+    socket.connect(
+        tcp::endpoint(asio::ip::make_address("127.0.0.1"), static_cast<unsigned short>(port)));
+    asio::async_write(socket, asio::buffer(data), [](boost::system::error_code, size_t) {});
+    read_more();
+  }
+  void read_more() {
+    socket.async_read_some(asio::buffer(buf), [this](boost::system::error_code ec, size_t) {
+      if (ec)
+        closed = true;
+      else
+        read_more();
+    });
+  }
+  tcp::socket socket;
+  std::string data;
+  std::array<char, 4096> buf{};
+  bool closed = false;
+};
+
+TEST_F(RdzvCluster, HostileConnectionsLeaveTheJobUntouched) {
+  add_all(2, [](NetworkClusterConfig& c) { c.nnodes = 3; });
+  std::vector<std::unique_ptr<RawClient>> raw;
+  raw.push_back(std::make_unique<RawClient>(io_, port_, std::string(1000, '\x5a')));
+  raw.push_back(
+      std::make_unique<RawClient>(io_, port_, "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n"));
+  // An oversized frame: a valid header that announces 1 MiB.
+  std::string big = "TVRD";
+  big += std::string("\x01\x10\x00\x00", 4) + std::string(12, '\0') +
+         std::string("\x00\x10\x00\x00", 4);
+  big += std::string(70000, 'x');
+  raw.push_back(std::make_unique<RawClient>(io_, port_, big));
+  // A frame tagged under another key, and a client that connects and says nothing.
+  rdzv::Message join{rdzv::MsgType::kJoin,
+                     2,
+                     0,
+                     0,
+                     {{"nonce", rdzv::to_hex(rdzv::random_nonce())}, {"nnodes", 3}}};
+  raw.push_back(std::make_unique<RawClient>(
+      io_, port_, rdzv::encode(join, "wrong", rdzv::Direction::kToCoordinator, rdzv::Context{})));
+  raw.push_back(std::make_unique<RawClient>(io_, port_, ""));
+  // A whole agent with the wrong token, and one claiming an already-joined rank.
+  auto wrong = config(2, 3);
+  wrong.token = "not-the-token";
+  wrong.rdzv_timeout = 1s;
+  add(wrong);
+  auto dup = config(1, 3);
+  dup.rdzv_timeout = 1s;
+  add(dup);
+  ASSERT_TRUE(run_until([&] {
+    return std::all_of(raw.begin(), raw.end(), [](auto& r) { return r->closed; }) &&
+           nodes_[2]->finished() && nodes_[3]->finished();
+  }));
+  EXPECT_TRUE(nodes_[2]->lost && nodes_[3]->lost);  // they never got in
+  // The job itself noticed nothing, and the real node 2 still gets in.
+  EXPECT_FALSE(nodes_[0]->finished() || nodes_[1]->finished());
+  EXPECT_TRUE(nodes_[0]->starts.empty() && nodes_[1]->starts.empty());
+  auto real = config(2, 3);
+  add(real);
+  ASSERT_TRUE(
+      run_until([&] { return nodes_[0]->starts.size() == 1 && nodes_[4]->starts.size() == 1; }));
+  EXPECT_EQ(nodes_[1]->starts.size(), 1u);
+  EXPECT_FALSE(nodes_[0]->finished());
+}
+
+TEST_F(RdzvCluster, LeaveTellsTheOthers) {
+  add_all(3);
+  ASSERT_TRUE(run_until([&] { return all_started(1); }));
+  nodes_[2]->cluster->leave();
+  nodes_[2]->cluster->leave();  // idempotent
+  ASSERT_TRUE(run_until([&] { return nodes_[0]->finished() && nodes_[1]->finished(); }));
+  EXPECT_NE(nodes_[1]->lost->find("node 2 left"), std::string::npos) << *nodes_[1]->lost;
+  EXPECT_FALSE(nodes_[2]->finished());  // the leaver hears nothing more
+}
+
+}  // namespace
+}  // namespace tv

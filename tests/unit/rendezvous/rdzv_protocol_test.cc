@@ -1,0 +1,168 @@
+#include "launcher/rendezvous/rdzv_protocol.h"
+
+#include <gtest/gtest.h>
+
+#include "launcher/rendezvous/network_cluster.h"
+
+namespace tv::rdzv {
+namespace {
+
+const std::string kKey = "secret-token";
+
+std::span<const uint8_t> bytes(const std::string& s) {
+  return {reinterpret_cast<const uint8_t*>(s.data()), s.size()};
+}
+
+Context ctx_of(uint8_t fill) {
+  Nonce a{}, b{};
+  a.fill(fill);
+  b.fill(static_cast<uint8_t>(fill + 1));
+  return make_context(a, b);
+}
+
+Message start_message() {
+  return {MsgType::kStart, 0, 2, 5, {{"restart_count", 2}, {"master_port", 40123}}};
+}
+
+TEST(RdzvProtocol, RoundTripsEveryField) {
+  const auto frame = encode(start_message(), kKey, Direction::kToAgent, ctx_of(1));
+  auto d = decode(bytes(frame), kKey, Direction::kToAgent, ctx_of(1));
+  ASSERT_EQ(d.status, Decoded::kOk) << d.error;
+  EXPECT_EQ(d.consumed, frame.size());
+  EXPECT_EQ(d.message.type, MsgType::kStart);
+  EXPECT_EQ(d.message.generation, 2);
+  EXPECT_EQ(d.message.seq, 5u);
+  EXPECT_EQ(d.message.body["master_port"], 40123);
+}
+
+TEST(RdzvProtocol, FailureBodyRoundTrips) {
+  NodeFailure f{3, 1, 7, "rank 3 (node 1): exit 7: ValueError: boom"};
+  Message m{MsgType::kStop, 0, 3, 0, failure_body(f)};
+  auto d = decode(bytes(encode(m, kKey, Direction::kToAgent, ctx_of(1))), kKey, Direction::kToAgent,
+                  ctx_of(1));
+  ASSERT_EQ(d.status, Decoded::kOk) << d.error;
+  auto g = failure_from(d.message);
+  EXPECT_EQ(g.generation, 3);
+  EXPECT_EQ(g.node_rank, 1);
+  EXPECT_EQ(g.exit_code, 7);
+  EXPECT_EQ(g.summary, f.summary);
+}
+
+TEST(RdzvProtocol, PartialFrameNeedsMore) {
+  const auto frame = encode(start_message(), kKey, Direction::kToAgent, ctx_of(1));
+  for (size_t n : {size_t{0}, size_t{10}, kHeaderSize, frame.size() - 1}) {
+    auto d = decode(bytes(frame.substr(0, n)), kKey, Direction::kToAgent, ctx_of(1));
+    EXPECT_EQ(d.status, Decoded::kNeedMore) << n;
+  }
+}
+
+TEST(RdzvProtocol, WrongKeyFailsAuthentication) {
+  const auto frame = encode(start_message(), "other-job", Direction::kToAgent, ctx_of(1));
+  auto d = decode(bytes(frame), kKey, Direction::kToAgent, ctx_of(1));
+  EXPECT_EQ(d.status, Decoded::kBad);
+  EXPECT_NE(d.error.find("authentication failed"), std::string::npos) << d.error;
+}
+
+TEST(RdzvProtocol, FrameFromAnotherConnectionFails) {  // replay across connections
+  const auto frame = encode(start_message(), kKey, Direction::kToAgent, ctx_of(1));
+  EXPECT_EQ(decode(bytes(frame), kKey, Direction::kToAgent, ctx_of(9)).status, Decoded::kBad);
+}
+
+TEST(RdzvProtocol, ReflectedFrameFails) {
+  Message hb{MsgType::kHeartbeat, 0, 0, 0, nlohmann::json::object()};
+  const auto frame = encode(hb, kKey, Direction::kToAgent, ctx_of(1));
+  EXPECT_EQ(decode(bytes(frame), kKey, Direction::kToCoordinator, ctx_of(1)).status, Decoded::kBad);
+}
+
+TEST(RdzvProtocol, EveryAlteredByteFails) {
+  const auto frame = encode(start_message(), kKey, Direction::kToAgent, ctx_of(1));
+  for (size_t i = 0; i < frame.size(); ++i) {
+    std::string bad = frame;
+    bad[i] = static_cast<char>(bad[i] ^ 0x01);
+    auto d = decode(bytes(bad), kKey, Direction::kToAgent, ctx_of(1));
+    EXPECT_NE(d.status, Decoded::kOk) << "byte " << i;
+  }
+}
+
+TEST(RdzvProtocol, OversizedLengthRejectedFromHeaderAlone) {
+  std::string frame =
+      encode(start_message(), kKey, Direction::kToAgent, ctx_of(1)).substr(0, kHeaderSize);
+  const uint32_t big = kMaxPayload + 1;
+  for (int i = 0; i < 4; ++i) frame[20 + i] = static_cast<char>((big >> (24 - 8 * i)) & 0xff);
+  auto d = decode(bytes(frame), kKey, Direction::kToAgent, ctx_of(1));
+  EXPECT_EQ(d.status, Decoded::kBad);
+  EXPECT_NE(d.error.find("limit"), std::string::npos) << d.error;
+}
+
+TEST(RdzvProtocol, OtherVersionRejected) {
+  std::string frame = encode(start_message(), kKey, Direction::kToAgent, ctx_of(1));
+  frame[4] = 2;
+  auto d = decode(bytes(frame), kKey, Direction::kToAgent, ctx_of(1));
+  EXPECT_EQ(d.status, Decoded::kBad);
+  EXPECT_NE(d.error.find("version 2"), std::string::npos) << d.error;
+}
+
+TEST(RdzvProtocol, HttpRequestRejected) {
+  auto d = decode(bytes("GET / HTTP/1.1\r\nHost: x\r\n\r\n"), kKey, Direction::kToCoordinator,
+                  ctx_of(1));
+  EXPECT_EQ(d.status, Decoded::kBad);
+  EXPECT_NE(d.error.find("magic"), std::string::npos) << d.error;
+}
+
+TEST(RdzvProtocol, UnknownTypeAndWrongDirectionRejected) {
+  std::string frame = encode(start_message(), kKey, Direction::kToAgent, ctx_of(1));
+  frame[5] = 99;
+  EXPECT_EQ(decode(bytes(frame), kKey, Direction::kToAgent, ctx_of(1)).status, Decoded::kBad);
+  // A Start (coordinator's) arriving at the coordinator, even correctly tagged.
+  auto d = decode(bytes(encode(start_message(), kKey, Direction::kToCoordinator, ctx_of(1))), kKey,
+                  Direction::kToCoordinator, ctx_of(1));
+  EXPECT_EQ(d.status, Decoded::kBad);
+}
+
+TEST(RdzvProtocol, MalformedPayloadsRejectedEvenWhenAuthentic) {
+  const std::vector<Message> bad = {
+      {MsgType::kStart, 0, 0, 0, {{"restart_count", 0}}},                      // no port
+      {MsgType::kStart, 0, 0, 0, {{"restart_count", 0}, {"master_port", 0}}},  // port 0
+      {MsgType::kStart, 0, 0, 0, nlohmann::json::array({1, 2})},               // not an object
+      {MsgType::kStop, 0, 0, 0, {{"exit_code", 300}, {"summary", "x"}, {"failed_node", 0}}},
+      {MsgType::kHello, 0, 0, 0, {{"nonce", "zz"}}},
+      {MsgType::kLost, 0, 0, 0, {{"why", std::string(kMaxText + 1, 'x')}}},
+  };
+  for (const auto& m : bad) {
+    auto d = decode(bytes(encode(m, kKey, Direction::kToAgent, ctx_of(1))), kKey,
+                    Direction::kToAgent, ctx_of(1));
+    EXPECT_EQ(d.status, Decoded::kBad) << m.body.dump();
+    EXPECT_NE(d.error.find("malformed"), std::string::npos) << d.error;
+  }
+}
+
+TEST(RdzvProtocol, NonceHexRoundTrips) {
+  auto n = random_nonce();
+  EXPECT_EQ(nonce_from_hex(to_hex(n)), n);
+  EXPECT_FALSE(nonce_from_hex("00"));
+  EXPECT_FALSE(nonce_from_hex(std::string(32, 'G')));
+  EXPECT_NE(random_nonce(), random_nonce());
+}
+
+TEST(RdzvToken, ExplicitWinsAndDerivedDependsOnJob) {
+  EXPECT_EQ(derive_rdzv_token(std::string("s3cret"), "job-a"), "s3cret");
+  EXPECT_EQ(derive_rdzv_token(std::nullopt, "job-a"), derive_rdzv_token(std::string(), "job-a"));
+  EXPECT_NE(derive_rdzv_token(std::nullopt, "job-a"), derive_rdzv_token(std::nullopt, "job-b"));
+  EXPECT_EQ(derive_rdzv_token(std::nullopt, "job-a").size(), 64u);
+}
+
+Environment env(std::map<std::string, std::string> vars) { return Environment(std::move(vars)); }
+
+TEST(RdzvToken, JobIdFromEachPlatform) {
+  EXPECT_EQ(rdzv_job_id(env({{"TRAINING_JOB_NAME", "tj"}})), "sagemaker:tj");
+  // Batch gives each node "<job id>#<node index>": every node must derive the same key.
+  EXPECT_EQ(rdzv_job_id(env({{"AWS_BATCH_JOB_ID", "abc#2"}})), "batch:abc");
+  EXPECT_EQ(rdzv_job_id(env({{"AWS_BATCH_JOB_ID", "abc"}})), "batch:abc");
+  EXPECT_EQ(rdzv_job_id(env({{"PET_MASTER_ADDR", "ppo-master-0"}})), "kubeflow:ppo");
+  EXPECT_EQ(rdzv_job_id(env({{"MASTER_ADDR", "ppo-master-0.ns.svc"}})), "kubeflow:ppo");
+  EXPECT_EQ(rdzv_job_id(env({{"SLURM_JOB_ID", "42"}})), "slurm:42");
+  EXPECT_EQ(rdzv_job_id(env({{"MASTER_ADDR", "10.0.0.1"}})), "");
+}
+
+}  // namespace
+}  // namespace tv::rdzv
