@@ -15,7 +15,10 @@
 #include "cli/run_options.h"
 #include "common/exit_codes.h"
 #include "common/file_system.h"
+#include "common/init.h"
 #include "common/log.h"
+#include "common/process.h"
+#include "health/isolated_query.h"
 #include "health/nccl_probe.h"
 #include "health/preflight.h"
 #include "launcher/rendezvous/network_cluster.h"
@@ -136,7 +139,7 @@ Result<RunPlan> plan_run(const Options& o, const Environment& env) {
   p.topology = *topo;
   auto argv = build_worker_argv(o, env);
   if (!argv) return argv.error();
-  auto exe = resolve_executable(argv->front(), env);
+  auto exe = find_executable(argv->front(), env);
   if (!exe) return exe.error();
   for (auto* step : {read_timing, read_health_and_checkpoints, read_rendezvous})
     if (auto s = step(o, p); !s) return s.error();
@@ -181,12 +184,16 @@ Status run_multinode_preflight(const RunPlan& p, const PreflightConfig& cfg, boo
                                boost::asio::io_context& io, std::unique_ptr<Cluster>& cluster) {
   const Topology& t = p.topology;
   NetworkClusterConfig nc = network_config(p);
+  // Node 0's id is made by a child that hosts NCCL's bootstrap root until the probe is over.
+  std::unique_ptr<NcclIdHost> id_host;
   if (t.node_rank == 0) {
     // No GPU here: no id, and every node with no GPU skips its probe.
-    const UniqueIdResult id = gpus ? make_probe_unique_id(cfg) : UniqueIdResult{};
+    if (gpus) id_host = make_probe_unique_id(cfg);
+    const UniqueIdResult id = id_host ? id_host->result() : UniqueIdResult{};
     if (!id.error.empty()) spdlog::warn("preflight: no NCCL unique id for the probe: {}", id.error);
     nc.preflight_unique_id = id.hex;
   }
+  Init::instance().set_phase("rendezvous (--preflight full)");
   auto net = std::make_unique<NetworkCluster>(io, nc);
   const int nproc = t.nproc_per_node;
   auto st =
@@ -298,26 +305,32 @@ int run_command(const Args& args, const Environment& env) {
     print_help();
     return exit_code::kOk;
   }
+  Init& init = Init::instance();  // a signal before the supervisor runs ends the run (143 ...)
+  init.set_phase("option parsing");
   auto opts = parse_options(run_option_specs(), args, env, ParseMode{true, true});
   if (!opts) return refuse(opts.error());
   if (opts->value_or("log-format", "text") == "json") init_logging(LogFormat::kJson);
+  init.set_phase("topology resolution");
   auto plan = plan_run(*opts, env);
   if (!plan) return refuse(plan.error());
   if (auto v = opts->get("link-logs"); v && plan->ckpt_dir)
     if (auto s = link_logs(v->value, *plan->ckpt_dir); !s) spdlog::warn("{}", s.error().message);
   boost::asio::io_context io;
   std::unique_ptr<Cluster> cluster;  // made by a multi-node preflight, which joins the job early
+  init.set_phase("preflight");
   if (auto s = run_preflight_if_asked(*plan, env, io, cluster); !s) return refuse(s.error());
+  init.set_phase("start");
   WorkDir wd;
   if (auto s = make_work_dir(*opts, wd); !s) return refuse(s.error());
   plan->sup.work_dir = wd.path;
   plan->sup.keep_logs = opts->has("log-dir");
 
   if (!cluster) cluster = make_cluster(io, *plan);
-  ProcessSpawner spawner(io);
+  InitSpawner spawner(io);
   Supervisor supervisor(io, plan->sup, *cluster, spawner);
   auto watcher = watch_checkpoints(io, *plan);
-  const int code = supervisor.run();
+  const int code = supervisor.run();  // signals are the supervisor's while it runs
+  init.set_phase("exit");
   if (watcher) watcher->stop();
   return code;
 }

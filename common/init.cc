@@ -61,7 +61,8 @@ void close_inherited_fds(std::vector<int>& keep) {  // sorted in place: no alloc
 struct ChildSetup {
   pid_t parent;
   template <class Launcher>
-  bp::error_code on_exec_setup(Launcher& launcher, const bp::filesystem::path&, const char* const*) {
+  bp::error_code on_exec_setup(Launcher& launcher, const bp::filesystem::path&,
+                               const char* const*) {
     close_inherited_fds(launcher.fd_whitelist);
     ::setpgid(0, 0);
     ::prctl(PR_SET_PDEATHSIG, SIGKILL);
@@ -102,7 +103,7 @@ struct NullFd {  // /dev/null for the standard streams a request leaves at -1
 }  // namespace
 
 Init::Init() : pid1_(::getpid() == 1) {
-  if (g_init) std::abort();  // one per process
+  if (g_init) std::abort();    // one per process
   ::signal(SIGCHLD, SIG_DFL);  // never SIG_IGN: that would reap children behind our back
   ::signal(SIGPIPE, SIG_IGN);  // a closed socket or pipe is an error code, not a death
   const sigset_t set = owned_signals();
@@ -184,9 +185,10 @@ void Init::shutdown_now(int sig) {
     phase = phase_;
     for (const auto& [pid, _] : children_) pids.push_back(pid);
   }
-  spdlog::warn("received SIG{} during {}: {}exiting {}", sigabbrev_np(sig), phase,
-               pids.empty() ? "" : "killing " + std::to_string(pids.size()) + " child process(es), ",
-               exit_code::kSignalBase + sig);
+  spdlog::warn(
+      "received SIG{} during {}: {}exiting {}", sigabbrev_np(sig), phase,
+      pids.empty() ? "" : "killing " + std::to_string(pids.size()) + " child process(es), ",
+      exit_code::kSignalBase + sig);
   for (pid_t pid : pids) ::kill(-pid, SIGKILL);
   flush_logs();
   ::_exit(exit_code::kSignalBase + sig);
@@ -198,9 +200,10 @@ Result<pid_t> Init::spawn(const SpawnRequest& req, OnExit on_exit) {
   bp::error_code ec;
   bp::posix::default_launcher launcher;
   std::lock_guard lock(mu_);  // no waitpid between the fork and the registration below
-  auto proc = launcher(fork_context().get_executor(), ec, bp::filesystem::path(req.executable), args,
-                       bp::process_stdio{null(req.stdin_fd), null(req.stdout_fd), null(req.stderr_fd)},
-                       bp::process_environment(req.env.to_envp()), ChildSetup{::getpid()});
+  auto proc =
+      launcher(fork_context().get_executor(), ec, bp::filesystem::path(req.executable), args,
+               bp::process_stdio{null(req.stdin_fd), null(req.stdout_fd), null(req.stderr_fd)},
+               bp::process_environment(req.env.to_envp()), ChildSetup{::getpid()});
   if (ec) return exec_error(req.executable, ec);
   const pid_t pid = proc.id();
   ::setpgid(pid, pid);  // also here, so the group exists before anyone signals it

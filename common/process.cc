@@ -41,7 +41,8 @@ Result<std::string> find_executable(const std::string& name, const Environment& 
     if (!denied) denied = r.error();
   }
   if (denied) return *denied;
-  return Error{exit_code::kNotFound, "command not found: " + name + " (searched PATH=" + path + ")"};
+  return Error{exit_code::kNotFound,
+               "command not found: " + name + " (searched PATH=" + path + ")"};
 }
 
 int exit_code_from_status(int wait_status) {

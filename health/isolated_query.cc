@@ -52,8 +52,8 @@ nlohmann::json last_json_line(const std::string& text) {
   const auto end = text.find_last_not_of('\n');
   if (end == std::string::npos) return nullptr;
   const auto start = text.rfind('\n', end);
-  return nlohmann::json::parse(text.substr(start == std::string::npos ? 0 : start + 1),
-                               nullptr, false);
+  return nlohmann::json::parse(text.substr(start == std::string::npos ? 0 : start + 1), nullptr,
+                               false);
 }
 
 // Runs `trainvisor __query args...` to its end (or the deadline) and parses its answer.
@@ -97,8 +97,8 @@ std::optional<std::string> read_line(int fd, ChildGroup::Clock::time_point deadl
   std::string text;
   char buf[4096];
   while (text.find('\n') == std::string::npos) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-        deadline - ChildGroup::Clock::now());
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - ChildGroup::Clock::now());
     if (left.count() <= 0) return std::nullopt;
     pollfd p{fd, POLLIN, 0};
     const int n = ::poll(&p, 1, static_cast<int>(std::min<long>(left.count(), 60000)));
@@ -134,8 +134,8 @@ NcclIdHost::NcclIdHost(const Environment& env, const std::string& library) {
     result_.error = describe(args) + ": cannot create a pipe";
     return;
   }
-  auto pid = group_.spawn(SpawnRequest{self_exe(), {self_exe(), "__query", args[0], args[1]}, env,
-                                       -1, fds[1], -1});
+  auto pid = group_.spawn(
+      SpawnRequest{self_exe(), {self_exe(), "__query", args[0], args[1]}, env, -1, fds[1], -1});
   ::close(fds[1]);
   const auto timeout = query_timeout(env);
   std::optional<std::string> line;

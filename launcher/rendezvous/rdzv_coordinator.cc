@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "common/exit_codes.h"
+#include "launcher/supervision/free_port.h"
 
 namespace tv {
 
@@ -34,7 +35,9 @@ RdzvCoordinator::RdzvCoordinator(asio::io_context& io, const NetworkClusterConfi
       ticker_(io),
       rdzv_deadline_(io),
       backoff_(io),
-      agents_(static_cast<size_t>(std::max(config.nnodes, 1))) {
+      agents_(static_cast<size_t>(std::max(config.nnodes, 1))),
+      machine_(std::max(config.nnodes, 1), config.policy, config.base_master_port,
+               config.preflight_unique_id.has_value(), *this) {
   // A job whose master is a loopback address runs on one machine: listen there only.
   boost::system::error_code ec;
   auto master = asio::ip::make_address(config_.master_addr, ec);
@@ -70,7 +73,8 @@ Status RdzvCoordinator::listen() {
   tick();
   rdzv_deadline_.expires_after(config_.rdzv_timeout);
   rdzv_deadline_.async_wait([this, w = std::weak_ptr<bool>(alive_)](boost::system::error_code ec) {
-    if (ec || w.expired() || state_ != State::kGathering || gen_ != 0) return;
+    if (ec || w.expired() || machine_.state() != State::kGathering || machine_.generation() != 0)
+      return;
     lost("rendezvous timed out after " + std::to_string(config_.rdzv_timeout.count()) +
          " s (--rdzv-timeout): " + std::to_string(joined()) + " of " +
          std::to_string(config_.nnodes) + " nodes joined");
@@ -86,7 +90,7 @@ int RdzvCoordinator::joined() const {
 void RdzvCoordinator::accept() {
   acceptor_.async_accept(
       [this, w = std::weak_ptr<bool>(alive_)](boost::system::error_code ec, tcp::socket s) {
-        if (w.expired() || state_ == State::kFinished) return;
+        if (w.expired() || finished()) return;
         if (!ec) on_accepted(std::move(s));
         if (ec != asio::error::operation_aborted) accept();
       });
@@ -102,7 +106,7 @@ void RdzvCoordinator::on_accepted(tcp::socket socket) {
   auto conn = std::make_shared<rdzv::Connection>(std::move(socket), config_.token,
                                                  rdzv::Direction::kToCoordinator);
   const auto nonce = rdzv::random_nonce();
-  conn->send(MsgType::kHello, 0, gen_, {{"nonce", rdzv::to_hex(nonce)}});
+  conn->send(MsgType::kHello, 0, machine_.generation(), {{"nonce", rdzv::to_hex(nonce)}});
   conn->set_context(rdzv::make_context(nonce, std::nullopt));
   pending_.emplace_back(conn, Clock::now() + handshake_timeout(config_.peer_timeout));
   std::weak_ptr<rdzv::Connection> wc = conn;
@@ -137,7 +141,7 @@ void RdzvCoordinator::on_join(const Conn& conn, const Message& m, const rdzv::No
     refuse = "unexpected node rank " + std::to_string(rank);
   else if (agents_[rank])
     refuse = "node rank " + std::to_string(rank) + " has already joined";
-  else if (gen_ != 0 || state_ != State::kGathering)
+  else if (machine_.generation() != 0 || machine_.state() != State::kGathering)
     refuse = "node rank " + std::to_string(rank) + " joined after the job started";
   if (!refuse.empty()) {
     spdlog::warn("rdzv: closed connection from {}: {}", conn->peer(), refuse);
@@ -155,14 +159,14 @@ void RdzvCoordinator::on_join(const Conn& conn, const Message& m, const rdzv::No
       [this, w, rank](const std::string& why) {
         if (!w.expired()) on_agent_gone(rank, why);
       });
-  conn->send(MsgType::kWelcome, 0, gen_);
+  conn->send(MsgType::kWelcome, 0, machine_.generation());
   spdlog::info("rdzv: node {} joined from {} ({}/{})", rank, conn->peer(), joined(),
                config_.nnodes);
   try_start();
 }
 
 void RdzvCoordinator::on_agent_message(int rank, const Message& m) {
-  if (state_ == State::kFinished) return;
+  if (finished()) return;
   if (m.node_rank != rank || m.type == MsgType::kJoin) {
     agents_[rank]->conn->close();
     return on_agent_gone(
@@ -170,24 +174,18 @@ void RdzvCoordinator::on_agent_message(int rank, const Message& m) {
                                   : std::string("second join"));
   }
   agents_[rank]->last_seen = Clock::now();
-  const bool current = m.generation == gen_;
   switch (m.type) {
     case MsgType::kSuccess:
-      if (!current || state_ != State::kRunning) return;
-      succeeded_.insert(rank);
-      if (static_cast<int>(succeeded_.size()) == config_.nnodes)
-        finish(MsgType::kDone, json::object(),
-               "every node succeeded in generation " + std::to_string(gen_));
-      return;
-    case MsgType::kFailure:
-      if (current) on_failure(rank, m);
-      return;
+      return machine_.success(rank, m.generation);
+    case MsgType::kFailure: {
+      auto f = rdzv::failure_from(m);
+      f.node_rank = rank;
+      return machine_.failure(f, Clock::now());
+    }
     case MsgType::kStopped:
-      if (current && state_ == State::kStopping) on_stopped(rank);
-      return;
+      return machine_.stopped(rank, m.generation);
     case MsgType::kProbeResult:
-      if (state_ == State::kPreflight) on_probe_result(rank, m);
-      return;
+      return on_probe_result(rank, m);
     case MsgType::kLeave:
       return lost("node " + std::to_string(rank) + " left: " + m.body["why"].get<std::string>());
     default:
@@ -195,105 +193,65 @@ void RdzvCoordinator::on_agent_message(int rank, const Message& m) {
   }
 }
 
-void RdzvCoordinator::on_failure(int rank, const Message& m) {
-  auto f = rdzv::failure_from(m);
-  f.node_rank = rank;
-  if (state_ != State::kRunning) {
-    spdlog::info("rdzv: node {} also failed in generation {}: {}", rank, gen_, f.summary);
-    return;
-  }
-  root_cause_ = f;
-  state_ = State::kStopping;
-  stopped_ = succeeded_;  // nodes that already succeeded have no workers left
-  spdlog::warn("rdzv: generation {} failed on node {}: {}; stopping every node", gen_, rank,
-               f.summary);
-  broadcast(MsgType::kStop, rdzv::failure_body(f));
-  if (static_cast<int>(stopped_.size()) == config_.nnodes) after_stop();
-}
-
-void RdzvCoordinator::on_stopped(int rank) {
-  stopped_.insert(rank);
-  if (static_cast<int>(stopped_.size()) == config_.nnodes) after_stop();
-}
-
 void RdzvCoordinator::on_probe_result(int rank, const Message& m) {
-  PreflightVerdict v{m.body["passed"].get<bool>(), m.body["summary"].get<std::string>()};
-  spdlog::info("rdzv: node {} preflight {}: {}", rank, v.passed ? "passed" : "FAILED", v.summary);
-  probe_results_.emplace(rank, std::move(v));
-  if (static_cast<int>(probe_results_.size()) < config_.nnodes) return;
-  for (const auto& [r, verdict] : probe_results_) {
-    if (verdict.passed) continue;
-    const NodeFailure f{0, r, exit_code::kPreflightFailed, verdict.summary};
-    return finish(MsgType::kGiveUp, rdzv::failure_body(f),
-                  "preflight failed on node " + std::to_string(r) + ": " + verdict.summary +
-                      "; no node starts its workers");
-  }
-  spdlog::info("rdzv: every node passed the preflight");
-  preflight_passed_ = true;
-  state_ = State::kGathering;
-  try_start();
-}
-
-void RdzvCoordinator::after_stop() {
-  if (!config_.policy.may_restart(gen_)) {
-    return finish(MsgType::kGiveUp, rdzv::failure_body(*root_cause_),
-                  "restarts exhausted (" + std::to_string(gen_) + " of --max-restarts " +
-                      std::to_string(config_.policy.max_restarts) + ")");
-  }
-  state_ = State::kBackoff;
-  const auto pause = RestartPolicy::backoff(gen_ + 1);
-  spdlog::info("rdzv: every node stopped; restart {} in {} ms", gen_ + 1, pause.count());
-  backoff_.expires_after(pause);
-  backoff_.async_wait([this, w = std::weak_ptr<bool>(alive_)](boost::system::error_code ec) {
-    if (ec || w.expired() || state_ != State::kBackoff) return;
-    ++gen_;
-    state_ = State::kGathering;
-    try_start();
-  });
+  if (machine_.state() != State::kPreflight) return;
+  const bool passed = m.body["passed"].get<bool>();
+  const auto summary = m.body["summary"].get<std::string>();
+  spdlog::info("rdzv: node {} preflight {}: {}", rank, passed ? "passed" : "FAILED", summary);
+  machine_.preflight_result(rank, passed, summary, Clock::now());
 }
 
 void RdzvCoordinator::try_start() {
-  if (state_ != State::kGathering || joined() != config_.nnodes) return;
+  if (machine_.state() != State::kGathering || joined() != config_.nnodes) return;
   rdzv_deadline_.cancel();
-  if (gen_ == 0 && config_.preflight_unique_id && !preflight_passed_) {
-    state_ = State::kPreflight;
-    spdlog::info("rdzv: every node joined; preflight on {} nodes before generation 0",
-                 config_.nnodes);
-    return broadcast(MsgType::kPreflight, {{"unique_id", *config_.preflight_unique_id}});
-  }
-  master_port_ = next_master_port();
-  succeeded_.clear();
-  stopped_.clear();
-  state_ = State::kRunning;
-  spdlog::info("rdzv: starting generation {} on {} nodes (MASTER_PORT {})", gen_, config_.nnodes,
-               master_port_);
-  broadcast(MsgType::kStart, {{"restart_count", gen_}, {"master_port", master_port_}});
+  machine_.all_present(Clock::now());
 }
 
-int RdzvCoordinator::next_master_port() {
-  if (gen_ == 0) return config_.base_master_port;
-  boost::system::error_code ec;
-  tcp::acceptor probe(io_);
-  auto addr = asio::ip::make_address(config_.bind_addr, ec);
-  if (!ec) probe.open(tcp::endpoint(addr, 0).protocol(), ec);
-  if (!ec) probe.bind(tcp::endpoint(addr, 0), ec);
-  if (ec) {
-    spdlog::warn("rdzv: no fresh MASTER_PORT from the kernel ({}); reusing {}", ec.message(),
-                 config_.base_master_port);
-    return config_.base_master_port;
-  }
-  return probe.local_endpoint().port();  // released when `probe` closes
+void RdzvCoordinator::begin_preflight() {
+  spdlog::info("rdzv: every node joined; preflight on {} nodes before generation 0",
+               config_.nnodes);
+  broadcast(MsgType::kPreflight, {{"unique_id", config_.preflight_unique_id.value_or("")}});
 }
+
+void RdzvCoordinator::start(const GenerationPlan& plan) {
+  spdlog::info("rdzv: starting generation {} on {} nodes (MASTER_PORT {})", plan.generation,
+               config_.nnodes, plan.master_port);
+  broadcast(MsgType::kStart,
+            {{"restart_count", plan.restart_count}, {"master_port", plan.master_port}});
+}
+
+void RdzvCoordinator::stop(const NodeFailure& f) {
+  spdlog::warn("rdzv: generation {} failed on node {}: {}; stopping every node", f.generation,
+               f.node_rank, f.summary);
+  broadcast(MsgType::kStop, rdzv::failure_body(f));
+}
+
+void RdzvCoordinator::arm_backoff(std::chrono::milliseconds pause) {
+  backoff_.expires_after(pause);
+  backoff_.async_wait([this, w = std::weak_ptr<bool>(alive_)](boost::system::error_code ec) {
+    if (!ec && !w.expired()) machine_.backoff_over(Clock::now());
+  });
+}
+
+int RdzvCoordinator::fresh_port() { return kernel_free_port(config_.bind_addr); }
 
 void RdzvCoordinator::broadcast(MsgType type, const json& body) {
   for (auto& a : agents_)
-    if (a) a->conn->send(type, 0, gen_, body);
+    if (a) a->conn->send(type, 0, machine_.generation(), body);
 }
 
-void RdzvCoordinator::finish(MsgType type, const json& body, const std::string& log) {
-  if (state_ == State::kFinished) return;
-  state_ = State::kFinished;
-  spdlog::log(type == MsgType::kDone ? spdlog::level::info : spdlog::level::warn, "rdzv: {}", log);
+void RdzvCoordinator::finish(const JobEnd& end) {
+  MsgType type = MsgType::kDone;
+  json body = json::object();
+  if (end.kind == JobEnd::Kind::kGiveUp) {
+    type = MsgType::kGiveUp;
+    body = rdzv::failure_body(end.failure);
+  } else if (end.kind == JobEnd::Kind::kLost) {
+    type = MsgType::kLost;
+    body = {{"why", end.why}};
+  }
+  spdlog::log(type == MsgType::kDone ? spdlog::level::info : spdlog::level::warn, "rdzv: {}{}",
+              type == MsgType::kLost ? "job lost: " : "", end.why);
   broadcast(type, body);
   boost::system::error_code ec;
   acceptor_.close(ec);
@@ -306,15 +264,13 @@ void RdzvCoordinator::finish(MsgType type, const json& body, const std::string& 
     if (a) a->conn->close(/*after_flush=*/true);
 }
 
-void RdzvCoordinator::lost(const std::string& why) {
-  finish(MsgType::kLost, {{"why", why}}, "job lost: " + why);
-}
+void RdzvCoordinator::lost(const std::string& why) { machine_.lost(why); }
 
 void RdzvCoordinator::shutdown(const std::string& why) { lost(why); }
 
 void RdzvCoordinator::on_agent_gone(int rank, const std::string& why) {
-  if (state_ == State::kFinished) return;
-  if (gen_ == 0 && state_ == State::kGathering) {
+  if (finished()) return;
+  if (machine_.generation() == 0 && machine_.state() == State::kGathering) {
     spdlog::warn("rdzv: node {} disconnected before the job started ({}); waiting for it again",
                  rank, why);
     agents_[rank].reset();
@@ -324,14 +280,14 @@ void RdzvCoordinator::on_agent_gone(int rank, const std::string& why) {
 }
 
 void RdzvCoordinator::tick() {
-  if (state_ == State::kFinished) return;
+  if (finished()) return;
   const auto now = Clock::now();
   for (size_t r = 0; r < agents_.size(); ++r) {
     if (!agents_[r]) continue;
     if (now - agents_[r]->last_seen > config_.peer_timeout)
       return lost("node " + std::to_string(r) + " silent for more than " +
                   std::to_string(config_.peer_timeout.count()) + " ms (--peer-timeout)");
-    agents_[r]->conn->send(MsgType::kHeartbeat, 0, gen_);
+    agents_[r]->conn->send(MsgType::kHeartbeat, 0, machine_.generation());
   }
   for (auto& [conn, deadline] : pending_)
     if (now > deadline) {

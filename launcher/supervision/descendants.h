@@ -15,8 +15,7 @@ std::vector<pid_t> descendants_of(pid_t root, const std::map<pid_t, pid_t>& pare
 // pid -> ppid for every process in /proc (processes that vanish while reading are skipped).
 std::map<pid_t, pid_t> read_process_table();
 
-// SIGKILLs every descendant of this process; returns how many were signalled. The Reaper
-// collects them.
+// SIGKILLs every descendant of this process; returns how many were signalled. Init reaps them.
 int kill_descendants();
 
 }  // namespace tv

@@ -8,6 +8,8 @@
 #include <filesystem>
 
 #include "common/exit_codes.h"
+#include "common/init.h"
+#include "common/process.h"
 #include "launcher/supervision/descendants.h"
 #include "launcher/supervision/worker_command.h"
 
@@ -25,16 +27,13 @@ Supervisor::Supervisor(boost::asio::io_context& io, SupervisorConfig cfg, Cluste
       cluster_(cluster),
       spawner_(spawner),
       group_(cfg_.layout.nproc_per_node, *this),
-      reaper_(io, [this](pid_t pid, int status) { on_child_exit(pid, status); }),
-      signals_(io, SIGTERM, SIGINT, SIGHUP),
       grace_timer_(io),
-      hang_timer_(io) {
-  signals_.add(SIGUSR1);
-  signals_.add(SIGUSR2);
-}
+      hang_timer_(io) {}
 
 int Supervisor::run() {
-  wait_signals();
+  // TERM INT HUP USR1 USR2 are this loop's events while it runs (Init's signal thread posts them).
+  const auto route = Init::instance().route_signals(
+      [this](int sig) { boost::asio::post(io_, [this, sig] { on_signal(sig); }); });
   cluster_.join(cluster_events());
   if (cfg_.hang_timeout.count() > 0) schedule_hang_check();
   io_.run();
@@ -105,7 +104,7 @@ bool Supervisor::start_worker(int local_rank, const GenerationPlan& plan, Worker
     return false;
   }
   SpawnRequest req{cfg_.executable, argv, build_worker_env(cfg_.base_env, cfg_.layout, attempt), out_w, err_w};
-  auto pid = spawner_.spawn(req);
+  auto pid = spawner_.spawn(req, [this](pid_t p, int status) { on_child_exit(p, status); });
   ::close(out_w);
   ::close(err_w);
   if (!pid) {
@@ -125,7 +124,7 @@ bool Supervisor::start_worker(int local_rank, const GenerationPlan& plan, Worker
 
 void Supervisor::on_child_exit(pid_t pid, int status) {
   auto it = by_pid_.find(pid);
-  if (it == by_pid_.end()) return;  // an orphan the reaper collected: nothing to report
+  if (it == by_pid_.end()) return;  // released already (the loop is ending): nothing to report
   WorkerPtr w = it->second;
   by_pid_.erase(it);
   w->wait_status = status;
@@ -150,7 +149,7 @@ void Supervisor::end_worker(const WorkerPtr& w) {
   WorkerEnd end;
   end.local_rank = w->id().local_rank;
   end.exit_code = exit_code_from_status(status);
-  end.signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
+  end.signal = signal_from_status(status);
   if (w->id().generation != group_.generation() || !group_.is_running(end.local_rank)) return;
   if (!end.ok() && group_.state() == GroupState::kHealthy)
     spdlog::warn("rank {} ended: exit code {}", w->id().rank, end.exit_code);
@@ -174,7 +173,6 @@ void Supervisor::cancel_grace_timer() { grace_timer_.cancel(); }
 
 void Supervisor::cleanup_descendants() {
   if (int n = kill_descendants()) spdlog::warn("killed {} process(es) the workers left behind", n);
-  reaper_.reap_now();
   for (auto& w : workers_)
     if (w) w->close_pipes();
 }
@@ -206,14 +204,6 @@ void Supervisor::group_succeeded(int generation) {
 void Supervisor::group_stopped(int generation) {
   if (finishing_) return io_.stop();
   cluster_.report_stopped(generation);
-}
-
-void Supervisor::wait_signals() {
-  signals_.async_wait([this](const boost::system::error_code& ec, int sig) {
-    if (ec) return;
-    on_signal(sig);
-    wait_signals();
-  });
 }
 
 void Supervisor::on_signal(int sig) {

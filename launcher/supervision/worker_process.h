@@ -53,7 +53,7 @@ class WorkerProcess : public std::enable_shared_from_this<WorkerProcess> {
   const Identity& id() const { return id_; }
   pid_t pid() const { return pid_; }
   bool streams_open() const { return open_streams_ > 0; }
-  std::optional<int> wait_status;  // set by the supervisor when the reaper reports it
+  std::optional<int> wait_status;  // set by the supervisor when Init reports the exit
   bool ended = false;              // reported to the WorkerGroup
   boost::asio::steady_timer drain_timer;
   std::vector<std::string> tail() const { return {tail_.begin(), tail_.end()}; }

@@ -22,8 +22,8 @@ namespace {
 using namespace std::chrono_literals;
 
 SpawnRequest sh(const std::string& script, int out_fd = -1) {
-  return SpawnRequest{"/bin/sh", {"sh", "-c", script}, Environment{{"PATH", "/usr/bin:/bin"}}, -1,
-                      out_fd, -1};
+  return SpawnRequest{
+      "/bin/sh", {"sh", "-c", script}, Environment{{"PATH", "/usr/bin:/bin"}}, -1, out_fd, -1};
 }
 
 struct Waiter {
@@ -114,8 +114,10 @@ TEST_F(InitTest, ChildrenStartWithAnEmptySignalMaskAndTheirOwnGroup) {
   int fds[2];
   ASSERT_EQ(::pipe2(fds, O_CLOEXEC), 0);
   ChildGroup group;
-  ASSERT_TRUE(group.spawn(sh("grep SigBlk /proc/self/status; echo pgid=$(($(cut -d' ' -f5 "
-                             "/proc/self/stat) == $$))", fds[1]))
+  ASSERT_TRUE(group
+                  .spawn(sh("grep SigBlk /proc/self/status; echo pgid=$(($(cut -d' ' -f5 "
+                            "/proc/self/stat) == $$))",
+                            fds[1]))
                   .ok());
   ::close(fds[1]);
   auto ends = group.wait_all(ChildGroup::Clock::now() + 30s);
