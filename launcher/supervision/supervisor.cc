@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 #include <sys/wait.h>
 
+#include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/post.hpp>
 #include <csignal>
 #include <filesystem>
@@ -34,6 +35,9 @@ int Supervisor::run() {
   // TERM INT HUP USR1 USR2 are this loop's events while it runs (Init's signal thread posts them).
   const auto route = Init::instance().route_signals(
       [this](int sig) { boost::asio::post(io_, [this, sig] { on_signal(sig); }); });
+  // Child exits and signals are posted from Init's thread: the loop must not end for lack of
+  // pending work while it waits for them. Every ending calls io_.stop().
+  const auto keep_running = boost::asio::make_work_guard(io_);
   cluster_.join(cluster_events());
   if (cfg_.hang_timeout.count() > 0) schedule_hang_check();
   io_.run();
@@ -103,7 +107,8 @@ bool Supervisor::start_worker(int local_rank, const GenerationPlan& plan, Worker
     spdlog::error("rank {}: cannot create output pipes: {}", rank, std::strerror(errno));
     return false;
   }
-  SpawnRequest req{cfg_.executable, argv, build_worker_env(cfg_.base_env, cfg_.layout, attempt), out_w, err_w};
+  SpawnRequest req{cfg_.executable, argv, build_worker_env(cfg_.base_env, cfg_.layout, attempt),
+                   /*stdin_fd=*/-1, out_w, err_w};
   auto pid = spawner_.spawn(req, [this](pid_t p, int status) { on_child_exit(p, status); });
   ::close(out_w);
   ::close(err_w);

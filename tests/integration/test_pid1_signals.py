@@ -177,15 +177,18 @@ needs_unshare = pytest.mark.skipif(not can_unshare_pid(),
                                    reason="needs `unshare --pid --fork --mount-proc` (root)")
 
 
-def signals_blocked(pid):
-    """Whether SIGTERM is in the process's blocked set: Init exists (its first act in main)."""
+def init_exists(pid):
+    """Whether trainvisor's Init exists: the process is trainvisor, SIGTERM is blocked and Init's
+    signal thread runs (the first thread main starts). The mask alone is not enough: unshare
+    blocks SIGTERM around its fork, and its child unblocks it again before the exec."""
     try:
-        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith("SigBlk:"):
-                return bool(int(line.split()[1], 16) & (1 << (signal.SIGTERM - 1)))
+        status = Path(f"/proc/{pid}/status").read_text()
+        threads = len(list(Path(f"/proc/{pid}/task").iterdir()))
     except OSError:
-        pass
-    return False
+        return False
+    fields = dict(line.split(":", 1) for line in status.splitlines() if ":" in line)
+    blocked = int(fields["SigBlk"].strip(), 16) & (1 << (signal.SIGTERM - 1))
+    return fields["Name"].strip() == "trainvisor" and bool(blocked) and threads >= 2
 
 
 def trainvisor_pid(launcher_pid, timeout=20):
@@ -196,7 +199,7 @@ def trainvisor_pid(launcher_pid, timeout=20):
     while time.monotonic() < deadline:
         for task in Path(f"/proc/{launcher_pid}/task").glob("*"):
             kids = (task / "children").read_text().split()
-            if kids and signals_blocked(int(kids[0])):
+            if kids and init_exists(int(kids[0])):
                 return int(kids[0])
         time.sleep(0.001)
     raise AssertionError("unshare did not start trainvisor")

@@ -13,6 +13,7 @@
 #include <fstream>
 #include <mutex>
 #include <optional>
+#include <string>
 
 #include "common/children.h"
 
@@ -47,6 +48,8 @@ struct Waiter {
 int zombie_children() {
   int n = 0;
   for (const auto& e : std::filesystem::directory_iterator("/proc")) {
+    const std::string name = e.path().filename();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
     std::ifstream in(e.path() / "stat");
     std::string stat((std::istreambuf_iterator<char>(in)), {});
     const auto paren = stat.rfind(')');
