@@ -16,6 +16,7 @@ int run_command(const Args& args, const Environment& env);         // cli/run_co
 int topology_command(const Args& args, const Environment& env);    // cli/topology_command.cc
 int checkpoint_command(const Args& args, const Environment& env);  // cli/checkpoint_command.cc
 int preflight_command(const Args& args, const Environment& env);   // cli/preflight_command.cc
+int render_command(const Args& args, const Environment& env);     // cli/render_command.cc
 int version_command(const Args& args, const Environment& env);     // cli/version_command.cc
 // The hidden `__probe-rank`: one NCCL probe rank, re-exec'd by the preflight.
 int probe_rank_command(const Args& args, const Environment& env);  // cli/probe_rank_command.cc

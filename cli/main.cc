@@ -23,6 +23,7 @@ constexpr Command kCommands[] = {
     {"topology", tv::topology_command, "print the topology run would use: topology [--json]"},
     {"preflight", tv::preflight_command, "GPU, EFA and NCCL health checks: preflight [--json]"},
     {"checkpoint", tv::checkpoint_command, "checkpoint latest --dir D [--format F]"},
+    {"render", tv::render_command, "job spec for a platform: render --config F --target kubeflow|sagemaker|batch|slurm"},
     {"version", tv::version_command, "versions of trainvisor and the libraries it finds"},
     {"__probe-rank", tv::probe_rank_command, nullptr},
     {"__query", tv::query_command, nullptr},
@@ -47,6 +48,14 @@ int main(int argc, char** argv) {
   if (word == "--help" || word == "-h" || word == "help") return usage(stdout);
   if (word == "--version") return tv::version_command({}, tv::Environment::from_process());
   tv::Args args(argv + 2, argv + argc);
+  // SageMaker starts an image as `docker run IMAGE train`: with trainvisor as ENTRYPOINT that is
+  // `trainvisor train ...`, run under supervision like `trainvisor run train ...`.
+  if (word == "train") {
+    args.insert(args.begin(), word);
+    const int code = tv::run_command(args, tv::Environment::from_process());
+    tv::flush_logs();
+    return code;
+  }
   for (const auto& c : kCommands)
     if (word == c.name) {
       const int code = c.fn(args, tv::Environment::from_process());

@@ -1,11 +1,14 @@
 // `trainvisor run [OPTIONS] -- CMD`: wires topology, preflight, checkpoints, the Cluster and the
 // Supervisor together. No logic of its own beyond reading options.
+#include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <memory>
 
@@ -18,11 +21,13 @@
 #include "common/init.h"
 #include "common/log.h"
 #include "common/process.h"
+#include "common/stop_window.h"
 #include "health/isolated_query.h"
 #include "health/nccl_probe.h"
 #include "health/preflight.h"
 #include "launcher/rendezvous/network_cluster.h"
 #include "launcher/supervision/local_cluster.h"
+#include "launcher/supervision/sagemaker_train.h"
 #include "launcher/supervision/spawner.h"
 #include "launcher/supervision/supervisor.h"
 #include "launcher/supervision/worker_command.h"
@@ -81,9 +86,16 @@ Status assign(Result<T> parsed, U& out) {
   return ok_status();
 }
 
-Status read_timing(const Options& o, RunPlan& p) {
+// --grace-period, else a few seconds under the platform's stop window (common/stop_window.h).
+Result<milliseconds> grace_period(const Options& o, const Environment& env, const Topology& t) {
+  if (o.has("grace-period")) return seconds_option(o, "grace-period");
+  const StopWindow w = stop_window(t.platform, env.has("KUBERNETES_SERVICE_HOST"));
+  return milliseconds(w.grace_seconds * 1000L);
+}
+
+Status read_timing(const Options& o, const Environment& env, RunPlan& p) {
   for (const Status& s : {assign(o.get_int("max-restarts", 0, 1000), p.policy.max_restarts),
-                          assign(seconds_option(o, "grace-period"), p.sup.grace),
+                          assign(grace_period(o, env, p.topology), p.sup.grace),
                           assign(seconds_option(o, "hang-timeout"), p.sup.hang_timeout),
                           assign(seconds_option(o, "rdzv-timeout"), p.rdzv_timeout),
                           assign(seconds_option(o, "peer-timeout"), p.peer_timeout)})
@@ -141,7 +153,8 @@ Result<RunPlan> plan_run(const Options& o, const Environment& env) {
   if (!argv) return argv.error();
   auto exe = find_executable(argv->front(), env);
   if (!exe) return exe.error();
-  for (auto* step : {read_timing, read_health_and_checkpoints, read_rendezvous})
+  if (auto s = read_timing(o, env, p); !s) return s.error();
+  for (auto* step : {read_health_and_checkpoints, read_rendezvous})
     if (auto s = step(o, p); !s) return s.error();
   const Topology& t = p.topology;
   p.sup.layout = WorkerLayout{t.nnodes,
@@ -289,6 +302,22 @@ std::unique_ptr<CheckpointWatcher> watch_checkpoints(boost::asio::io_context& io
   return w;
 }
 
+// `train` (SageMaker's `docker run IMAGE train`) with no such program: the training toolkit's
+// convention decides the command (launcher/supervision/sagemaker_train.h), run from /opt/ml/code.
+Status resolve_sagemaker_train(Options& o, const Environment& env) {
+  if (o.positional.size() != 1 || o.positional[0] != "train" || o.flag("module")) return ok_status();
+  auto found = find_executable("train", env);
+  if (found || found.error().exit_code != exit_code::kNotFound) return ok_status();
+  const SageMakerPaths paths;
+  auto cmd = sagemaker_train_command(RealFileSystem(), paths);
+  if (!cmd) return cmd.error();
+  if (::chdir(paths.code_dir.c_str()) != 0)
+    return Error{exit_code::kConfig, "train: cannot change to " + paths.code_dir + ": " + std::strerror(errno)};
+  spdlog::info("train: SageMaker's training script: {}", fmt::join(*cmd, " "));
+  o.positional = *cmd;
+  return ok_status();
+}
+
 void print_help() {
   std::printf(
       "usage: trainvisor run [OPTIONS] [--] CMD [ARGS...]\n"
@@ -310,6 +339,7 @@ int run_command(const Args& args, const Environment& env) {
   auto opts = parse_options(run_option_specs(), args, env, ParseMode{true, true});
   if (!opts) return refuse(opts.error());
   if (opts->value_or("log-format", "text") == "json") init_logging(LogFormat::kJson);
+  if (auto s = resolve_sagemaker_train(*opts, env); !s) return refuse(s.error());
   init.set_phase("topology resolution");
   auto plan = plan_run(*opts, env);
   if (!plan) return refuse(plan.error());

@@ -19,8 +19,9 @@ ALLOWED = {
     "launcher/topology": ["common"],
     "launcher/supervision": ["common"],
     "launcher/rendezvous": ["common", "launcher/supervision"],
+    "render": ["common"],
     "cli": ["common", "checkpoint", "health", "launcher/topology", "launcher/supervision",
-            "launcher/rendezvous", "cli"],
+            "launcher/rendezvous", "render", "cli"],
 }
 # Longest prefix first, so launcher/topology/x.h is launcher/topology, not launcher.
 MODULES = sorted(ALLOWED, key=len, reverse=True)

@@ -1,16 +1,26 @@
 #!/usr/bin/env bash
 # Installs everything trainvisor needs to build and test, from Debian 12 packages only.
 # Idempotent: packages already present are skipped by apt; safe to run again.
+#   scripts/install-deps.sh              build + test (CI, development)
+#   scripts/install-deps.sh --build-only only what the portable binary is built from (the
+#                                        Dockerfile's builder stage)
 set -euo pipefail
 
-packages=(
-  build-essential cmake ninja-build pkg-config clang clang-format libclang-rt-14-dev
-  libboost1.81-all-dev nlohmann-json3-dev libspdlog-dev libfmt-dev
-  libfabric-dev libfabric-bin libssl-dev
-  googletest libgtest-dev libgmock-dev libbenchmark-dev
-  python3 python3-torch python3-pytest
-  iproute2 util-linux procps time hyperfine
+build_packages=(
+  g++ cmake ninja-build binutils
+  libboost1.81-dev libboost-filesystem1.81-dev nlohmann-json3-dev libspdlog-dev libfmt-dev
+  libfabric-dev libssl-dev
 )
+test_packages=(
+  build-essential pkg-config clang clang-format libclang-rt-14-dev libboost1.81-all-dev
+  libfabric-bin googletest libgtest-dev libgmock-dev libbenchmark-dev
+  python3 python3-torch python3-pytest python3-yaml python3-jsonschema python3-botocore
+  iproute2 util-linux procps time hyperfine
+  podman buildah runc debootstrap
+)
+
+packages=("${build_packages[@]}")
+[ "${1:-}" = "--build-only" ] || packages+=("${test_packages[@]}")
 
 missing=()
 for p in "${packages[@]}"; do

@@ -1,0 +1,92 @@
+// `trainvisor render --config F --target T [--output FILE]`: reads the job description, prints
+// (or writes) the platform's job spec. The logic is in render/ (tv_render); this only does I/O.
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+#include "cli/commands.h"
+#include "common/exit_codes.h"
+#include "common/file_system.h"
+#include "common/options.h"
+#include "render/render.h"
+
+namespace tv {
+namespace {
+
+std::vector<OptionSpec> specs() {
+  return {{"config", true, std::nullopt, "the job description (JSON, docs/render.md)"},
+          {"target", true, std::nullopt, "kubeflow|sagemaker|batch|slurm"},
+          {"output", true, std::nullopt, "write here (atomically) instead of stdout"},
+          {"help", false, std::nullopt, "this text"}};
+}
+
+int fail(const Error& e) {
+  spdlog::error("render: {}", e.message);
+  return e.exit_code;
+}
+
+// The whole file or nothing: a temporary beside it, renamed over it.
+Status write_atomically(const std::string& path, const std::string& text) {
+  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    out << text;
+    out.flush();
+    if (!out) {
+      std::filesystem::remove(tmp);
+      return Error{exit_code::kConfig, "--output " + path + ": cannot write " + tmp};
+    }
+  }
+  std::error_code ec;
+  std::filesystem::rename(tmp, path, ec);
+  if (ec) {
+    std::filesystem::remove(tmp, ec);
+    return Error{exit_code::kConfig, "--output " + path + ": " + ec.message()};
+  }
+  return ok_status();
+}
+
+Result<Rendered> render_from(const Options& o) {
+  const auto config = o.get("config");
+  const auto target = o.get("target");
+  if (!config || !target)
+    return Error{exit_code::kUsage,
+                 "usage: trainvisor render --config FILE --target kubeflow|sagemaker|batch|slurm"};
+  std::string why;
+  const auto text = RealFileSystem().read(config->value, &why);
+  if (!text)
+    return Error{exit_code::kConfig, "--config " + config->value + ": cannot read: " + why};
+  auto job = parse_job_config(*text, config->value);
+  if (!job) return job.error();
+  return render_job(*job, target->value);
+}
+
+}  // namespace
+
+int render_command(const Args& args, const Environment& env) {
+  auto opts =
+      parse_options(specs(), args, env, ParseMode{.stop_at_command = false, .use_env = false});
+  if (!opts) return fail(opts.error());
+  if (opts->has("help")) {
+    std::printf(
+        "usage: trainvisor render --config FILE --target kubeflow|sagemaker|batch|slurm\n\n%s",
+        format_help(specs()).c_str());
+    return exit_code::kOk;
+  }
+  if (!opts->positional.empty())
+    return fail(Error{exit_code::kUsage, "unexpected argument '" + opts->positional[0] + "'"});
+  auto out = render_from(*opts);
+  if (!out) return fail(out.error());
+  for (const auto& note : out->notes) spdlog::warn("render: {}", note);
+  if (auto path = opts->get("output")) {
+    if (auto s = write_atomically(path->value, out->text); !s) return fail(s.error());
+    return exit_code::kOk;
+  }
+  std::fwrite(out->text.data(), 1, out->text.size(), stdout);
+  return std::fflush(stdout) == 0 ? exit_code::kOk : exit_code::kConfig;
+}
+
+}  // namespace tv

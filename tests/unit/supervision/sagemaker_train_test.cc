@@ -1,0 +1,72 @@
+// SageMaker's `train` convention: the script from sagemaker_program, hyperparameters as args.
+#include "launcher/supervision/sagemaker_train.h"
+
+#include <gtest/gtest.h>
+
+#include "common/exit_codes.h"
+
+namespace tv {
+namespace {
+
+const char* kHp = "/opt/ml/input/config/hyperparameters.json";
+
+std::vector<std::string> command(const FakeFileSystem& fs) {
+  auto c = sagemaker_train_command(fs);
+  EXPECT_TRUE(c.ok()) << (c ? "" : c.error().message);
+  return c ? *c : std::vector<std::string>{};
+}
+
+TEST(SageMakerTrain, ScriptAndDecodedHyperparametersSortedWithoutSageMakerOnes) {
+  FakeFileSystem fs;
+  fs.add(kHp, R"({"sagemaker_program": "\"train.py\"", "sagemaker_region": "\"us-west-2\"",
+                  "lr": "0.001", "epochs": "\"10\"", "fp16": "true", "name": "plain text", "n": 3})");
+  fs.add("/opt/ml/code/train.py", "");
+  EXPECT_EQ(command(fs),
+            (std::vector<std::string>{"/opt/ml/code/train.py", "--epochs", "10", "--fp16", "True",
+                                      "--lr", "0.001", "--n", "3", "--name", "plain text"}));
+}
+
+TEST(SageMakerTrain, ShellScriptRunsUnderSh) {
+  FakeFileSystem fs;
+  fs.add(kHp, R"({"sagemaker_program": "train.sh"})");
+  fs.add("/opt/ml/code/train.sh", "");
+  EXPECT_EQ(command(fs), (std::vector<std::string>{"/bin/sh", "/opt/ml/code/train.sh"}));
+}
+
+Error error_for(const FakeFileSystem& fs) {
+  auto c = sagemaker_train_command(fs);
+  EXPECT_FALSE(c.ok());
+  return c ? Error{0, ""} : c.error();
+}
+
+TEST(SageMakerTrain, SaysWhatIsMissing) {
+  FakeFileSystem none;
+  Error e = error_for(none);
+  EXPECT_EQ(e.exit_code, exit_code::kNotFound);
+  EXPECT_NE(e.message.find("no program named 'train'"), std::string::npos);
+  EXPECT_NE(e.message.find(kHp), std::string::npos);
+
+  FakeFileSystem no_program;
+  no_program.add(kHp, R"({"epochs": "3"})");
+  e = error_for(no_program);
+  EXPECT_EQ(e.exit_code, exit_code::kConfig);
+  EXPECT_NE(e.message.find("no \"sagemaker_program\""), std::string::npos);
+
+  FakeFileSystem no_script;
+  no_script.add(kHp, R"({"sagemaker_program": "\"train.py\""})");
+  e = error_for(no_script);
+  EXPECT_EQ(e.exit_code, exit_code::kNotFound);
+  EXPECT_NE(e.message.find("/opt/ml/code/train.py does not exist"), std::string::npos);
+
+  FakeFileSystem bad;
+  bad.add(kHp, "[1, 2");
+  EXPECT_EQ(error_for(bad).exit_code, exit_code::kConfig);
+
+  FakeFileSystem escape;
+  escape.add(kHp, R"({"sagemaker_program": "../../etc/passwd"})");
+  EXPECT_NE(error_for(escape).message.find("expected a file name inside /opt/ml/code"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace tv
