@@ -188,6 +188,14 @@ NetworkClusterConfig network_config(const RunPlan& p) {
   c.peer_timeout = p.peer_timeout;
   c.token = derive_rdzv_token(p.rdzv_token, t.job_id);
   c.policy = p.policy;
+  if ((!p.rdzv_token || p.rdzv_token->empty()) && t.job_id.empty())
+    spdlog::warn(
+        "rdzv: no --rdzv-token (TRAINVISOR_RDZV_TOKEN) and no platform job id: the rendezvous key "
+        "is public, so anyone who can reach port {} can join this job as a node, stop it or choose "
+        "its exit code. Pass the same secret with --rdzv-token or TRAINVISOR_RDZV_TOKEN on every "
+        "node (a Kubernetes Secret, a SageMaker/Batch job setting: docs/coordination.md, "
+        "\"Security\")",
+        c.rdzv_port);
   return c;
 }
 

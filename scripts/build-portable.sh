@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Builds the portable trainvisor binary: Release, spdlog/fmt header-only, Boost and libcrypto
-# static, libstdc++/libgcc static, stripped. It needs nothing but glibc (>= 2.35) at run time.
+# Builds the portable trainvisor binary: Release, spdlog/fmt header-only, Boost, libcrypto,
+# libstdc++ and libgcc static, stripped. It needs nothing but glibc (>= 2.35) at run time.
 # The Dockerfile's builder stage runs exactly this script; so does CI (scripts/test.sh).
 #   scripts/build-portable.sh [BUILD_DIR=build-portable]      -> BUILD_DIR/trainvisor
 # Env: TRAINVISOR_WERROR=ON to fail on warnings (CI), CC/CXX to pick the compiler (gcc, clang),

@@ -17,6 +17,7 @@ test_packages=(
   python3 python3-torch python3-pytest python3-yaml python3-jsonschema python3-botocore
   iproute2 util-linux procps time hyperfine
   podman buildah runc debootstrap
+  slurm-wlm munge  # tests/integration/test_slurm.py: a real Slurm cluster (scripts/slurm-cluster.sh)
 )
 
 packages=("${build_packages[@]}")

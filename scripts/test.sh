@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite, as CI runs it: install dependencies, then
+#   0. the portable Release binary (GCC and clang, -Werror) and its portability check,
+#      (the image and its container tests: scripts/container-test.sh, docs/deployment.md),
 #   1. the normal build and every test (unit + integration against the real binary),
 #   2. the same suite built with ASan + UBSan,
 #   3. every libFuzzer harness for a bounded time.
@@ -9,10 +11,20 @@ cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
 
 jobs=$(nproc)
+quick=0
+[ "${1:-}" = "--quick" ] && quick=1
+if ((!quick)); then
+  echo "== portable Release build (what the Dockerfile builds), GCC and clang, warnings as errors"
+  TRAINVISOR_WERROR=ON bash scripts/build-portable.sh build-portable
+  bash scripts/check-portable.sh build-portable/trainvisor
+  CC=clang CXX=clang++ TRAINVISOR_WERROR=ON bash scripts/build-portable.sh build-portable-clang
+  bash scripts/check-portable.sh build-portable-clang/trainvisor
+fi
+
 echo "== normal build"
 bash scripts/build.sh build
-(cd build && ctest --output-on-failure -j "$jobs" --timeout 900)
-[ "${1:-}" = "--quick" ] && exit 0
+(cd build && TV_PORTABLE_BIN="$PWD/../build-portable/trainvisor" ctest --output-on-failure -j "$jobs" --timeout 900)
+((quick)) && exit 0
 
 echo "== ASan + UBSan build"
 bash scripts/build.sh build-asan -DCMAKE_BUILD_TYPE=Debug -DTRAINVISOR_SANITIZE=ON -DTRAINVISOR_BENCH=OFF

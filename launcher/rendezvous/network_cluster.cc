@@ -4,6 +4,7 @@
 #include <spdlog/spdlog.h>
 
 #include <boost/asio/post.hpp>
+#include <cstring>
 
 #include "common/exit_codes.h"
 #include "launcher/rendezvous/rdzv_agent.h"
@@ -45,7 +46,7 @@ void NetworkCluster::start_agent() {
     if (auto st = coordinator_->listen(); !st) {
       finished_ = true;
       asio::post(io_, [this, why = st.error().message] {
-        if (joined_) return events_.lost(why);
+        if (joined_) return events_.lost(why, 0);
         preflight_over(Error{exit_code::kTempFail, why});
       });
       return;
@@ -73,9 +74,9 @@ void NetworkCluster::start_agent() {
       preflight_over(Error{f.exit_code, f.summary});
     });
   };
-  h.on_lost = [this](const std::string& why) {
-    deliver_terminal([this, why] {
-      if (joined_) return events_.lost(why);
+  h.on_lost = [this](const std::string& why, int signal) {
+    deliver_terminal([this, why, signal] {
+      if (joined_) return events_.lost(why, signal);
       preflight_over(Error{exit_code::kTempFail, why});
     });
   };
@@ -148,11 +149,13 @@ void NetworkCluster::report_stopped(int generation) {
   if (agent_) agent_->send_stopped(generation);
 }
 
-void NetworkCluster::leave() {
+void NetworkCluster::leave(int signal) {
   if (finished_) return;
   finished_ = true;
-  if (agent_) agent_->leave("node " + std::to_string(config_.node_rank) + " is shutting down");
-  if (coordinator_) coordinator_->shutdown("node 0 is shutting down");
+  const std::string on = signal > 0 ? std::string(" (it got SIG") + sigabbrev_np(signal) + ")" : "";
+  if (agent_)
+    agent_->leave("node " + std::to_string(config_.node_rank) + " is shutting down" + on, signal);
+  if (coordinator_) coordinator_->shutdown("node 0 is shutting down" + on, signal);
 }
 
 std::string derive_rdzv_token(const std::optional<std::string>& explicit_token,

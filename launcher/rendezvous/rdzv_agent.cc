@@ -40,8 +40,9 @@ void RdzvAgent::join() {
     if (ec || w.expired() || started_ || state_ == State::kFinished) return;
     finish();
     handlers_.on_lost("rendezvous timed out after " + std::to_string(config_.rdzv_timeout.count()) +
-                      " s (--rdzv-timeout) waiting for every node at coordinator " + where() +
-                      (last_error_.empty() ? "" : "; last error: " + last_error_));
+                          " s (--rdzv-timeout) waiting for every node at coordinator " + where() +
+                          (last_error_.empty() ? "" : "; last error: " + last_error_),
+                      0);
   });
   tick();
   attempt();
@@ -146,7 +147,7 @@ void RdzvAgent::on_message(const Message& m) {
       return handlers_.on_give_up(rdzv::failure_from(m));
     case MsgType::kLost:
       finish();
-      return handlers_.on_lost(m.body["why"].get<std::string>());
+      return handlers_.on_lost(rdzv::peer_text(m.body, "why"), m.body.value("signal", 0));
     default:
       return;  // heartbeat (a second hello or welcome changes nothing)
   }
@@ -157,7 +158,7 @@ void RdzvAgent::on_closed(const std::string& why) {
   conn_.reset();
   if (state_ == State::kHandshake) return retry("handshake with " + where() + " failed: " + why);
   finish();
-  handlers_.on_lost("lost the coordinator on node 0 (" + where() + "): " + why);
+  handlers_.on_lost("lost the coordinator on node 0 (" + where() + "): " + why, 0);
 }
 
 void RdzvAgent::tick() {
@@ -172,8 +173,9 @@ void RdzvAgent::tick() {
     if (now - last_seen_ > config_.peer_timeout) {
       finish();
       return handlers_.on_lost("coordinator on node 0 (" + where() + ") silent for more than " +
-                               std::to_string(config_.peer_timeout.count()) +
-                               " ms (--peer-timeout)");
+                                   std::to_string(config_.peer_timeout.count()) +
+                                   " ms (--peer-timeout)",
+                               0);
     }
     send(MsgType::kHeartbeat, 0);
   }
@@ -210,9 +212,11 @@ void RdzvAgent::send_probe_result(const PreflightVerdict& v) {
        {{"passed", v.passed}, {"summary", v.summary.substr(0, rdzv::kMaxText)}});
 }
 
-void RdzvAgent::leave(const std::string& why) {
+void RdzvAgent::leave(const std::string& why, int signal) {
   if (state_ == State::kFinished) return;
-  send(MsgType::kLeave, 0, {{"why", why.substr(0, rdzv::kMaxText)}});
+  nlohmann::json body{{"why", why.substr(0, rdzv::kMaxText)}};
+  if (signal > 0) body["signal"] = signal;
+  send(MsgType::kLeave, 0, body);
   finish();
 }
 

@@ -28,7 +28,7 @@ class RdzvAgent {
     std::function<void(const NodeFailure&)> on_stop;
     std::function<void()> on_done;
     std::function<void(const NodeFailure&)> on_give_up;
-    std::function<void(const std::string&)> on_lost;
+    std::function<void(const std::string& why, int signal)> on_lost;  // signal: see Cluster::Events
     // The preflight phase (before generation 0): run the probe with this ncclUniqueId (hex, or
     // "" when node 0 has none), then send_probe_result.
     std::function<void(const std::string& unique_id)> on_preflight;
@@ -43,7 +43,7 @@ class RdzvAgent {
   void send_stopped(int generation);
   void send_probe_result(const PreflightVerdict& verdict);
   // Tells the coordinator and closes (once the frame is written). No handler fires afterwards.
-  void leave(const std::string& why);
+  void leave(const std::string& why, int signal);
 
  private:
   using Clock = std::chrono::steady_clock;

@@ -21,11 +21,6 @@ std::chrono::milliseconds tick_interval(std::chrono::milliseconds peer_timeout) 
   return std::max(std::chrono::milliseconds(10), peer_timeout / 4);
 }
 
-std::chrono::milliseconds handshake_timeout(std::chrono::milliseconds peer_timeout) {
-  return std::clamp(peer_timeout, std::chrono::milliseconds(1000),
-                    std::chrono::milliseconds(10000));
-}
-
 }  // namespace
 
 RdzvCoordinator::RdzvCoordinator(asio::io_context& io, const NetworkClusterConfig& config)
@@ -35,6 +30,7 @@ RdzvCoordinator::RdzvCoordinator(asio::io_context& io, const NetworkClusterConfi
       ticker_(io),
       rdzv_deadline_(io),
       backoff_(io),
+      pending_(io, rdzv::handshake_deadline(config.peer_timeout)),
       agents_(static_cast<size_t>(std::max(config.nnodes, 1))),
       machine_(std::max(config.nnodes, 1), config.policy, config.base_master_port,
                config.preflight_unique_id.has_value(), *this) {
@@ -49,7 +45,7 @@ RdzvCoordinator::~RdzvCoordinator() {
   *alive_ = false;
   boost::system::error_code ec;
   acceptor_.close(ec);
-  for (auto& [conn, _] : pending_) conn->close();
+  pending_.close_all();
   for (auto& a : agents_)
     if (a) a->conn->close();
 }
@@ -97,18 +93,15 @@ void RdzvCoordinator::accept() {
 }
 
 void RdzvCoordinator::on_accepted(tcp::socket socket) {
-  if (pending_.size() >= kMaxPending) {
-    if (!warned_full_)
-      spdlog::warn("rdzv: {} unauthenticated connections open; refusing more", kMaxPending);
-    warned_full_ = true;
-    return;  // the socket closes here
-  }
+  boost::system::error_code ec;
+  const auto remote = socket.remote_endpoint(ec);
+  if (ec) return;  // already gone
   auto conn = std::make_shared<rdzv::Connection>(std::move(socket), config_.token,
                                                  rdzv::Direction::kToCoordinator);
+  pending_.add(conn, remote.address().to_string());
   const auto nonce = rdzv::random_nonce();
   conn->send(MsgType::kHello, 0, machine_.generation(), {{"nonce", rdzv::to_hex(nonce)}});
   conn->set_context(rdzv::make_context(nonce, std::nullopt));
-  pending_.emplace_back(conn, Clock::now() + handshake_timeout(config_.peer_timeout));
   std::weak_ptr<rdzv::Connection> wc = conn;
   auto w = std::weak_ptr<bool>(alive_);
   conn->start(
@@ -117,16 +110,8 @@ void RdzvCoordinator::on_accepted(tcp::socket socket) {
       },
       [this, w, wc](const std::string& why) {
         if (w.expired()) return;
-        auto c = wc.lock();
-        if (!c) return;
-        spdlog::warn("rdzv: closed connection from {} before it joined: {}", c->peer(), why);
-        drop_pending(c);
+        if (auto c = wc.lock()) pending_.drop(c, why);
       });
-}
-
-void RdzvCoordinator::drop_pending(const Conn& conn) {
-  conn->close();
-  std::erase_if(pending_, [&](auto& p) { return p.first == conn; });
 }
 
 void RdzvCoordinator::on_join(const Conn& conn, const Message& m, const rdzv::Nonce& nonce) {
@@ -143,11 +128,8 @@ void RdzvCoordinator::on_join(const Conn& conn, const Message& m, const rdzv::No
     refuse = "node rank " + std::to_string(rank) + " has already joined";
   else if (machine_.generation() != 0 || machine_.state() != State::kGathering)
     refuse = "node rank " + std::to_string(rank) + " joined after the job started";
-  if (!refuse.empty()) {
-    spdlog::warn("rdzv: closed connection from {}: {}", conn->peer(), refuse);
-    return drop_pending(conn);
-  }
-  std::erase_if(pending_, [&](auto& p) { return p.first == conn; });
+  if (!refuse.empty()) return pending_.drop(conn, refuse);
+  pending_.release(conn);
   conn->set_context(
       rdzv::make_context(nonce, rdzv::nonce_from_hex(m.body["nonce"].get<std::string>())));
   agents_[rank] = Agent{conn, Clock::now()};
@@ -187,7 +169,8 @@ void RdzvCoordinator::on_agent_message(int rank, const Message& m) {
     case MsgType::kProbeResult:
       return on_probe_result(rank, m);
     case MsgType::kLeave:
-      return lost("node " + std::to_string(rank) + " left: " + m.body["why"].get<std::string>());
+      return lost("node " + std::to_string(rank) + " left: " + rdzv::peer_text(m.body, "why"),
+                  m.body.value("signal", 0));
     default:
       return;  // heartbeat
   }
@@ -196,7 +179,7 @@ void RdzvCoordinator::on_agent_message(int rank, const Message& m) {
 void RdzvCoordinator::on_probe_result(int rank, const Message& m) {
   if (machine_.state() != State::kPreflight) return;
   const bool passed = m.body["passed"].get<bool>();
-  const auto summary = m.body["summary"].get<std::string>();
+  const auto summary = rdzv::peer_text(m.body, "summary");
   spdlog::info("rdzv: node {} preflight {}: {}", rank, passed ? "passed" : "FAILED", summary);
   machine_.preflight_result(rank, passed, summary, Clock::now());
 }
@@ -249,6 +232,7 @@ void RdzvCoordinator::finish(const JobEnd& end) {
   } else if (end.kind == JobEnd::Kind::kLost) {
     type = MsgType::kLost;
     body = {{"why", end.why}};
+    if (end.signal > 0) body["signal"] = end.signal;
   }
   spdlog::log(type == MsgType::kDone ? spdlog::level::info : spdlog::level::warn, "rdzv: {}{}",
               type == MsgType::kLost ? "job lost: " : "", end.why);
@@ -258,15 +242,14 @@ void RdzvCoordinator::finish(const JobEnd& end) {
   ticker_.cancel();
   rdzv_deadline_.cancel();
   backoff_.cancel();
-  for (auto& [conn, _] : pending_) conn->close();
-  pending_.clear();
+  pending_.close_all();
   for (auto& a : agents_)
     if (a) a->conn->close(/*after_flush=*/true);
 }
 
-void RdzvCoordinator::lost(const std::string& why) { machine_.lost(why); }
+void RdzvCoordinator::lost(const std::string& why, int signal) { machine_.lost(why, signal); }
 
-void RdzvCoordinator::shutdown(const std::string& why) { lost(why); }
+void RdzvCoordinator::shutdown(const std::string& why, int signal) { lost(why, signal); }
 
 void RdzvCoordinator::on_agent_gone(int rank, const std::string& why) {
   if (finished()) return;
@@ -289,12 +272,6 @@ void RdzvCoordinator::tick() {
                   std::to_string(config_.peer_timeout.count()) + " ms (--peer-timeout)");
     agents_[r]->conn->send(MsgType::kHeartbeat, 0, machine_.generation());
   }
-  for (auto& [conn, deadline] : pending_)
-    if (now > deadline) {
-      spdlog::warn("rdzv: closed connection from {}: no valid join in time", conn->peer());
-      conn->close();
-    }
-  std::erase_if(pending_, [](auto& p) { return p.first->closed(); });
   ticker_.expires_after(tick_interval(config_.peer_timeout));
   ticker_.async_wait([this, w = std::weak_ptr<bool>(alive_)](boost::system::error_code ec) {
     if (!ec && !w.expired()) tick();

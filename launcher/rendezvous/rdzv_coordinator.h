@@ -8,8 +8,9 @@
 // for peer_timeout, its connection closed or left) -> lost everywhere.
 //
 // Unauthenticated connections (anything before a valid Join) are closed at the first bad frame
-// or after a handshake timeout, logged once each, and change nothing. At most kMaxPending of
-// them at a time. Single-threaded on the io_context; nothing blocks.
+// or after a short handshake deadline, and change nothing; rdzv::PendingConnections bounds them
+// per source address and in all without ever refusing a newcomer
+// (launcher/rendezvous/rdzv_pending.h). Single-threaded on the io_context; nothing blocks.
 #pragma once
 
 #include <boost/asio/io_context.hpp>
@@ -23,14 +24,13 @@
 #include "common/result.h"
 #include "launcher/rendezvous/network_cluster.h"
 #include "launcher/rendezvous/rdzv_connection.h"
+#include "launcher/rendezvous/rdzv_pending.h"
 #include "launcher/supervision/job_state.h"
 
 namespace tv {
 
 class RdzvCoordinator final : private JobActions {
  public:
-  static constexpr size_t kMaxPending = 256;
-
   RdzvCoordinator(boost::asio::io_context& io, const NetworkClusterConfig& config);
   ~RdzvCoordinator() override;
 
@@ -38,7 +38,7 @@ class RdzvCoordinator final : private JobActions {
   Status listen();
   int port() const { return port_; }
   // Tells every agent the job is lost (why), stops accepting.
-  void shutdown(const std::string& why);
+  void shutdown(const std::string& why, int signal);
   // `fn` once every queued frame is written (or after a 2 s cap), on the io_context.
   void when_flushed(std::function<void()> fn);
 
@@ -63,7 +63,7 @@ class RdzvCoordinator final : private JobActions {
   void on_probe_result(int rank, const rdzv::Message& m);
   void try_start();
   void broadcast(rdzv::MsgType type, const nlohmann::json& body);
-  void lost(const std::string& why);
+  void lost(const std::string& why, int signal = 0);
   bool finished() const { return machine_.state() == State::kFinished; }
 
   // JobActions: the machine's decisions, relayed to every node.
@@ -74,7 +74,6 @@ class RdzvCoordinator final : private JobActions {
   void finish(const JobEnd& end) override;
   int fresh_port() override;
   void tick();
-  void drop_pending(const Conn& conn);
   void flush_poll(std::function<void()> fn, Clock::time_point cap);
 
   boost::asio::io_context& io_;
@@ -84,10 +83,9 @@ class RdzvCoordinator final : private JobActions {
   boost::asio::steady_timer rdzv_deadline_;
   boost::asio::steady_timer backoff_;
   int port_ = 0;
-  std::vector<std::pair<Conn, Clock::time_point>> pending_;  // with their handshake deadlines
-  std::vector<std::optional<Agent>> agents_;                 // by node rank
+  rdzv::PendingConnections pending_;
+  std::vector<std::optional<Agent>> agents_;  // by node rank
   JobStateMachine machine_;
-  bool warned_full_ = false;
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
 };
 

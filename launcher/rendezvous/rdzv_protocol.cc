@@ -91,8 +91,9 @@ bool is_nonce(const json& body) {
          nonce_from_hex(body["nonce"].get<std::string>()).has_value();
 }
 
+// A failure's exit code is never 0: a peer must not turn a failed job into a success.
 bool is_failure(const json& body) {
-  return is_int_in(body, "exit_code", 0, 255) && is_text(body, "summary", kMaxText);
+  return is_int_in(body, "exit_code", 1, 255) && is_text(body, "summary", kMaxText);
 }
 
 bool is_unique_id(const json& body) {
@@ -123,8 +124,9 @@ bool body_valid(MsgType type, const json& body) {
       return body.contains("passed") && body["passed"].is_boolean() &&
              is_text(body, "summary", kMaxText);
     case MsgType::kLost:
-    case MsgType::kLeave:
-      return is_text(body, "why", kMaxText);
+    case MsgType::kLeave:  // "signal" (optional): the termination signal the node left on
+      return is_text(body, "why", kMaxText) &&
+             (!body.contains("signal") || is_int_in(body, "signal", 1, 64));
     default:
       return true;
   }
@@ -245,7 +247,8 @@ Decoded decode(std::span<const uint8_t> buffer, const std::string& key, Directio
 
 json failure_body(const NodeFailure& f) {
   std::string summary = f.summary.substr(0, kMaxText);
-  return {{"exit_code", f.exit_code & 0xff}, {"summary", summary}, {"failed_node", f.node_rank}};
+  const int code = (f.exit_code >= 1 && f.exit_code <= 255) ? f.exit_code : 1;
+  return {{"exit_code", code}, {"summary", summary}, {"failed_node", f.node_rank}};
 }
 
 NodeFailure failure_from(const Message& m) {
@@ -253,8 +256,32 @@ NodeFailure failure_from(const Message& m) {
   f.generation = m.generation;
   f.node_rank = m.body.value("failed_node", m.node_rank);
   f.exit_code = m.body.value("exit_code", 1);
-  f.summary = m.body.value("summary", std::string());
+  f.summary = peer_text(m.body, "summary");
   return f;
+}
+
+std::string untrusted_text(std::string_view text) {
+  static const char* kDigits = "0123456789abcdef";
+  std::string out;
+  for (const char ch : text) {
+    if (out.size() >= kMaxText) break;
+    const auto c = static_cast<unsigned char>(ch);
+    if (c == '\n')
+      out += "\\n";
+    else if (c == '\t')
+      out += "\\t";
+    else if (c < 0x20 || c == 0x7f)
+      out += std::string("\\x") + kDigits[c >> 4] + kDigits[c & 15];
+    else
+      out.push_back(ch);
+  }
+  return out.substr(0, kMaxText);
+}
+
+std::string peer_text(const json& body, const char* field) {
+  auto it = body.find(field);
+  if (it == body.end() || !it->is_string()) return "";
+  return untrusted_text(it->get_ref<const std::string&>());
 }
 
 Nonce random_nonce() {

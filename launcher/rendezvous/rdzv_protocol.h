@@ -23,6 +23,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 
 #include "common/result.h"
 #include "launcher/supervision/cluster.h"
@@ -46,14 +47,14 @@ enum class MsgType : uint8_t {
   kStop = 4,       // failure: stop the workers of `generation`, then report Stopped
   kDone = 5,       // {}: every node succeeded
   kGiveUp = 6,     // failure: restarts exhausted, or a failed preflight (exit 69)
-  kLost = 7,       // {"why"}: a node was lost; exit 75
+  kLost = 7,       // {"why", "signal"?}: a node was lost; exit 75 (128 + signal when set)
   kPreflight = 8,  // {"unique_id": hex of 128 bytes, or "" when node 0 has none}: run the probe
   // agent -> coordinator
   kJoin = 16,         // {"nonce": hex, "nnodes": n}
   kSuccess = 17,      // {}: this node's workers of `generation` exited 0
   kFailure = 18,      // {"exit_code", "summary"}
   kStopped = 19,      // {}: this node's workers of `generation` are gone
-  kLeave = 20,        // {"why"}: this agent is leaving (SIGTERM)
+  kLeave = 20,        // {"why", "signal"?}: this agent is leaving (on that signal)
   kProbeResult = 21,  // {"passed": bool, "summary"}: this node's preflight verdict
   // both ways
   kHeartbeat = 32,  // {}
@@ -113,6 +114,11 @@ Decoded decode(std::span<const uint8_t> buffer, const std::string& key, Directio
 // Typed payloads.
 nlohmann::json failure_body(const NodeFailure& f);
 NodeFailure failure_from(const Message& m);  // for kStop / kGiveUp / kFailure (validated)
+// Text a peer sent (summaries, reasons) made safe for a log line, a failure file or a termination
+// message: control characters escaped (\n, \t, \xNN), at most kMaxText bytes. Every text field
+// of a received message goes through this; exit codes are range-checked by decode (1-255).
+std::string untrusted_text(std::string_view text);
+std::string peer_text(const nlohmann::json& body, const char* field);
 Nonce random_nonce();
 std::string to_hex(std::span<const uint8_t> bytes);
 std::optional<Nonce> nonce_from_hex(const std::string& hex);

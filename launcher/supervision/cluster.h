@@ -37,9 +37,12 @@ class Cluster {
     std::function<void(const GenerationPlan&)> start;  // all nodes present: start these workers
     // Another node failed (or this one did): stop the local workers, then report_stopped().
     std::function<void(const NodeFailure&)> stop;
-    std::function<void()> done;                      // every node's workers exited 0: exit 0
+    std::function<void()> done;                       // every node's workers exited 0: exit 0
     std::function<void(const NodeFailure&)> give_up;  // restarts exhausted: exit failure.exit_code
-    std::function<void(const std::string& why)> lost;  // a node was lost or rendezvous timed out: exit 75
+    // A node was lost or the rendezvous timed out: exit 75. `signal` > 0: the lost node left
+    // because it got that termination signal (the job is being stopped from outside): exit
+    // 128 + signal like that node (docs/coordination.md, "Stopped from outside").
+    std::function<void(const std::string& why, int signal)> lost;
   };
 
   virtual ~Cluster() = default;
@@ -51,8 +54,9 @@ class Cluster {
   virtual void report_failure(const NodeFailure& failure) = 0;
   // This node's workers of `generation` are all gone (after a failure or a stop).
   virtual void report_stopped(int generation) = 0;
-  // Leave the job (on SIGTERM): tell the others, release sockets. Idempotent.
-  virtual void leave() = 0;
+  // Leave the job: tell the others, release sockets. Idempotent. `signal`: the termination
+  // signal this node got (0 when it leaves for another reason), passed on to the other nodes.
+  virtual void leave(int signal) = 0;
 };
 
 }  // namespace tv

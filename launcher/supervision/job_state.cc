@@ -36,7 +36,8 @@ void JobStateMachine::preflight_result(int node, bool passed, const std::string&
     if (v.first) continue;
     return end({JobEnd::Kind::kGiveUp, NodeFailure{0, n, exit_code::kPreflightFailed, v.second},
                 "preflight failed on node " + std::to_string(n) + ": " + v.second +
-                    "; no node starts its workers"});
+                    "; no node starts its workers",
+                0});
   }
   spdlog::info("job: every node passed the preflight");
   start_generation(now);
@@ -60,7 +61,7 @@ void JobStateMachine::success(int node, int generation) {
   if (state_ != State::kRunning || generation != gen_) return;
   succeeded_.insert(node);
   if (static_cast<int>(succeeded_.size()) == nnodes_)
-    end({JobEnd::Kind::kDone, {}, "every node succeeded in generation " + std::to_string(gen_)});
+    end({JobEnd::Kind::kDone, {}, "every node succeeded in generation " + std::to_string(gen_), 0});
 }
 
 void JobStateMachine::failure(NodeFailure f, Clock::time_point now) {
@@ -90,7 +91,8 @@ void JobStateMachine::after_stop() {
   if (!policy_.may_restart(gen_))
     return end({JobEnd::Kind::kGiveUp, *root_cause_,
                 "restarts exhausted (" + std::to_string(gen_) + " of --max-restarts " +
-                    std::to_string(policy_.max_restarts) + ")"});
+                    std::to_string(policy_.max_restarts) + ")",
+                0});
   state_ = State::kBackoff;
   spdlog::info("job: every node stopped; restart {} in {} ms", gen_ + 1, next_pause_.count());
   actions_.arm_backoff(next_pause_);
@@ -102,7 +104,9 @@ void JobStateMachine::backoff_over(Clock::time_point now) {
   start_generation(now);
 }
 
-void JobStateMachine::lost(const std::string& why) { end({JobEnd::Kind::kLost, {}, why}); }
+void JobStateMachine::lost(const std::string& why, int signal) {
+  end({JobEnd::Kind::kLost, {}, why, signal});
+}
 
 void JobStateMachine::end(JobEnd e) {
   if (state_ == State::kFinished) return;

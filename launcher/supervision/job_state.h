@@ -39,6 +39,7 @@ struct JobEnd {
   Kind kind = Kind::kDone;
   NodeFailure failure;  // kGiveUp: the root cause (exit_code is the job's)
   std::string why;      // kLost: the reason; kGiveUp: a log line
+  int signal = 0;       // kLost: the signal that made a node leave (0: none), for 128+N everywhere
 };
 
 class JobActions {
@@ -68,7 +69,7 @@ class JobStateMachine {
   void failure(NodeFailure f, Clock::time_point now);  // f.node_rank, f.generation
   void stopped(int node, int generation);
   void backoff_over(Clock::time_point now);
-  void lost(const std::string& why);
+  void lost(const std::string& why, int signal = 0);
 
   State state() const { return state_; }
   int generation() const { return gen_; }

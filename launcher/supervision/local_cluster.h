@@ -24,7 +24,7 @@ class LocalCluster final : public Cluster, private JobActions {
   void report_success(int generation) override;
   void report_failure(const NodeFailure& failure) override;
   void report_stopped(int generation) override;
-  void leave() override;
+  void leave(int signal) override;
 
  private:
   // JobActions

@@ -43,7 +43,18 @@ int Supervisor::run() {
   io_.run();
   release_workers();
   report_root_cause();
+  log_exit();
   return exit_code_;
+}
+
+// The one line that says how this node ends, once the code is final (a signal that arrives
+// while a lost node's workers are stopping still changes it).
+void Supervisor::log_exit() const {
+  if (exit_code_ == exit_code::kTempFail)
+    spdlog::error("exiting {} so the orchestrator retries the job", exit_code::kTempFail);
+  else if (stop_signal_ && exit_code_ == exit_code::kSignalBase + stop_signal_)
+    spdlog::warn("exiting {}: the job was stopped by SIG{}", exit_code_,
+                 sigabbrev_np(stop_signal_));
 }
 
 Cluster::Events Supervisor::cluster_events() {
@@ -60,10 +71,17 @@ Cluster::Events Supervisor::cluster_events() {
     final_failure_ = f;
     finish(f.exit_code);
   };
-  ev.lost = [this](const std::string& why) {
-    spdlog::error("{}: exiting {} so the orchestrator retries the job", why, exit_code::kTempFail);
-    final_failure_ = NodeFailure{plan_.generation, cfg_.layout.node_rank, exit_code::kTempFail, why};
-    finish(exit_code::kTempFail);
+  ev.lost = [this](const std::string& why, int signal) {
+    // A node that left on a termination signal: the job is being stopped from outside (scancel,
+    // a deleted job), so every node ends as that node does, 128 + N.
+    const int code = signal > 0 ? exit_code::kSignalBase + signal : exit_code::kTempFail;
+    if (signal > 0)
+      spdlog::warn("{}: the job is being stopped from outside; stopping this node's workers", why);
+    else
+      spdlog::error("{}: stopping this node's workers", why);
+    final_failure_ = NodeFailure{plan_.generation, cfg_.layout.node_rank, code, why};
+    if (signal > 0) stop_signal_ = signal;
+    finish(code);
   };
   return ev;
 }
@@ -224,8 +242,9 @@ void Supervisor::on_signal(int sig) {
   spdlog::warn("received SIG{}: forwarding to the workers, SIGKILL after {} ms", sigabbrev_np(sig),
                cfg_.grace.count());
   exit_code_ = exit_code::kSignalBase + sig;
+  stop_signal_ = sig;
   finishing_ = true;
-  cluster_.leave();
+  cluster_.leave(sig);
   if (group_.running() == 0) return io_.stop();
   group_.stop(sig);
 }
@@ -257,7 +276,7 @@ void Supervisor::check_hangs() {
 void Supervisor::finish(int exit_code) {
   exit_code_ = exit_code;
   finishing_ = true;
-  cluster_.leave();
+  cluster_.leave(0);
   if (group_.running() == 0) return io_.stop();
   group_.stop(SIGTERM);
 }

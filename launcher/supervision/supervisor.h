@@ -75,6 +75,7 @@ class Supervisor final : public GroupActions {
   void check_hangs();
   void finish(int exit_code);
   void report_root_cause();
+  void log_exit() const;
   void release_workers();
   std::string attempt_dir(int generation, int rank) const;
 
@@ -88,10 +89,11 @@ class Supervisor final : public GroupActions {
   std::vector<WorkerPtr> workers_;  // this generation's, by local rank
   std::map<pid_t, WorkerPtr> by_pid_;
   GenerationPlan plan_;
-  std::optional<std::string> resume_;   // this generation's checkpoint
-  std::vector<FailureRecord> causes_;   // this node's root cause per failed generation
+  std::optional<std::string> resume_;  // this generation's checkpoint
+  std::vector<FailureRecord> causes_;  // this node's root cause per failed generation
   std::optional<NodeFailure> final_failure_;
   int shutdown_signal_ = 0;
+  int stop_signal_ = 0;  // the termination signal that ended the job (here or on a peer), or 0
   bool finishing_ = false;
   int exit_code_ = 0;
 };

@@ -184,6 +184,11 @@ Status apply_port(const Options& opts, Topology& t) {
     t.master_port = *port;
     t.origin["master_port"] = v->origin;
   }
+  if (!t.origin.count("master_port") && !t.job_id.empty()) {
+    // Two jobs sharing a node must not share a port: derive the default from the job's id.
+    t.master_port = job_master_port(t.job_id);
+    t.origin["master_port"] = "default, derived from the job id (" + t.origin["job_id"] + ")";
+  }
   if (!t.origin.count("master_port")) t.origin["master_port"] = "default";
   return ok_status();
 }
@@ -208,6 +213,17 @@ Status apply_nproc(const Options& opts, const GpuCounter& gpus, Topology& t) {
 }
 
 }  // namespace
+
+int job_master_port(const std::string& job_id) {
+  uint64_t k = 0;
+  const char* b = job_id.data();
+  auto [p, ec] = std::from_chars(b, b + job_id.size(), k);
+  if (ec != std::errc() || p != b + job_id.size()) {  // not a number: FNV-1a of the text
+    k = 14695981039346656037ull;
+    for (unsigned char c : job_id) k = (k ^ c) * 1099511628211ull;
+  }
+  return kJobPortBase + 2 * static_cast<int>(k % kJobPortSlots);
+}
 
 Result<Topology> resolve_topology(const Options& opts, const Environment& env, const FileSystem& fs,
                                   const GpuCounter& gpus, const HostAddress& self) {

@@ -50,6 +50,15 @@ struct Topology {
 // Largest node count accepted from any source (and the Slurm hostlist expansion cap).
 inline constexpr int kMaxNodes = 100000;
 
+// The default master port of a job with an id (docs/topology.md, "Master port"): even ports
+// kJobPortBase .. kJobPortBase + 2 * (kJobPortSlots - 1), so the rendezvous port (master port + 1)
+// never meets another job's master port; a numeric id (SLURM_JOB_ID) takes slot id % kJobPortSlots,
+// so jobs whose ids differ by less than kJobPortSlots never share a port; any other id its
+// FNV-1a hash. Below the Linux ephemeral range (32768-60999).
+inline constexpr int kJobPortBase = 20000;
+inline constexpr int kJobPortSlots = 5000;
+int job_master_port(const std::string& job_id);
+
 // `opts` from parse_options(run_option_specs() or topology_option_specs(), ..., use_env=true).
 Result<Topology> resolve_topology(const Options& opts, const Environment& env, const FileSystem& fs,
                                   const GpuCounter& gpus, const HostAddress& self);

@@ -1,6 +1,9 @@
 // Slurm: SLURM_JOB_ID with SLURM_NNODES (or SLURM_JOB_NUM_NODES); node_rank = SLURM_NODEID;
 // master = first host of the expanded node list. Inside an srun step that uses part of the
 // allocation, the step's SLURM_STEP_NUM_NODES + SLURM_STEP_NODELIST are used together.
+#include <algorithm>
+#include <charconv>
+
 #include "launcher/topology/slurm_hostlist.h"
 #include "launcher/topology/topology_sources.h"
 
@@ -62,6 +65,47 @@ Status check_node_name(const Environment& env, const Topology& t) {
                       "trainvisor under srun, one task per node)");
 }
 
+// The largest count in a Slurm tasks-per-node list ("2(x3),1"); 0 when it cannot be read.
+long max_tasks_per_node(const std::string& list) {
+  long most = 0;
+  size_t at = 0;
+  while (at < list.size()) {
+    long n = 0;
+    const char* b = list.data() + at;
+    auto [p, ec] = std::from_chars(b, list.data() + list.size(), n);
+    if (ec != std::errc()) return 0;
+    most = std::max(most, n);
+    at = list.find(',', static_cast<size_t>(p - list.data()));
+    if (at == std::string::npos) break;
+    ++at;
+  }
+  return most;
+}
+
+// trainvisor is one task per node: it starts the node's workers itself.
+Status check_one_task_per_node(const Environment& env) {
+  const auto list = env.get("SLURM_STEP_TASKS_PER_NODE");
+  const auto local = env.get("SLURM_LOCALID");
+  const bool several = (list && max_tasks_per_node(*list) > 1) || (local && *local != "0");
+  if (!several) return ok_status();
+  return config_error(
+      "SLURM_STEP_TASKS_PER_NODE=\"" + list.value_or("") + "\" (this is task SLURM_LOCALID=\"" +
+      local.value_or("") +
+      "\"): expected one trainvisor task per node, which starts the node's workers itself (srun "
+      "--ntasks-per-node=1 trainvisor run --nproc-per-node N ...)");
+}
+
+// The batch script of a multi-node job runs on the first node only: its `run` would wait for
+// nodes that never come. sbatch sets ENVIRONMENT=BATCH; only srun steps have SLURM_STEP_ID.
+Status check_not_batch_script(const Environment& env, const Topology& t) {
+  if (t.nnodes < 2 || env.has("SLURM_STEP_ID") || env.get("ENVIRONMENT") != "BATCH")
+    return ok_status();
+  return config_error("SLURM_NNODES=\"" + std::to_string(t.nnodes) +
+                      "\" but no SLURM_STEP_ID and ENVIRONMENT=BATCH: this is the batch script, "
+                      "which runs on the first node only; expected trainvisor on every node: "
+                      "srun --ntasks-per-node=1 trainvisor run ... in the batch script");
+}
+
 }  // namespace
 
 bool slurm_detected(const Environment& env) {
@@ -75,12 +119,14 @@ Result<Topology> slurm_source(const Environment& env) {
   t.platform = "slurm";
   t.job_id = *env.get("SLURM_JOB_ID");
   t.origin["job_id"] = from_env("SLURM_JOB_ID");
+  if (auto st = check_one_task_per_node(env); !st) return st.error();
   const SlurmNames names = pick_names(env);
   auto n = env_int_required(env, names.nnodes, 1, kMaxNodes, "",
                             "the job's node count (SLURM_NNODES or SLURM_JOB_NUM_NODES)");
   if (!n) return n.error();
   t.nnodes = static_cast<int>(*n);
   t.origin["nnodes"] = from_env(names.nnodes);
+  if (auto st = check_not_batch_script(env, t); !st) return st.error();
   auto rank = env_int(env, "SLURM_NODEID", 0, t.nnodes - 1,
                       names.nnodes + " is " + std::to_string(t.nnodes));
   if (!rank) return rank.error();

@@ -9,6 +9,7 @@
 #include <boost/asio/post.hpp>
 #include <boost/asio/read.hpp>
 #include <boost/asio/write.hpp>
+#include <csignal>
 
 #include "launcher/rendezvous/network_cluster.h"
 #include "launcher/rendezvous/rdzv_protocol.h"
@@ -31,6 +32,7 @@ struct Node {
   bool done = false;
   std::optional<NodeFailure> gave_up;
   std::optional<std::string> lost;
+  int lost_signal = 0;
   int terminal_events = 0;
   bool stops_at_once = true;  // reports stopped as soon as it is told to stop
   bool finished() const { return terminal_events > 0; }
@@ -67,7 +69,9 @@ class RdzvCluster : public ::testing::Test {
     };
     ev.done = [n] { n->done = true, ++n->terminal_events; };
     ev.give_up = [n](const NodeFailure& f) { n->gave_up = f, ++n->terminal_events; };
-    ev.lost = [n](const std::string& why) { n->lost = why, ++n->terminal_events; };
+    ev.lost = [n](const std::string& why, int signal) {
+      n->lost = why, n->lost_signal = signal, ++n->terminal_events;
+    };
     n->cluster->join(ev);
     if (c.node_rank == 0) port_ = n->cluster->coordinator_port();
     nodes_.push_back(std::move(node));
@@ -341,11 +345,12 @@ TEST_F(RdzvCluster, HostileConnectionsLeaveTheJobUntouched) {
 TEST_F(RdzvCluster, LeaveTellsTheOthers) {
   add_all(3);
   ASSERT_TRUE(run_until([&] { return all_started(1); }));
-  nodes_[2]->cluster->leave();
-  nodes_[2]->cluster->leave();  // idempotent
+  nodes_[2]->cluster->leave(SIGTERM);
+  nodes_[2]->cluster->leave(SIGTERM);  // idempotent
   ASSERT_TRUE(run_until([&] { return nodes_[0]->finished() && nodes_[1]->finished(); }));
   EXPECT_NE(nodes_[1]->lost->find("node 2 left"), std::string::npos) << *nodes_[1]->lost;
-  EXPECT_FALSE(nodes_[2]->finished());  // the leaver hears nothing more
+  EXPECT_EQ(nodes_[1]->lost_signal, SIGTERM);  // stopped from outside: the others exit 143 too
+  EXPECT_FALSE(nodes_[2]->finished());         // the leaver hears nothing more
 }
 
 }  // namespace

@@ -74,7 +74,7 @@ class RdzvPreflight : public ::testing::Test {
     ev.stop = [](const NodeFailure&) {};
     ev.done = [] {};
     ev.give_up = [p](const NodeFailure& f) { p->gave_up = f; };
-    ev.lost = [p](const std::string& why) { p->lost = why; };
+    ev.lost = [p](const std::string& why, int) { p->lost = why; };
     n.cluster->join(ev);
     if (n.cluster->coordinator_port()) port_ = n.cluster->coordinator_port();
   }
