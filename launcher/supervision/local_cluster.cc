@@ -60,7 +60,7 @@ void LocalCluster::finish(const JobEnd& end) {
       case JobEnd::Kind::kGiveUp:
         return events_.give_up(end.failure);
       case JobEnd::Kind::kLost:
-        return events_.lost(end.why);
+        return events_.lost(end.why, end.signal);
     }
   });
 }
