@@ -3,7 +3,8 @@
 Rank 1 SIGKILLs itself at step KILL_AT on the first attempt; rank 0 saves `agent_<step>.pt` with
 torch.save every 50 steps in an Isaac Lab-like tree. The resume checkpoint comes from
 `--resume=PATH` (trainvisor's --resume-arg), else the script looks for the newest file itself
-(what a torchrun user has to write). Prints START/KILL/DONE lines with wall-clock times.
+(what a torchrun user has to write). Prints START/KILL/DONE lines with wall-clock times, and rank 0
+prints rsl_rl's "Learning iteration STEP/TOTAL" every 10 steps (bench/gpu_goodput.sh reads them).
 """
 import glob
 import os
@@ -51,6 +52,8 @@ def main():
         loss.backward()
         opt.step()
         step += 1
+        if step % 10 == 0 and rank == 0:  # rsl_rl's progress line: `--progress-regex auto` reads it
+            print(f"Learning iteration {step}/{total}", flush=True)
         if step % 50 == 0 and rank == 0:
             torch.save({"model": model.module.state_dict(), "opt": opt.state_dict(), "step": step},
                        os.path.join(run, f"agent_{step}.pt"))

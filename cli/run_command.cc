@@ -25,6 +25,7 @@
 #include "health/isolated_query.h"
 #include "health/nccl_probe.h"
 #include "health/preflight.h"
+#include "cli/observability.h"
 #include "launcher/rendezvous/network_cluster.h"
 #include "launcher/supervision/local_cluster.h"
 #include "launcher/supervision/sagemaker_train.h"
@@ -73,6 +74,8 @@ struct RunPlan {
   double min_busbw = 0;
   std::optional<std::string> ckpt_dir;
   std::string ckpt_format;
+  std::optional<ResumeRequest> resume;  // when there is a checkpoint dir and --resume is not none
+  ObservabilityConfig observability;
   std::optional<std::string> rdzv_token;
   int rdzv_port = 0;
   milliseconds rdzv_timeout{0}, peer_timeout{0};
@@ -124,10 +127,7 @@ Status read_health_and_checkpoints(const Options& o, RunPlan& p) {
     // after every node reported its workers stopped), so nothing can still be writing: the
     // zip/DCP completeness checks decide, without waiting out the settle window.
     req.settle = std::chrono::milliseconds(0);
-    p.sup.find_resume = [req]() -> std::optional<std::string> {
-      auto c = find_resume_checkpoint(req);
-      return c ? std::optional<std::string>(c->path) : std::nullopt;
-    };
+    p.resume = req;
   }
   if (auto v = o.get("resume-arg")) p.sup.resume_arg = v->value;
   return ok_status();
@@ -156,7 +156,14 @@ Result<RunPlan> plan_run(const Options& o, const Environment& env) {
   if (auto s = read_timing(o, env, p); !s) return s.error();
   for (auto* step : {read_health_and_checkpoints, read_rendezvous})
     if (auto s = step(o, p); !s) return s.error();
+  auto obs = read_observability_options(o);
+  if (!obs) return obs.error();
+  p.observability = *obs;
   const Topology& t = p.topology;
+  p.observability.goodput.nnodes = t.nnodes;
+  p.observability.goodput.node_rank = t.node_rank;
+  p.observability.goodput.nproc_per_node = t.nproc_per_node;
+  p.observability.goodput.checkpoints_watched = p.ckpt_dir.has_value();
   p.sup.layout = WorkerLayout{t.nnodes,
                               t.node_rank,
                               t.nproc_per_node,
@@ -169,6 +176,7 @@ Result<RunPlan> plan_run(const Options& o, const Environment& env) {
   p.sup.argv = *argv;
   p.sup.base_env = env;
   p.sup.failure_file = o.value_or("failure-file", "/opt/ml/output/failure");
+  p.sup.signals_reach_workers = env.has("SLURM_JOB_ID") && env.has("SLURM_STEP_ID");
   // Kubernetes mounts /dev/termination-log; outside Kubernetes the default is not created.
   const auto tlog = o.get("termination-log");
   if (tlog && (tlog->origin != "default" || RealFileSystem().exists(tlog->value)))
@@ -295,17 +303,30 @@ Status make_work_dir(const Options& o, WorkDir& wd) {
   return ok_status();
 }
 
+// The resume hook: the newest complete checkpoint at each (re)start, told to the goodput accountant.
+void hook_resume(RunPlan& p, GoodputAccountant& goodput) {
+  if (!p.resume) return;
+  p.sup.find_resume = [req = *p.resume, &goodput]() -> std::optional<std::string> {
+    auto c = find_resume_checkpoint(req);
+    goodput.resume_selected(c ? std::optional<std::int64_t>(c->step) : std::nullopt);
+    return c ? std::optional<std::string>(c->path) : std::nullopt;
+  };
+}
+
 std::unique_ptr<CheckpointWatcher> watch_checkpoints(boost::asio::io_context& io,
-                                                     const RunPlan& p) {
+                                                     const RunPlan& p, GoodputAccountant& goodput) {
   if (!p.ckpt_dir) return nullptr;
-  auto w = std::make_unique<
-      CheckpointWatcher>(*p.ckpt_dir, p.ckpt_format, [&io](const CheckpointEvent& e) {
-    boost::asio::post(io, [e] {
-      spdlog::info(
-          "checkpoint complete: {} ({} bytes, written in {:.1f} s, {:.1f} s after the previous)",
-          e.checkpoint.path, e.checkpoint.bytes, e.write_seconds, e.since_previous_seconds);
-    });
-  });
+  auto w = std::make_unique<CheckpointWatcher>(
+      *p.ckpt_dir, p.ckpt_format, [&io, &goodput](const CheckpointEvent& e) {
+        boost::asio::post(io, [e, &goodput] {
+          spdlog::info(
+              "checkpoint complete: {} ({} bytes, written in {:.1f} s, {:.1f} s after the "
+              "previous)",
+              e.checkpoint.path, e.checkpoint.bytes, e.write_seconds, e.since_previous_seconds);
+          goodput.checkpoint_seen({e.write_seconds, e.since_previous_seconds, e.checkpoint.bytes,
+                                   e.checkpoint.step});
+        });
+      });
   w->start();
   return w;
 }
@@ -338,6 +359,8 @@ void print_help() {
 }  // namespace
 
 int run_command(const Args& args, const Environment& env) {
+  const SteadyClock clock;
+  const double started_at = clock.now();
   if (!args.empty() && (args[0] == "--help" || args[0] == "-h")) {
     print_help();
     return exit_code::kOk;
@@ -354,10 +377,21 @@ int run_command(const Args& args, const Environment& env) {
   if (auto v = opts->get("link-logs"); v && plan->ckpt_dir)
     if (auto s = link_logs(v->value, *plan->ckpt_dir); !s) spdlog::warn("{}", s.error().message);
   boost::asio::io_context io;
+  auto obs = Observability::make(io, plan->observability, clock, started_at);
+  if (!obs) return refuse(obs.error());
+  GoodputAccountant& goodput = (*obs)->accountant();
+  hook_resume(*plan, goodput);
+  plan->sup.observer = obs->get();
   std::unique_ptr<Cluster> cluster;  // made by a multi-node preflight, which joins the job early
   init.set_phase("preflight");
-  if (auto s = run_preflight_if_asked(*plan, env, io, cluster); !s) return refuse(s.error());
+  goodput.enter(Phase::kPreflight);
+  if (auto s = run_preflight_if_asked(*plan, env, io, cluster); !s) {
+    goodput.finishing(s.error().exit_code);
+    (*obs)->report();
+    return refuse(s.error());
+  }
   init.set_phase("start");
+  goodput.enter(Phase::kRendezvous);
   WorkDir wd;
   if (auto s = make_work_dir(*opts, wd); !s) return refuse(s.error());
   plan->sup.work_dir = wd.path;
@@ -366,10 +400,11 @@ int run_command(const Args& args, const Environment& env) {
   if (!cluster) cluster = make_cluster(io, *plan);
   InitSpawner spawner(io);
   Supervisor supervisor(io, plan->sup, *cluster, spawner);
-  auto watcher = watch_checkpoints(io, *plan);
+  auto watcher = watch_checkpoints(io, *plan, goodput);
   const int code = supervisor.run();  // signals are the supervisor's while it runs
   init.set_phase("exit");
   if (watcher) watcher->stop();
+  (*obs)->report();
   return code;
 }
 

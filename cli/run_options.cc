@@ -4,8 +4,6 @@
 
 namespace tv {
 
-// --metrics-port and --progress-regex (the spec's Observability section) are not built yet: they
-// are left out of the table so that they are refused, not silently ignored.
 std::vector<OptionSpec> run_option_specs() {
   auto specs = topology_option_specs();
   const std::vector<OptionSpec> rest = {
@@ -36,6 +34,12 @@ std::vector<OptionSpec> run_option_specs() {
        "PATH: the framework's log dir; becomes a symlink to <checkpoint-dir>/<basename(PATH)>"},
       {"log-dir", true, std::nullopt, "per-rank, per-attempt log files"},
       {"log-format", true, "text", "text|json (trainvisor's own log lines)"},
+      {"metrics-port", true, "0", "serve Prometheus /metrics and /healthz on this port; 0 = off"},
+      {"metrics-address", true, "0.0.0.0", "address the metrics port listens on"},
+      {"progress-regex", true, std::nullopt,
+       "step in the workers' output: RE with (?<step>\\d+) [(?<total>\\d+)], or auto"},
+      {"mtbf-hours", true, std::nullopt, "MTBF of one node, for the checkpoint interval advice"},
+      {"summary-file", true, std::nullopt, "the goodput summary as JSON at the end of the run"},
       {"failure-file", true, "/opt/ml/output/failure", "root cause for SageMaker (written once)"},
       {"termination-log", true, "/dev/termination-log", "root cause for Kubernetes"},
       {"run-id", true, std::nullopt, "TORCHELASTIC_RUN_ID (default: from the job id)"},

@@ -19,9 +19,10 @@ ALLOWED = {
     "launcher/topology": ["common"],
     "launcher/supervision": ["common"],
     "launcher/rendezvous": ["common", "launcher/supervision"],
+    "launcher/observability": ["common"],
     "render": ["common"],
     "cli": ["common", "checkpoint", "health", "launcher/topology", "launcher/supervision",
-            "launcher/rendezvous", "render", "cli"],
+            "launcher/rendezvous", "launcher/observability", "render", "cli"],
 }
 # Longest prefix first, so launcher/topology/x.h is launcher/topology, not launcher.
 MODULES = sorted(ALLOWED, key=len, reverse=True)

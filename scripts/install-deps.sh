@@ -18,6 +18,7 @@ test_packages=(
   iproute2 util-linux procps time hyperfine
   podman buildah runc debootstrap
   slurm-wlm munge  # tests/integration/test_slurm.py: a real Slurm cluster (scripts/slurm-cluster.sh)
+  prometheus  # promtool: tests/integration/test_observability.py lints the scraped /metrics
 )
 
 packages=("${build_packages[@]}")

@@ -68,7 +68,7 @@ void PendingConnections::release(const Conn& conn) {
   entries_.erase(it);
 }
 
-void PendingConnections::drop(const Conn& conn, const std::string& why) {
+void PendingConnections::drop(Conn conn, const std::string& why) {
   auto it = find(conn);
   if (it == entries_.end()) return;
   const std::string source = it->source;

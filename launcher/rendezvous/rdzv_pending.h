@@ -51,7 +51,8 @@ class PendingConnections {
   // `conn` joined: forget it, leave it open.
   void release(const Conn& conn);
   // Closes `conn` and forgets it; `why` is logged (a bounded number of times per source).
-  void drop(const Conn& conn, const std::string& why);
+  // By value: the caller's reference may be the entry that is erased here.
+  void drop(Conn conn, const std::string& why);
   void close_all();
   size_t size() const { return entries_.size(); }
 

@@ -63,6 +63,7 @@ Cluster::Events Supervisor::cluster_events() {
   ev.stop = [this](const NodeFailure& f) {
     if (f.node_rank != cfg_.layout.node_rank)
       spdlog::warn("node {} failed in attempt {}: stopping this node's workers", f.node_rank, f.generation);
+    if (cfg_.observer) cfg_.observer->generation_failed(f.generation);
     group_.stop(SIGTERM);
   };
   ev.done = [this] { finish(exit_code::kOk); };
@@ -81,7 +82,8 @@ Cluster::Events Supervisor::cluster_events() {
       spdlog::error("{}: stopping this node's workers", why);
     final_failure_ = NodeFailure{plan_.generation, cfg_.layout.node_rank, code, why};
     if (signal > 0) stop_signal_ = signal;
-    finish(code);
+    // Stopped from outside inside a Slurm step: Slurm signals this node's workers itself.
+    finish(code, signal > 0 && cfg_.signals_reach_workers ? 0 : SIGTERM);
   };
   return ev;
 }
@@ -92,6 +94,7 @@ void Supervisor::on_start(const GenerationPlan& plan) {
   workers_.assign(static_cast<size_t>(cfg_.layout.nproc_per_node), nullptr);
   resume_ = cfg_.find_resume ? cfg_.find_resume() : std::nullopt;  // the resume hook
   if (resume_) spdlog::info("attempt {}: resuming from {}", plan.generation, *resume_);
+  if (cfg_.observer) cfg_.observer->generation_started(plan.generation);
   spdlog::info("attempt {}: starting {} worker(s), ranks {}-{}, MASTER_ADDR={} MASTER_PORT={}",
                plan.generation, cfg_.layout.nproc_per_node, global_rank(cfg_.layout, 0),
                global_rank(cfg_.layout, cfg_.layout.nproc_per_node - 1), cfg_.layout.master_addr,
@@ -136,12 +139,15 @@ bool Supervisor::start_worker(int local_rank, const GenerationPlan& plan, Worker
     spdlog::error("rank {}: {}", rank, pid.error().message);
     return false;
   }
+  if (cfg_.observer)
+    w->set_taps(cfg_.observer->output_tap(local_rank, false), cfg_.observer->output_tap(local_rank, true));
   // weak: the WorkerProcess owns this callback, a shared_ptr here would keep it alive forever.
   w->attach(*pid, [this, weak = std::weak_ptr<WorkerProcess>(w)] {
     if (auto self = weak.lock()) maybe_end_worker(self);
   });
   workers_[static_cast<size_t>(local_rank)] = w;
   by_pid_[*pid] = w;
+  if (cfg_.observer) cfg_.observer->worker_started(local_rank);
   return true;
 }
 
@@ -173,6 +179,7 @@ void Supervisor::end_worker(const WorkerPtr& w) {
   end.local_rank = w->id().local_rank;
   end.exit_code = exit_code_from_status(status);
   end.signal = signal_from_status(status);
+  if (cfg_.observer) cfg_.observer->worker_exited(end.local_rank, end.exit_code);
   if (w->id().generation != group_.generation() || !group_.is_running(end.local_rank)) return;
   if (!end.ok() && group_.state() == GroupState::kHealthy)
     spdlog::warn("rank {} ended: exit code {}", w->id().rank, end.exit_code);
@@ -215,6 +222,7 @@ void Supervisor::group_failed(int generation, const WorkerEnd& first) {
     rec.tail = w->tail();
   }
   causes_.push_back(rec);
+  if (cfg_.observer) cfg_.observer->generation_failed(generation);
   spdlog::error("attempt {} failed: {}", generation, summary_line(rec));
   cluster_.report_failure(NodeFailure{generation, rec.node_rank, rec.exit_code, summary_line(rec)});
 }
@@ -230,7 +238,12 @@ void Supervisor::group_stopped(int generation) {
 }
 
 void Supervisor::on_signal(int sig) {
-  if (sig == SIGUSR1 || sig == SIGUSR2) return group_.forward(sig);
+  const bool user = sig == SIGUSR1 || sig == SIGUSR2;
+  if (user && cfg_.signals_reach_workers)
+    return spdlog::info("received SIG{}: not forwarded, Slurm delivered it to every process of "
+                        "the step (the workers too)",
+                        sigabbrev_np(sig));
+  if (user) return group_.forward(sig);
   if (shutdown_signal_) {
     if (sig == SIGTERM || sig == SIGINT) {
       spdlog::warn("second {}: killing the workers now", sigabbrev_np(sig));
@@ -239,14 +252,18 @@ void Supervisor::on_signal(int sig) {
     return;
   }
   shutdown_signal_ = sig;
-  spdlog::warn("received SIG{}: forwarding to the workers, SIGKILL after {} ms", sigabbrev_np(sig),
+  spdlog::warn("received SIG{}: {}, SIGKILL after {} ms", sigabbrev_np(sig),
+               cfg_.signals_reach_workers
+                   ? "Slurm delivered it to every process of the step (the workers too)"
+                   : "forwarding to the workers",
                cfg_.grace.count());
   exit_code_ = exit_code::kSignalBase + sig;
   stop_signal_ = sig;
   finishing_ = true;
+  if (cfg_.observer) cfg_.observer->finishing(exit_code_);
   cluster_.leave(sig);
   if (group_.running() == 0) return io_.stop();
-  group_.stop(sig);
+  group_.stop(cfg_.signals_reach_workers ? 0 : sig);  // 0: no signal, only the grace period
 }
 
 void Supervisor::schedule_hang_check() {
@@ -273,12 +290,13 @@ void Supervisor::check_hangs() {
   }
 }
 
-void Supervisor::finish(int exit_code) {
+void Supervisor::finish(int exit_code, int stop_with) {
   exit_code_ = exit_code;
   finishing_ = true;
+  if (cfg_.observer) cfg_.observer->finishing(exit_code);
   cluster_.leave(0);
   if (group_.running() == 0) return io_.stop();
-  group_.stop(SIGTERM);
+  group_.stop(stop_with);
 }
 
 // The loop has stopped with reads and drain timers still pending: abort them and let their

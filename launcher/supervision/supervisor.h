@@ -15,6 +15,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <chrono>
+#include <csignal>
 #include <functional>
 #include <map>
 #include <memory>
@@ -23,6 +24,7 @@
 #include <vector>
 
 #include "launcher/supervision/cluster.h"
+#include "launcher/supervision/run_observer.h"
 #include "launcher/supervision/root_cause.h"
 #include "launcher/supervision/spawner.h"
 #include "launcher/supervision/worker_env.h"
@@ -40,11 +42,16 @@ struct SupervisorConfig {
   std::chrono::milliseconds hang_timeout{0};  // 0 = off
   std::string work_dir;                       // error files and heartbeats live under it
   bool keep_logs = false;                     // --log-dir: per-rank files under work_dir
+  // Inside a Slurm step, Slurm delivers every signal of the step to every process of it, the
+  // workers included: forwarding would deliver each twice (docs/supervision.md, "Signals").
+  bool signals_reach_workers = false;
   std::string failure_file;
   std::string termination_log;
   std::optional<std::string> resume_arg;
   // Hook: the checkpoint to resume from at each (re)start; may be empty.
   std::function<std::optional<std::string>()> find_resume;
+  // Hook: told about generations, workers and their output (goodput, metrics); may be null.
+  RunObserver* observer = nullptr;
 };
 
 class Supervisor final : public GroupActions {
@@ -73,7 +80,9 @@ class Supervisor final : public GroupActions {
   void end_worker(const WorkerPtr& w);
   void schedule_hang_check();
   void check_hangs();
-  void finish(int exit_code);
+  // Ends the run with exit_code once the workers are gone; they get `stop_with` (0: nothing, only
+  // the grace period), then SIGKILL.
+  void finish(int exit_code, int stop_with = SIGTERM);
   void report_root_cause();
   void log_exit() const;
   void release_workers();

@@ -63,10 +63,13 @@ void WorkerProcess::drain_now(Stream& s) {
   const int fd = s.pipe->native_handle();
   ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
   ssize_t n;
-  while ((n = ::read(fd, s.buf.data(), s.buf.size())) > 0)
-    s.splitter.feed(std::string_view(s.buf.data(), static_cast<size_t>(n)),
-                    [&](std::string_view line) { on_line(s, line); });
+  while ((n = ::read(fd, s.buf.data(), s.buf.size())) > 0) {
+    const std::string_view data(s.buf.data(), static_cast<size_t>(n));
+    if (s.tap) s.tap(data);
+    s.splitter.feed(data, [&](std::string_view line) { on_line(s, line); });
+  }
   s.splitter.finish([&](std::string_view line) { on_line(s, line); });
+  if (s.tap) s.tap({});
   if (s.log.is_open()) s.log.flush();
 }
 
@@ -75,6 +78,7 @@ void WorkerProcess::read(Stream& s) {
   s.pipe->async_read_some(boost::asio::buffer(s.buf),
                           [this, self, &s](const boost::system::error_code& ec, size_t n) {
                             if (n > 0) {
+                              if (s.tap) s.tap(std::string_view(s.buf.data(), n));
                               s.splitter.feed(std::string_view(s.buf.data(), n),
                                               [&](std::string_view line) { on_line(s, line); });
                             }
@@ -94,6 +98,7 @@ void WorkerProcess::on_line(Stream& s, std::string_view line) {
 
 void WorkerProcess::stream_closed(Stream& s) {
   s.splitter.finish([&](std::string_view line) { on_line(s, line); });
+  if (s.tap) s.tap({});
   if (s.log.is_open()) s.log.flush();
   if (--open_streams_ == 0 && on_streams_closed_) on_streams_closed_();
 }

@@ -43,6 +43,11 @@ class WorkerProcess : public std::enable_shared_from_this<WorkerProcess> {
   // After spawn: remembers the pid, closes the write ends, starts reading.
   void attach(pid_t pid, std::function<void()> on_streams_closed);
   void close_pipes();
+  // Observers of the raw stdout/stderr bytes (an empty view: end of stream); set before attach().
+  void set_taps(std::function<void(std::string_view)> out, std::function<void(std::string_view)> err) {
+    out_.tap = std::move(out);
+    err_.tap = std::move(err);
+  }
 
   // Sends sig to the worker's process group (and to the worker itself if it left the group).
   void signal(int sig) const;
@@ -65,6 +70,7 @@ class WorkerProcess : public std::enable_shared_from_this<WorkerProcess> {
     std::array<char, 16384> buf{};
     std::ofstream log;
     bool is_err = false;
+    std::function<void(std::string_view)> tap;
   };
   void read(Stream& s);
   void on_line(Stream& s, std::string_view line);

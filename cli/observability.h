@@ -1,0 +1,60 @@
+// Observability: the goodput accountant, the progress parser and the metrics server of one
+// `trainvisor run`, wired together; the supervisor sees it as a RunObserver, `run` feeds it the
+// phases before the supervisor exists, the resume choice and the checkpoint watcher's events, and
+// prints its summary at the end. Everything runs on the supervisor's event loop.
+#pragma once
+
+#include <boost/asio/io_context.hpp>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "common/options.h"
+#include "launcher/observability/goodput.h"
+#include "launcher/observability/metrics.h"
+#include "launcher/observability/metrics_server.h"
+#include "launcher/observability/progress.h"
+#include "launcher/supervision/run_observer.h"
+
+namespace tv {
+
+struct ObservabilityConfig {
+  GoodputConfig goodput;
+  int metrics_port = 0;  // 0 = off
+  std::string metrics_address = "0.0.0.0";
+  std::optional<std::string> progress_regex;
+  std::optional<std::string> summary_file;
+};
+
+// The options of the Observability section, checked (exit 64/78 naming the option); `goodput`
+// fields other than mtbf_hours are left for the caller (they come from the topology).
+Result<ObservabilityConfig> read_observability_options(const Options& o);
+
+class Observability final : public RunObserver {
+ public:
+  // Parses the progress regex and binds the metrics port (errors: exit 78 naming the option).
+  static Result<std::unique_ptr<Observability>> make(boost::asio::io_context& io,
+                                                     ObservabilityConfig cfg, const Clock& clock,
+                                                     double started_at);
+
+  GoodputAccountant& accountant() { return accountant_; }
+  // End of run: the summary table on stderr (spdlog) and --summary-file.
+  void report();
+
+  void generation_started(int generation) override { accountant_.generation_started(generation); }
+  void generation_failed(int generation) override { accountant_.generation_failed(generation); }
+  void finishing(int exit_code) override { accountant_.finishing(exit_code); }
+  void worker_started(int) override { accountant_.worker_started(); }
+  void worker_exited(int, int exit_code) override { accountant_.worker_exited(exit_code); }
+  std::function<void(std::string_view)> output_tap(int local_rank, bool is_stderr) override;
+
+ private:
+  Observability(ObservabilityConfig cfg, const Clock& clock, double started_at);
+  ObservabilityConfig cfg_;
+  MetricsIdentity id_;
+  GoodputAccountant accountant_;
+  std::optional<ProgressParser> parser_;
+  std::unique_ptr<MetricsServer> server_;
+};
+
+}  // namespace tv

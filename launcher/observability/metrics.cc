@@ -1,0 +1,129 @@
+#include "launcher/observability/metrics.h"
+
+#include <spdlog/fmt/fmt.h>
+
+namespace tv {
+namespace {
+
+class Writer {
+ public:
+  void family(const char* name, const char* type, const char* help) {
+    out_ += fmt::format("# HELP {} {}\n# TYPE {} {}\n", name, help, name, type);
+  }
+  void sample(const char* name, double v, const std::string& labels = "") {
+    out_ += fmt::format("{}{} {}\n", name, labels.empty() ? "" : "{" + labels + "}", v);
+  }
+  void single(const char* name, const char* type, const char* help, double v) {
+    family(name, type, help);
+    sample(name, v);
+  }
+  template <class T>
+  void optional(const char* name, const char* help, const std::optional<T>& v) {
+    if (v) single(name, "gauge", help, static_cast<double>(*v));
+  }
+  std::string take() { return std::move(out_); }
+
+ private:
+  std::string out_;
+};
+
+std::string label(const char* key, const std::string& value) {
+  return fmt::format("{}=\"{}\"", key, value);
+}
+
+void write_phases(Writer& w, const GoodputSnapshot& s) {
+  w.family("trainvisor_phase_seconds_total", "counter",
+           "Seconds spent in each phase of the job; the phases add up to the wall time.");
+  for (std::size_t i = 0; i < kPhaseCount; ++i)
+    w.sample("trainvisor_phase_seconds_total", s.phase_seconds[i],
+             label("phase", phase_name(static_cast<Phase>(i))));
+  w.family("trainvisor_current_phase", "gauge",
+           "1 for the phase the job is in now, 0 for the others.");
+  for (std::size_t i = 0; i < kPhaseCount; ++i)
+    w.sample("trainvisor_current_phase", static_cast<std::size_t>(s.phase) == i ? 1 : 0,
+             label("phase", phase_name(static_cast<Phase>(i))));
+}
+
+void write_goodput(Writer& w, const GoodputSnapshot& s) {
+  w.single("trainvisor_wall_seconds", "gauge", "Seconds since trainvisor started.", s.wall);
+  w.single("trainvisor_productive_seconds", "gauge",
+           "Running seconds that made progress that was kept.", s.productive);
+  w.family("trainvisor_badput_seconds", "gauge", "Seconds that made no kept progress, by cause.");
+  for (std::size_t i = 0; i < kBadputCount; ++i)
+    w.sample("trainvisor_badput_seconds", s.badput[i],
+             label("cause", badput_name(static_cast<Badput>(i))));
+  w.single("trainvisor_goodput_ratio", "gauge", "Productive seconds / wall seconds.", s.goodput);
+}
+
+void write_workers(Writer& w, const GoodputSnapshot& s) {
+  w.single("trainvisor_workers_up", "gauge", "Worker processes running on this node.",
+           s.workers_up);
+  w.single("trainvisor_workers_expected", "gauge", "Workers per generation on this node.",
+           s.workers_expected);
+  w.single("trainvisor_generation", "gauge",
+           "Generation of workers (0 = first start, +1 per restart).", s.generation);
+  w.single("trainvisor_restarts_total", "counter", "Whole-group restarts of the job.", s.restarts);
+  w.single("trainvisor_failures_total", "counter", "Generations that failed (on any node).",
+           s.failures);
+  w.family("trainvisor_worker_exits_total", "counter",
+           "Worker exits on this node by exit code (128+N: signal N).");
+  for (const auto& [code, n] : s.worker_exits)
+    w.sample("trainvisor_worker_exits_total", static_cast<double>(n),
+             label("exit_code", std::to_string(code)));
+  w.optional("trainvisor_exit_code", "The exit code trainvisor is about to exit with.",
+             s.exit_code);
+}
+
+void write_progress(Writer& w, const GoodputSnapshot& s) {
+  w.optional("trainvisor_progress_step", "Newest training step read from the workers' output.",
+             s.step);
+  w.optional("trainvisor_progress_total_steps", "Total steps, when the progress line names it.",
+             s.total_steps);
+  w.optional("trainvisor_progress_seconds_per_step", "Measured seconds per step.",
+             s.seconds_per_step);
+  w.single("trainvisor_lost_steps_total", "counter", "Steps done again after restarts.",
+           static_cast<double>(s.lost_steps));
+  w.single("trainvisor_lost_progress_known", "gauge",
+           "0 when a restart lost work that nothing could measure.", s.lost_progress_known ? 1 : 0);
+}
+
+void write_checkpoints(Writer& w, const GoodputSnapshot& s) {
+  w.single("trainvisor_checkpoints_total", "counter", "Complete checkpoints seen by the watcher.",
+           static_cast<double>(s.checkpoints));
+  w.optional("trainvisor_checkpoint_age_seconds", "Seconds since the newest checkpoint was seen.",
+             s.checkpoint_age);
+  w.optional("trainvisor_checkpoint_write_seconds", "How long the newest checkpoint took to write.",
+             s.last_write_seconds);
+  w.optional("trainvisor_checkpoint_size_bytes", "Size of the newest checkpoint.",
+             s.last_checkpoint_bytes);
+  w.optional("trainvisor_checkpoint_cost_seconds", "Measured cost C of one checkpoint.",
+             s.checkpoint_cost);
+  w.optional("trainvisor_checkpoint_interval_seconds", "Mean seconds between checkpoints.",
+             s.checkpoint_interval);
+  if (s.mtbf) {
+    w.family("trainvisor_mtbf_seconds", "gauge",
+             "Mean time between failures of the whole job used for the advice.");
+    w.sample("trainvisor_mtbf_seconds", *s.mtbf, label("source", s.mtbf_source));
+  }
+  w.optional("trainvisor_checkpoint_interval_advised_seconds",
+             "Young/Daly checkpoint interval sqrt(2 x C x MTBF).", s.advised_interval);
+}
+
+}  // namespace
+
+std::string render_metrics(const GoodputSnapshot& s, const MetricsIdentity& id) {
+  Writer w;
+  w.family("trainvisor_info", "gauge",
+           "Constant 1; labels: version and this node's place in the job.");
+  w.sample("trainvisor_info", 1,
+           label("version", id.version) + "," + label("node_rank", std::to_string(id.node_rank)) +
+               "," + label("nnodes", std::to_string(id.nnodes)));
+  write_phases(w, s);
+  write_goodput(w, s);
+  write_workers(w, s);
+  write_progress(w, s);
+  write_checkpoints(w, s);
+  return w.take();
+}
+
+}  // namespace tv

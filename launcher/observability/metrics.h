@@ -1,0 +1,21 @@
+// Prometheus text exposition (format 0.0.4) of a GoodputSnapshot: the `trainvisor_` metrics that
+// docs/observability.md lists, in base units, counters ending in `_total`. Figures that are not
+// known yet (no checkpoint seen, no progress line, no MTBF) are left out rather than sent as 0.
+// Pure.
+#pragma once
+
+#include <string>
+
+#include "launcher/observability/goodput.h"
+
+namespace tv {
+
+struct MetricsIdentity {
+  std::string version;
+  int node_rank = 0;
+  int nnodes = 1;
+};
+
+std::string render_metrics(const GoodputSnapshot& s, const MetricsIdentity& id);
+
+}  // namespace tv

@@ -1,0 +1,114 @@
+#include "launcher/observability/summary.h"
+
+#include <spdlog/fmt/fmt.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+#include "common/exit_codes.h"
+
+namespace tv {
+namespace {
+
+double share(double part, double wall) { return wall > 0 ? 100.0 * part / wall : 0.0; }
+
+std::string scope(const MetricsIdentity& id) {
+  if (id.nnodes == 1) return "one node";
+  if (id.node_rank == 0) return fmt::format("node 0 of {}: job-level figures", id.nnodes);
+  return fmt::format("node {} of {}: this node only; node 0 has the job's figures", id.node_rank,
+                     id.nnodes);
+}
+
+std::string advice_lines(const GoodputSnapshot& s) {
+  std::string out;
+  if (s.checkpoint_cost)
+    out += fmt::format("  {:<22}{:>10.1f} s\n", "checkpoint cost C", *s.checkpoint_cost);
+  else
+    out += fmt::format("  {:<22}{:>10}\n", "checkpoint cost C", "unknown (no checkpoint seen)");
+  if (s.mtbf)
+    out += fmt::format("  {:<22}{:>10.0f} s ({})\n", "MTBF of the job", *s.mtbf, s.mtbf_source);
+  else
+    out += fmt::format("  {:<22}{:>10}\n", "MTBF of the job",
+                       "unknown (no failure; set --mtbf-hours)");
+  if (s.advised_interval)
+    out += fmt::format("  {:<22}{:>10.0f} s (Young/Daly: sqrt(2 x C x MTBF))\n", "advised interval",
+                       *s.advised_interval);
+  if (s.checkpoint_interval)
+    out += fmt::format("  {:<22}{:>10.0f} s\n", "observed interval", *s.checkpoint_interval);
+  return out;
+}
+
+}  // namespace
+
+std::string format_summary_table(const GoodputSnapshot& s, const MetricsIdentity& id) {
+  std::string out = fmt::format("goodput summary ({})\n", scope(id));
+  out += fmt::format("  {:<22}{:>10.1f} s\n", "wall time", s.wall);
+  out += fmt::format("  {:<22}{:>10.1f} s {:>6.1f} %\n", "productive", s.productive,
+                     share(s.productive, s.wall));
+  for (std::size_t i = 0; i < kBadputCount; ++i)
+    out += fmt::format("  {:<22}{:>10.1f} s {:>6.1f} %\n",
+                       std::string("badput: ") + badput_name(static_cast<Badput>(i)), s.badput[i],
+                       share(s.badput[i], s.wall));
+  out += fmt::format("  {:<22}{:>10.3f}\n", "goodput", s.goodput);
+  out += fmt::format("  {:<22}{:>10}\n", "restarts", s.restarts);
+  out += fmt::format("  {:<22}{:>10}{}\n", "lost steps", s.lost_steps,
+                     s.lost_progress_known ? "" : " (some lost work not measurable)");
+  if (s.step) out += fmt::format("  {:<22}{:>10}\n", "last step", *s.step);
+  return out + advice_lines(s);
+}
+
+nlohmann::json summary_json(const GoodputSnapshot& s, const MetricsIdentity& id) {
+  nlohmann::json j;
+  j["node_rank"] = id.node_rank;
+  j["nnodes"] = id.nnodes;
+  j["job_level"] = id.node_rank == 0;
+  j["wall_seconds"] = s.wall;
+  j["productive_seconds"] = s.productive;
+  j["goodput"] = s.goodput;
+  for (std::size_t i = 0; i < kPhaseCount; ++i)
+    j["phase_seconds"][phase_name(static_cast<Phase>(i))] = s.phase_seconds[i];
+  for (std::size_t i = 0; i < kBadputCount; ++i) {
+    const char* name = badput_name(static_cast<Badput>(i));
+    j["badput"][name] = {{"seconds", s.badput[i]},
+                         {"share", s.wall > 0 ? s.badput[i] / s.wall : 0.0}};
+  }
+  j["restarts"] = s.restarts;
+  j["failures"] = s.failures;
+  j["lost_steps"] = s.lost_steps;
+  j["lost_progress_known"] = s.lost_progress_known;
+  j["step"] = s.step ? nlohmann::json(*s.step) : nlohmann::json();
+  j["checkpoints"] = s.checkpoints;
+  j["checkpoint_cost_seconds"] =
+      s.checkpoint_cost ? nlohmann::json(*s.checkpoint_cost) : nlohmann::json();
+  j["mtbf_seconds"] = s.mtbf ? nlohmann::json(*s.mtbf) : nlohmann::json();
+  j["mtbf_source"] = s.mtbf_source;
+  j["advised_interval_seconds"] =
+      s.advised_interval ? nlohmann::json(*s.advised_interval) : nlohmann::json();
+  j["exit_code"] = s.exit_code ? nlohmann::json(*s.exit_code) : nlohmann::json();
+  return j;
+}
+
+Status write_summary_file(const std::string& path, const nlohmann::json& j) {
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream f(tmp, std::ios::trunc);
+    f << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
+    f.flush();
+    if (!f) {
+      std::error_code ec;
+      std::filesystem::remove(tmp, ec);
+      return Error{exit_code::kConfig, "--summary-file \"" + path + "\": cannot write " + tmp};
+    }
+  }
+  std::error_code ec;
+  std::filesystem::rename(tmp, path, ec);
+  if (ec) {
+    std::filesystem::remove(tmp, ec);
+    return Error{exit_code::kConfig,
+                 "--summary-file \"" + path + "\": cannot rename into place: " + ec.message()};
+  }
+  return ok_status();
+}
+
+}  // namespace tv

@@ -1,0 +1,21 @@
+// The goodput summary printed at the end of every run (stderr) and written with --summary-file
+// (JSON): wall time, productive time, each badput cause with its share, restarts, lost steps,
+// checkpoint cost, MTBF and the advised checkpoint interval. Pure (the file write is in
+// write_summary_file, which writes a temporary file and renames it: never a half-written file).
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "common/result.h"
+#include "launcher/observability/goodput.h"
+#include "launcher/observability/metrics.h"
+
+namespace tv {
+
+std::string format_summary_table(const GoodputSnapshot& s, const MetricsIdentity& id);
+nlohmann::json summary_json(const GoodputSnapshot& s, const MetricsIdentity& id);
+// Errors name --summary-file, the path and the reason (the run's exit code is not changed by it).
+Status write_summary_file(const std::string& path, const nlohmann::json& j);
+
+}  // namespace tv

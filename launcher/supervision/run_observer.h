@@ -1,0 +1,25 @@
+// RunObserver: what the supervisor tells observability about a run. The supervisor holds a
+// pointer to one (null: nothing observes) and calls it on its event loop; implementations never
+// block. The one implementation is Observability (cli/observability.h).
+#pragma once
+
+#include <functional>
+#include <string_view>
+
+namespace tv {
+
+class RunObserver {
+ public:
+  virtual ~RunObserver() = default;
+  virtual void generation_started(int generation) = 0;
+  // A generation failed (here or on another node); called at most once per generation.
+  virtual void generation_failed(int generation) = 0;
+  virtual void finishing(int exit_code) = 0;
+  virtual void worker_started(int local_rank) = 0;
+  virtual void worker_exited(int local_rank, int exit_code) = 0;
+  // A tap for one worker's stdout or stderr bytes (as read, before line splitting; an empty view
+  // means end of stream); an empty function when the output is not observed.
+  virtual std::function<void(std::string_view)> output_tap(int local_rank, bool is_stderr) = 0;
+};
+
+}  // namespace tv

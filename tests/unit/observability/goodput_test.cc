@@ -1,0 +1,218 @@
+#include "launcher/observability/goodput.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <numeric>
+
+#include "tests/unit/observability/fake_clock.h"
+
+namespace tv {
+namespace {
+
+double bad(const GoodputSnapshot& s, Badput b) { return s.badput[static_cast<std::size_t>(b)]; }
+double phase(const GoodputSnapshot& s, Phase p) {
+  return s.phase_seconds[static_cast<std::size_t>(p)];
+}
+
+class Goodput : public ::testing::Test {
+ protected:
+  void at(double t) { clock.set(t); }
+  void steps(GoodputAccountant& g, std::int64_t from, std::int64_t to, double t_from, double dt) {
+    for (std::int64_t k = from; k <= to; ++k) {
+      at(t_from + static_cast<double>(k - from) * dt);
+      g.progress({k, 100});
+    }
+  }
+  FakeClock clock;
+};
+
+// The fail-once job of the integration test, in simulated time: progress lines every second, a
+// checkpoint at step 5, a failure after step 10, a restart that resumes from step 5.
+TEST_F(Goodput, FailOnceWithProgressAndCheckpoint) {
+  GoodputConfig cfg;
+  cfg.checkpoints_watched = true;
+  GoodputAccountant g(clock, cfg);
+  at(1), g.enter(Phase::kPreflight);
+  at(3), g.enter(Phase::kRendezvous);
+  at(4), g.resume_selected(std::nullopt), g.generation_started(0);
+  steps(g, 0, 5, 6, 1);                             // steps 0..5 at t=6..11
+  at(11.5), g.checkpoint_seen({0.5, -1, 1000, 5});  // written t=11..11.5
+  steps(g, 6, 10, 12, 1);                           // steps 6..10 at t=12..16
+  at(17.5), g.generation_failed(0);
+  g.generation_failed(0);  // the cluster's stop event for the same generation: counted once
+  at(19), g.resume_selected(5), g.generation_started(1);
+  steps(g, 5, 20, 21, 1);  // steps 5..20 at t=21..36
+  at(36.5), g.finishing(0);
+  at(37);
+  const auto s = g.snapshot();
+  EXPECT_DOUBLE_EQ(s.wall, 37);
+  const double sum = std::accumulate(s.phase_seconds.begin(), s.phase_seconds.end(), 0.0);
+  EXPECT_DOUBLE_EQ(sum, s.wall);
+  EXPECT_DOUBLE_EQ(phase(s, Phase::kInit), 1);
+  EXPECT_DOUBLE_EQ(phase(s, Phase::kPreflight), 2);
+  EXPECT_DOUBLE_EQ(phase(s, Phase::kRendezvous), 1);
+  EXPECT_DOUBLE_EQ(phase(s, Phase::kRunning), 13.5 + 17.5);
+  EXPECT_DOUBLE_EQ(phase(s, Phase::kRestarting), 1.5);
+  EXPECT_DOUBLE_EQ(phase(s, Phase::kDraining), 0.5);
+  EXPECT_EQ(s.restarts, 1);
+  EXPECT_EQ(s.failures, 1);
+  EXPECT_EQ(s.lost_steps, 5);
+  EXPECT_DOUBLE_EQ(bad(s, Badput::kLostProgress),
+                   5 * 1.0 + 1.5);  // 5 steps + the 1.5 s after step 10
+  EXPECT_DOUBLE_EQ(bad(s, Badput::kStartup), 2 + 2);
+  EXPECT_DOUBLE_EQ(bad(s, Badput::kCheckpointStall), 0.5);
+  EXPECT_DOUBLE_EQ(s.productive, 31 - 4 - 0.5 - 6.5);
+  const double badsum = std::accumulate(s.badput.begin(), s.badput.end(), 0.0);
+  EXPECT_DOUBLE_EQ(badsum + s.productive, s.wall);
+  EXPECT_DOUBLE_EQ(s.goodput, 20.0 / 37.0);
+  EXPECT_EQ(s.step, 20);
+  EXPECT_EQ(s.total_steps, 100);
+  EXPECT_DOUBLE_EQ(*s.seconds_per_step, 1.0);
+  EXPECT_EQ(s.checkpoints, 1);
+  EXPECT_DOUBLE_EQ(*s.checkpoint_cost, 0.5);
+  EXPECT_EQ(s.mtbf_source, "observed");
+  EXPECT_DOUBLE_EQ(*s.mtbf, 37);
+  EXPECT_DOUBLE_EQ(*s.advised_interval, std::sqrt(2 * 0.5 * 37));
+  EXPECT_EQ(s.exit_code, 0);
+}
+
+TEST_F(Goodput, PhasesAddUpWhileRunning) {
+  GoodputAccountant g(clock, {});
+  at(2), g.generation_started(0);
+  at(9.25);
+  const auto s = g.snapshot();
+  EXPECT_DOUBLE_EQ(std::accumulate(s.phase_seconds.begin(), s.phase_seconds.end(), 0.0), 9.25);
+  EXPECT_EQ(s.phase, Phase::kRunning);
+  EXPECT_DOUBLE_EQ(s.productive, 7.25);  // no progress lines: every running second counts
+}
+
+TEST_F(Goodput, StartTimeBeforeTheAccountantExisted) {
+  at(5);
+  GoodputAccountant g(clock, {}, 2.0);
+  at(6);
+  EXPECT_DOUBLE_EQ(g.snapshot().wall, 4);
+  EXPECT_DOUBLE_EQ(g.snapshot().phase_seconds[0], 4);
+}
+
+// Without a resume step (no --checkpoint-dir), the next generation's first step tells where it
+// resumed.
+TEST_F(Goodput, LostStepsFromTheNextGenerationsFirstStep) {
+  GoodputAccountant g(clock, {});
+  at(0), g.generation_started(0);
+  steps(g, 0, 10, 1, 2);  // 2 s per step, step 10 at t=21
+  at(22), g.generation_failed(0);
+  at(23), g.generation_started(1);
+  EXPECT_EQ(g.snapshot().lost_steps, 0);  // not known yet
+  at(25), g.progress({7, std::nullopt});
+  const auto s = g.snapshot();
+  EXPECT_EQ(s.lost_steps, 3);
+  EXPECT_DOUBLE_EQ(bad(s, Badput::kLostProgress), 3 * 2.0 + 1);
+  EXPECT_TRUE(s.lost_progress_known);
+}
+
+// No checkpoint to resume from while a checkpoint dir is watched: the job starts over at step 0.
+TEST_F(Goodput, NoCheckpointMeansEverythingIsLost) {
+  GoodputConfig cfg;
+  cfg.checkpoints_watched = true;
+  GoodputAccountant g(clock, cfg);
+  at(0), g.generation_started(0);
+  steps(g, 1, 4, 1, 1);
+  at(5), g.generation_failed(0);
+  at(6), g.resume_selected(std::nullopt), g.generation_started(1);
+  EXPECT_EQ(g.snapshot().lost_steps, 4);
+}
+
+// No progress lines: the checkpoint the next generation resumes from marks what was kept.
+TEST_F(Goodput, LostTimeFromCheckpointsWithoutProgress) {
+  GoodputConfig cfg;
+  cfg.checkpoints_watched = true;
+  GoodputAccountant g(clock, cfg);
+  at(0), g.generation_started(0);
+  at(10), g.checkpoint_seen({2, -1, 10, -1});  // its state is from t=8
+  at(15), g.generation_failed(0);
+  at(16), g.resume_selected(-1), g.generation_started(1);
+  at(20);
+  const auto s = g.snapshot();
+  EXPECT_DOUBLE_EQ(bad(s, Badput::kLostProgress), 7);
+  EXPECT_DOUBLE_EQ(bad(s, Badput::kCheckpointStall), 2);
+  EXPECT_EQ(s.lost_steps, 0);
+}
+
+TEST_F(Goodput, NothingToMeasureLostWorkWithIsSaidSo) {
+  GoodputAccountant g(clock, {});
+  at(0), g.generation_started(0);
+  at(5), g.generation_failed(0);
+  at(6), g.generation_started(1);
+  EXPECT_FALSE(g.snapshot().lost_progress_known);
+}
+
+TEST_F(Goodput, LostTimeNeverExceedsRunningTime) {
+  GoodputConfig cfg;
+  cfg.checkpoints_watched = true;
+  GoodputAccountant g(clock, cfg);
+  at(0), g.generation_started(0);
+  steps(g, 1000, 1002, 1, 1);
+  at(4), g.generation_failed(0);
+  at(5), g.resume_selected(0), g.generation_started(1);  // an old checkpoint: 1002 steps "lost"
+  at(6);
+  const auto s = g.snapshot();
+  EXPECT_GE(s.productive, 0);
+  EXPECT_DOUBLE_EQ(std::accumulate(s.badput.begin(), s.badput.end(), 0.0) + s.productive, s.wall);
+}
+
+// The checkpoint's cost from the gap it leaves in the progress lines when the watcher does not
+// know how long the write took.
+TEST_F(Goodput, CheckpointCostFromTheProgressGap) {
+  GoodputAccountant g(clock, {});
+  at(0), g.generation_started(0);
+  steps(g, 0, 4, 0, 1);  // 1 s per step, step 4 at t=4
+  at(4.5), g.checkpoint_seen({-1, -1, 10, 4});
+  at(8), g.progress({5, std::nullopt});  // 4 s for one step: 3 s of stall
+  const auto s = g.snapshot();
+  ASSERT_TRUE(s.checkpoint_cost);
+  EXPECT_DOUBLE_EQ(*s.checkpoint_cost, 3);
+  EXPECT_DOUBLE_EQ(bad(s, Badput::kCheckpointStall), 3);
+}
+
+// The example: C = 30 s, MTBF = 24 h gives about 2,300 s; four nodes fail four times as
+// often.
+TEST_F(Goodput, YoungDalyAdviceScalesWithNodes) {
+  for (auto [nodes, expected] :
+       {std::pair{1, std::sqrt(2.0 * 30 * 86400)}, std::pair{4, std::sqrt(2.0 * 30 * 21600)}}) {
+    GoodputConfig cfg;
+    cfg.nnodes = nodes;
+    cfg.mtbf_hours = 24;
+    GoodputAccountant g(clock, cfg);
+    g.checkpoint_seen({30, -1, 1, -1});
+    const auto s = g.snapshot();
+    EXPECT_EQ(s.mtbf_source, "--mtbf-hours");
+    EXPECT_NEAR(*s.advised_interval, expected, 1e-9);
+  }
+  EXPECT_NEAR(std::sqrt(2.0 * 30 * 86400), 2277, 1);
+}
+
+TEST_F(Goodput, NoAdviceWithoutCostOrMtbf) {
+  GoodputAccountant g(clock, {});
+  EXPECT_FALSE(g.snapshot().advised_interval);
+  EXPECT_FALSE(g.snapshot().mtbf);
+}
+
+TEST_F(Goodput, WorkersAndExitCodes) {
+  GoodputConfig cfg;
+  cfg.nproc_per_node = 2;
+  GoodputAccountant g(clock, cfg);
+  g.generation_started(0);
+  g.worker_started(), g.worker_started();
+  g.worker_exited(1);
+  auto s = g.snapshot();
+  EXPECT_EQ(s.workers_up, 1);
+  EXPECT_EQ(s.workers_expected, 2);
+  g.worker_exited(143);
+  s = g.snapshot();
+  EXPECT_EQ(s.workers_up, 0);
+  EXPECT_EQ(s.worker_exits, (std::map<int, long>{{1, 1}, {143, 1}}));
+}
+
+}  // namespace
+}  // namespace tv
