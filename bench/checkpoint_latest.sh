@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# `trainvisor checkpoint latest` vs the seeds' `find ... -printf '%T@ %p\n' | sort -n | tail -1`
-# over N checkpoints (default 100,000: 20 Isaac Lab runs x 5,000 agent_<step>.pt, each a real
-# torch.save file copied from tests/data), warm page cache, median of R alternating runs.
+# `trainvisor checkpoint latest` vs `find D -name '*.pt' -printf '%T@ %p\n' | sort -n | tail -1`
+# over N checkpoints in ONE directory (default 100,000 agent_<step>.pt of one Isaac Lab run, each
+# a real torch.save file copied from tests/data), side by side in one run: warm page cache,
+# alternating, median of R runs of wall, user+sys time and peak RSS (GNU time).
 # Usage: bench/checkpoint_latest.sh [TRAINVISOR_BIN] [N] [R]
 set -euo pipefail
 BIN=${1:-build/trainvisor}
@@ -10,42 +11,51 @@ R=${3:-7}
 SRC=$(cd "$(dirname "$0")/.." && pwd)
 TREE=$(mktemp -d /tmp/tv-bench-ckpt.XXXXXX)
 trap 'rm -rf "$TREE"' EXIT
+DIR="$TREE/logs/skrl/Isaac-Ant-v0/2025-01-20_10-00-00_ppo_torch/checkpoints"
 
-python3 - "$TREE" "$N" "$SRC/tests/data/checkpoint/agent_1000.pt" <<'PY'
-import os, shutil, sys, time
-root, n, pt = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+python3 - "$DIR" "$N" "$SRC/tests/data/checkpoint/agent_1000.pt" <<'PY'
+import os, sys, time
+d, n, pt = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 data = open(pt, "rb").read()
-runs = 20
-per = max(1, n // runs)
+os.makedirs(d)
 t0 = time.time() - 10 * 86400
-k = 0
-for r in range(runs):
-    d = os.path.join(root, "logs/skrl/Isaac-Ant-v0", f"2025-01-{r + 1:02d}_10-00-00_ppo_torch", "checkpoints")
-    os.makedirs(d)
-    for s in range(per):
-        p = os.path.join(d, f"agent_{(s + 1) * 100}.pt")
-        with open(p, "wb") as f:
-            f.write(data)
-        t = t0 + k
-        os.utime(p, (t, t))
-        k += 1
-print(f"created {k} checkpoints in {runs} runs under {root}", file=sys.stderr)
+for s in range(n):
+    p = os.path.join(d, f"agent_{(s + 1) * 100}.pt")
+    with open(p, "wb") as f:
+        f.write(data)
+    os.utime(p, (t0 + s, t0 + s))
+print(f"created {n} checkpoints in {d}", file=sys.stderr)
 PY
 
-now() { date +%s.%N; }
-median() { sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
-tv_times=(); find_times=()
-for ((i = 0; i < R; i++)); do
-  t=$(now); tv_out=$("$BIN" checkpoint latest --dir "$TREE" 2>/dev/null); e=$(now)
-  tv_times+=("$(echo "$e - $t" | bc -l)")
-  t=$(now); find_out=$(find "$TREE" -name '*.pt' -printf '%T@ %p\n' | sort -n | tail -1 | cut -d' ' -f2-); e=$(now)
-  find_times+=("$(echo "$e - $t" | bc -l)")
-done
-tv_med=$(printf '%s\n' "${tv_times[@]}" | median)
-find_med=$(printf '%s\n' "${find_times[@]}" | median)
-printf '%-58s %10s\n' "command ($N checkpoints, median of $R)" "seconds"
-printf '%-58s %10.4f\n' "trainvisor checkpoint latest --dir D" "$tv_med"
-printf '%-58s %10.4f\n' "find D -name '*.pt' -printf '%T@ %p\\n' | sort -n | tail -1" "$find_med"
-echo "trainvisor: $tv_out"
-echo "find:       $find_out"
-[[ "$tv_out" == "$find_out" ]] && echo "same answer" || echo "DIFFERENT answers"
+# Wall time, user+sys CPU (microsecond resolution, wait4 rusage of the command's whole process
+# tree) and peak RSS of the largest process, medians of R alternating runs.
+python3 - "$TREE" "$R" "$BIN" <<'PY'
+import os, statistics, subprocess, sys, time
+tree, runs, binary = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+cmds = {
+    "trainvisor checkpoint latest --dir D": [binary, "checkpoint", "latest", "--dir", tree],
+    "find D -name '*.pt' -printf '%T@ %p\\n' | sort -n | tail -1": [
+        "bash", "-c", f"find '{tree}' -name '*.pt' -printf '%T@ %p\\n' | sort -n | tail -1 | cut -d' ' -f2-"],
+}
+stats = {k: [] for k in cmds}
+answers = {}
+for _ in range(runs):
+    for name, argv in cmds.items():
+        t0 = time.perf_counter()
+        p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        out = p.stdout.read()
+        _, status, ru = os.wait4(p.pid, 0)
+        wall = time.perf_counter() - t0
+        stats[name].append((wall, ru.ru_utime + ru.ru_stime, ru.ru_maxrss / 1024))
+        answers[name] = out.decode().strip()
+print(f"{'command (%d checkpoints in one directory, median of %d)' % (len(os.listdir(os.path.dirname(answers[next(iter(cmds))]))), runs):64} {'wall s':>9} {'cpu s':>9} {'peak RSS MB':>12}")
+med = {}
+for name, rows in stats.items():
+    m = [statistics.median(r[i] for r in rows) for i in range(3)]
+    med[name] = m
+    print(f"{name:64} {m[0]:9.4f} {m[1]:9.4f} {m[2]:12.1f}")
+tv, fd = med[list(cmds)[0]], med[list(cmds)[1]]
+print(f"speed-up: {fd[0] / tv[0]:.1f}x wall, {fd[1] / tv[1]:.1f}x cpu")
+a = list(answers.values())
+print("trainvisor:", a[0]); print("find:      ", a[1]); print("same answer" if a[0] == a[1] else "DIFFERENT answers")
+PY

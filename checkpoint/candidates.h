@@ -1,16 +1,9 @@
-// Candidates: what a directory listing says could be a checkpoint, per format, newest first.
-// Pure functions of a Tree (plus stat/reads through CheckpointFs where the order needs them);
-// whether a candidate is complete is decided later, lazily, by integrity.h.
-//
-// skrl: `<name>_<step>.pt` and `best_<name>.pt`. A directory with several names for one step
-//   (skrl's store_separately: policy_100.pt, value_100.pt, ...) holds per-module checkpoints:
-//   one candidate per step, made of all its files. Ordered by run directory
-//   (YYYY-MM-DD_HH-MM-SS..., the nearest such ancestor; none sorts oldest), then step.
-// dcp: a directory with `.metadata`, `.metadata.tmp` or `*.distcp` files; a step-less one inside
-//   a stepped directory (cosmos: iter_000001000/model) belongs to its parent. Ordered by step,
-//   then the framework's latest pointer (latest_checkpoint.txt / latest), then .metadata mtime.
-// glob: matches of PATTERN (relative to the root, fnmatch with FNM_PATHNAME), each complete only
-//   with a marker `<match>.done`; ordered by the marker's mtime (when it became complete).
+// Candidates: what a directory listing says could be a checkpoint, per framework layout
+// (docs/checkpoints.md has the table and the sources). Recognition is one pass over the walked
+// tree that emits a small fixed-size Key per candidate (no allocation per candidate); keys are
+// ordered (runs by the time in their name, else by the time of their newest checkpoint; within
+// a run by step) and only the ones examined are turned into a full Candidate (materialize).
+// Whether a candidate is complete is decided by integrity.h.
 #pragma once
 
 #include <cstdint>
@@ -23,28 +16,81 @@
 
 namespace tv {
 
-enum class CandidateKind { kZip, kDcp, kGlob };
+enum class Layout : std::uint8_t {
+  kSkrl,            // <module>_<t>.pt / .pickle, best_<module>.pt (Isaac Lab, plain skrl, jax)
+  kRslRl,           // model_<iter>.pt
+  kRlGames,         // nn/last_<name>_ep_<e>_rew_<r>.pth, nn/<name>.pth (best)
+  kDcp,             // a DCP directory (torchtitan checkpoint/step-<N>)
+  kCosmosDcp,       // checkpoints/iter_<09d>/{model,optim,scheduler,trainer}/ (DCP)
+  kCosmosPredict2,  // checkpoints/{model,optim,scheduler,trainer}/iter_<09d>.pt
+  kCosmosPolicy,    // <stamp>/checkpoints/step_<N>/policy/*_rank_<r>.pth + .rank_<r>_complete
+  kHf,              // checkpoint-<N>/ (Trainer) or checkpoint_<N>/ (accelerate)
+  kLightning,       // *.ckpt: epoch=<E>-step=<S>.ckpt, last.ckpt, last-v<N>.ckpt
+  kDeepSpeed,       // global_step<N>/ + latest
+  kGlob,
+  kCount
+};
+
+const char* layout_format(Layout layout);  // the "format" reported: "skrl", "hf", ...
+// Layouts a --checkpoint-format value selects, as a bit mask (0: not a known name).
+std::uint32_t layouts_of_format(const std::string& format);
+inline std::uint32_t bit(Layout l) { return 1u << static_cast<unsigned>(l); }
+
+// How a part of a checkpoint is checked.
+enum class PartKind : std::uint8_t {
+  kTorch,        // torch.save output: zip (end record, settle; CRC when chosen) or legacy pickle
+  kDcp,          // a DCP directory: .metadata parsed, every storage file long enough
+  kSafetensors,  // header length and data offsets within the file
+  kJson,         // must parse (trainer_state.json)
+  kExists,       // a marker or config file: present
+};
+
+struct Part {
+  std::string path;
+  PartKind kind = PartKind::kTorch;
+};
+
+struct Key {
+  std::int64_t run_ns = 0;  // when the run started (name) or its newest checkpoint (mtime)
+  std::int64_t step = -1;
+  std::uint32_t dir = 0;        // index in Tree::dirs
+  std::uint32_t name = kNoDir;  // index in that dir's files; kNoDir: the directory itself
+  std::uint32_t run = 0;        // run directory index
+  std::uint8_t layout = 0;      // Layout
+  std::uint8_t rank = 0;        // tie-break within a step (pointer, Lightning last-vN, ...)
+  bool best = false;
+  bool stamped = false;  // run_ns from the run's name
+};
 
 struct Candidate {
-  Checkpoint checkpoint;  // path, format, step, run, files (zip files / DCP directories / match)
-  CandidateKind kind = CandidateKind::kZip;
-  bool best = false;       // skrl best_*.pt
+  Checkpoint checkpoint;  // path, format, step, run, run_dir, files
+  Layout layout = Layout::kSkrl;
+  std::vector<Part> parts;
+  bool best = false;
   bool write_once = true;  // false when the same path is rewritten (best_*.pt, DCP, glob)
   std::string primary;     // the file whose stat stands for the checkpoint (watcher)
   std::string marker;      // glob: the completion marker
   std::string missing;     // already known incomplete from the listing: why
+  // A pointer file written after every part (DeepSpeed `latest`, cosmos latest_checkpoint.txt):
+  // the candidate is complete only if the pointer names this step or a later one.
+  std::string pointer;
+  std::string glob_rule;  // glob: marker/pointer/settle rule (see glob_candidates.cc)
   std::int64_t order_ns = 0;
-  bool pointed = false;  // named by the framework's latest pointer
 };
 
-std::vector<Candidate> skrl_candidates(const Tree& tree);
-std::vector<Candidate> dcp_candidates(const Tree& tree, CheckpointFs& fs);
-std::vector<Candidate> glob_candidates(const Tree& tree, const std::string& pattern,
-                                       CheckpointFs& fs);
+// Keys of every candidate of the selected layouts, unordered.
+std::vector<Key> recognize(const Tree& tree, std::uint32_t layouts, CheckpointFs& fs);
+// The full candidate for a key (lists, paths, parts). Reads pointer files through fs.
+Candidate materialize(const Tree& tree, const Key& key, CheckpointFs& fs);
 
-// The step in a name: the last run of digits ("iter_000001000" -> 1000), or -1.
-std::int64_t step_in_name(const std::string& name);
-// The YYYY-MM-DD_HH-MM-SS run directory nearest to the end of a relative path, or "".
-std::string run_in_path(const std::string& rel);
+// glob:PATTERN[,rule]: candidates, already ordered newest first (see glob_candidates.cc).
+std::vector<Candidate> glob_candidates(const Tree& tree, const std::string& spec, CheckpointFs& fs);
+bool valid_glob_spec(const std::string& spec, std::string* why);
+
+// Shared by the layouts.
+std::string base_of(const std::string& path);
+std::string parent_of(const std::string& path);
+// The step a pointer file names (its content's last path component's last digits), or -1.
+std::int64_t read_pointer_step(CheckpointFs& fs, const std::string& pointer);
 
 }  // namespace tv

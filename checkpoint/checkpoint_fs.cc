@@ -7,6 +7,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <memory>
 #include <thread>
 
 #include "common/exit_codes.h"
@@ -51,19 +52,34 @@ class Fd {
 
 }  // namespace
 
-Result<std::vector<DirEntry>> RealCheckpointFs::list(const std::string& dir) {
-  DIR* d = ::opendir(dir.c_str());
-  if (!d) return os_error();
+Result<std::vector<DirEntry>> CheckpointFs::list(const std::string& dir) {
   std::vector<DirEntry> out;
-  errno = 0;
-  while (dirent* e = ::readdir(d)) {
-    if (std::strcmp(e->d_name, ".") == 0 || std::strcmp(e->d_name, "..") == 0) continue;
-    out.push_back({e->d_name, entry_type(e->d_type)});
-  }
-  const int err = errno;
-  ::closedir(d);
-  if (err != 0) return Error{exit_code::kNone, std::strerror(err)};
+  auto r = list_each(dir, [&](std::string_view name, EntryType type) {
+    out.push_back({std::string(name), type});
+  });
+  if (!r) return r.error();
   return out;
+}
+
+// getdents64 with a 256 KiB buffer (glibc's readdir uses 32 KiB): a directory of 100,000
+// checkpoints is read in about 20 system calls instead of 130.
+Status RealCheckpointFs::list_each(const std::string& dir, const EachEntry& each) {
+  constexpr std::size_t kBuffer = 256 * 1024;
+  thread_local std::unique_ptr<char[]> buf(new char[kBuffer]);
+  Fd fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NONBLOCK));
+  if (fd.get() < 0) return os_error();
+  for (;;) {
+    const ssize_t n = ::getdents64(fd.get(), buf.get(), kBuffer);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return os_error();
+    if (n == 0) return ok_status();
+    for (ssize_t at = 0; at < n;) {
+      const auto* e = reinterpret_cast<const dirent64*>(buf.get() + at);
+      at += e->d_reclen;
+      const std::string_view name(e->d_name);
+      if (name != "." && name != "..") each(name, entry_type(e->d_type));
+    }
+  }
 }
 
 Result<FileStat> RealCheckpointFs::stat(const std::string& path) {

@@ -6,7 +6,9 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "common/result.h"
@@ -32,9 +34,13 @@ struct FileStat {
 
 class CheckpointFs {
  public:
+  using EachEntry = std::function<void(std::string_view name, EntryType type)>;
   virtual ~CheckpointFs() = default;
-  // Entries of a directory, without "." and "..". Error message: the reason (strerror).
-  virtual Result<std::vector<DirEntry>> list(const std::string& dir) = 0;
+  // Calls `each` for every entry of a directory, without "." and "..", without collecting them
+  // (a directory of 100,000 checkpoints costs no allocation per entry). Error message: strerror.
+  virtual Status list_each(const std::string& dir, const EachEntry& each) = 0;
+  // The same, collected.
+  Result<std::vector<DirEntry>> list(const std::string& dir);
   // stat(2), following symlinks.
   virtual Result<FileStat> stat(const std::string& path) = 0;
   // Up to `length` bytes at `offset` (fewer at the end of the file).
@@ -47,7 +53,7 @@ class CheckpointFs {
 
 class RealCheckpointFs final : public CheckpointFs {
  public:
-  Result<std::vector<DirEntry>> list(const std::string& dir) override;
+  Status list_each(const std::string& dir, const EachEntry& each) override;
   Result<FileStat> stat(const std::string& path) override;
   Result<std::string> read_range(const std::string& path, std::uint64_t offset,
                                  std::uint64_t length) override;

@@ -3,76 +3,125 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
-#include <cmath>
+#include <set>
+#include <tuple>
 
 #include "checkpoint/integrity.h"
 
 namespace tv {
 namespace {
 
-void append(std::vector<Candidate>& to, std::vector<Candidate> from) {
-  to.insert(to.end(), std::make_move_iterator(from.begin()), std::make_move_iterator(from.end()));
+// a is newer than b: run time, run, step, tie-break rank, then path.
+struct Newer {
+  const Tree* tree;
+  bool operator()(const Key& a, const Key& b) const {
+    if (std::tie(a.run_ns, a.run, a.step, a.rank) != std::tie(b.run_ns, b.run, b.step, b.rank))
+      return std::tie(a.run_ns, a.run, a.step, a.rank) > std::tie(b.run_ns, b.run, b.step, b.rank);
+    if (a.dir != b.dir) return tree->dirs[a.dir].path > tree->dirs[b.dir].path;
+    if (a.name == kNoDir || b.name == kNoDir) return a.name < b.name;
+    return tree->dirs[a.dir].files[a.name] > tree->dirs[b.dir].files[b.name];
+  }
+};
+
+// Keys that make up one candidate (an skrl module set) are examined once.
+using CandidateId = std::tuple<std::uint8_t, std::uint32_t, std::int64_t, bool, std::uint32_t>;
+CandidateId id_of(const Key& k) {
+  const bool set = static_cast<Layout>(k.layout) == Layout::kSkrl;
+  return {k.layout, k.dir, k.step, k.best, set ? 0 : k.name};
 }
 
-std::optional<Checkpoint> first_complete(std::vector<Candidate*> list, CheckpointFs& fs,
-                                         const SelectOptions& o) {
+// Newest-first iteration over keys without sorting them all.
+class KeyHeap {
+ public:
+  KeyHeap(std::vector<Key> keys, const Tree& tree) : keys_(std::move(keys)), newer_{&tree} {
+    std::make_heap(keys_.begin(), keys_.end(), older());
+  }
+  std::optional<Key> next() {
+    while (!keys_.empty()) {
+      std::pop_heap(keys_.begin(), keys_.end(), older());
+      const Key k = keys_.back();
+      keys_.pop_back();
+      if (!done_.insert(id_of(k)).second) continue;
+      return k;
+    }
+    return std::nullopt;
+  }
+
+ private:
+  struct Older {
+    Newer newer;
+    bool operator()(const Key& a, const Key& b) const { return newer(b, a); }
+  };
+  Older older() const { return Older{newer_}; }
+  std::vector<Key> keys_;
+  std::set<CandidateId> done_;
+  Newer newer_;
+};
+
+Judgement judge(Candidate& c, CheckpointFs& fs, const SelectOptions& o) {
   const std::int64_t settle_ns =
       std::chrono::duration_cast<std::chrono::nanoseconds>(o.settle).count();
-  for (Candidate* c : list) {
-    Judgement j;
-    for (int wait = 0;; ++wait) {
-      j = evaluate(*c, fs, Judge{fs.now_ns(), settle_ns, {}});
-      if (j.verdict != Verdict::kSettling || wait >= o.settle_waits) break;
-      fs.sleep_for(std::chrono::milliseconds(j.settle_left_ns / 1'000'000 + 1));
-    }
-    if (j.verdict == Verdict::kComplete) return c->checkpoint;
-    if (j.verdict == Verdict::kSettling) j.reason = "still changing: " + j.reason;
-    spdlog::warn("checkpoint: skipping {}: {}", c->checkpoint.path, j.reason);
+  Judgement j;
+  for (int wait = 0;; ++wait) {
+    j = evaluate(c, fs, Judge{fs.now_ns(), settle_ns, {}});
+    if (j.verdict != Verdict::kSettling || wait >= o.settle_waits) break;
+    fs.sleep_for(std::chrono::milliseconds(j.settle_left_ns / 1'000'000 + 1));
+  }
+  if (j.verdict == Verdict::kComplete && o.verify) j = verify_for_resume(c, fs);
+  if (j.verdict == Verdict::kSettling) j.reason = "still changing: " + j.reason;
+  return j;
+}
+
+std::optional<Checkpoint> first_complete_key(CheckpointFs& fs, const Tree& tree,
+                                             std::vector<Key> keys, const SelectOptions& o) {
+  KeyHeap heap(std::move(keys), tree);
+  while (auto k = heap.next()) {
+    Candidate c = materialize(tree, *k, fs);
+    const Judgement j = judge(c, fs, o);
+    if (j.verdict == Verdict::kComplete) return std::move(c.checkpoint);
+    spdlog::warn("checkpoint: skipping {}: {}", c.checkpoint.path, j.reason);
   }
   return std::nullopt;
 }
 
-std::vector<Candidate*> pick(std::vector<Candidate>& all, const std::string& format, bool best) {
-  std::vector<Candidate*> out;
-  for (auto& c : all)
-    if (c.checkpoint.format == format && c.best == best) out.push_back(&c);
-  return out;
-}
-
-std::optional<Checkpoint> select_format(std::vector<Candidate>& all, const std::string& format,
-                                        CheckpointFs& fs, const SelectOptions& o) {
-  if (o.mode == "best") {
-    auto bests = pick(all, format, true);
-    if (auto c = first_complete(bests, fs, o)) return c;
-    if (!pick(all, format, false).empty())
-      spdlog::info("checkpoint: no complete best checkpoint ({}); using the latest", format);
+std::optional<Checkpoint> select_glob(CheckpointFs& fs, const Tree& tree, const std::string& spec,
+                                      const SelectOptions& o) {
+  for (auto& c : glob_candidates(tree, spec, fs)) {
+    const Judgement j = judge(c, fs, o);
+    if (j.verdict == Verdict::kComplete) return std::move(c.checkpoint);
+    spdlog::warn("checkpoint: skipping {}: {}", c.checkpoint.path, j.reason);
   }
-  return first_complete(pick(all, format, false), fs, o);
+  return std::nullopt;
 }
 
 }  // namespace
+
+std::vector<Candidate> discover_in(CheckpointFs& fs, const Tree& tree, const std::string& format) {
+  if (format.starts_with("glob:")) return glob_candidates(tree, format.substr(5), fs);
+  std::vector<Candidate> out;
+  KeyHeap heap(recognize(tree, layouts_of_format(format), fs), tree);
+  while (auto k = heap.next()) out.push_back(materialize(tree, *k, fs));
+  return out;
+}
 
 std::vector<Candidate> discover(CheckpointFs& fs, const std::string& dir,
                                 const std::string& format) {
   return discover_in(fs, walk_tree(fs, dir), format);
 }
 
-std::vector<Candidate> discover_in(CheckpointFs& fs, const Tree& tree, const std::string& format) {
-  std::vector<Candidate> out;
-  if (format == "auto" || format == "skrl") append(out, skrl_candidates(tree));
-  if (format == "auto" || format == "dcp") append(out, dcp_candidates(tree, fs));
-  if (format.starts_with("glob:")) append(out, glob_candidates(tree, format.substr(5), fs));
-  return out;
-}
-
-std::optional<Checkpoint> select_checkpoint(std::vector<Candidate> candidates, CheckpointFs& fs,
-                                            const SelectOptions& options) {
-  std::optional<Checkpoint> chosen;
-  for (const char* format : {"skrl", "dcp", "glob"}) {
-    auto c = select_format(candidates, format, fs, options);
-    if (c && (!chosen || c->mtime_ns > chosen->mtime_ns)) chosen = std::move(c);
+std::optional<Checkpoint> select_checkpoint(CheckpointFs& fs, const Tree& tree,
+                                            const std::string& format, const SelectOptions& o) {
+  if (format.starts_with("glob:")) return select_glob(fs, tree, format.substr(5), o);
+  std::vector<Key> keys = recognize(tree, layouts_of_format(format), fs);
+  if (o.mode == "best") {
+    std::vector<Key> bests;
+    for (const Key& k : keys)
+      if (k.best) bests.push_back(k);
+    if (auto c = first_complete_key(fs, tree, bests, o)) return c;
+    spdlog::info("checkpoint: no complete best checkpoint under {}; using the latest", tree.root);
   }
-  return chosen;
+  std::erase_if(keys, [](const Key& k) { return k.best; });
+  return first_complete_key(fs, tree, std::move(keys), o);
 }
 
 }  // namespace tv

@@ -1,11 +1,20 @@
 #include "checkpoint/integrity.h"
 
 #include <algorithm>
+#include <nlohmann/json.hpp>
 
+#include "checkpoint/dcp_metadata.h"
+#include "checkpoint/names.h"
+#include "checkpoint/pickle.h"
 #include "checkpoint/zip_end_record.h"
+#include "checkpoint/zip_verify.h"
 
 namespace tv {
 namespace {
+
+constexpr std::uint64_t kMaxPickleBytes = 256ull << 20;
+constexpr std::uint64_t kMaxJsonBytes = 64ull << 20;
+constexpr std::uint64_t kMaxSafetensorsHeader = 100ull << 20;
 
 Judgement incomplete(std::string why) { return {Verdict::kIncomplete, std::move(why), 0}; }
 Judgement complete() { return {Verdict::kComplete, "", 0}; }
@@ -32,6 +41,21 @@ Judgement check_zip_bytes(CheckpointFs& fs, const std::string& path, const FileS
   return complete();
 }
 
+// A pickle file (skrl jax, legacy torch.save): parses to STOP exactly at the end.
+Judgement check_pickle_bytes(CheckpointFs& fs, const std::string& path, const FileStat& st) {
+  if (st.size > kMaxPickleBytes) {
+    auto last = fs.read_range(path, st.size - 1, 1);
+    if (last && *last == ".") return complete();
+    return incomplete("pickle does not end with STOP (cut off?)");
+  }
+  auto bytes = fs.read_range(path, 0, st.size);
+  if (!bytes) return incomplete("cannot read: " + bytes.error().message);
+  if (bytes->size() != st.size) return incomplete("file shrank while being read");
+  auto parsed = parse_pickle(*bytes);
+  if (!parsed) return incomplete(parsed.error().message);
+  return complete();
+}
+
 Judgement check_settled(const std::string& path, const FileStat& st, const Judge& j) {
   const std::int64_t age = j.now_ns - st.mtime_ns;
   if (age >= j.settle_ns) return complete();
@@ -40,46 +64,148 @@ Judgement check_settled(const std::string& path, const FileStat& st, const Judge
           j.settle_ns - age};
 }
 
-Judgement check_zip_file(Checkpoint& c, CheckpointFs& fs, const std::string& path, const Judge& j) {
+Judgement check_torch(Checkpoint& c, CheckpointFs& fs, const std::string& path, const Judge& j) {
   auto st = fs.stat(path);
-  if (!st) return incomplete("cannot stat: " + st.error().message);
-  if (!st->is_regular) return incomplete("not a regular file");
-  auto bytes = check_zip_bytes(fs, path, *st);
-  if (bytes.verdict != Verdict::kComplete) return bytes;
+  if (!st) return incomplete(path + ": cannot stat: " + st.error().message);
+  if (!st->is_regular) return incomplete(path + ": not a regular file");
+  auto magic = fs.read_range(path, 0, 2);
+  if (!magic) return incomplete(path + ": cannot read: " + magic.error().message);
+  Judgement bytes;
+  if (magic->size() == 2 && (*magic)[0] == 'P' && (*magic)[1] == 'K')
+    bytes = check_zip_bytes(fs, path, *st);
+  else if (!magic->empty() && static_cast<unsigned char>((*magic)[0]) == 0x80)
+    bytes = check_pickle_bytes(fs, path, *st);
+  else
+    bytes = incomplete("neither a zip nor a pickle (empty or not written yet?)");
+  if (bytes.verdict != Verdict::kComplete) {
+    if (bytes.reason.find(path) == std::string::npos && path != c.path)
+      bytes.reason = path + ": " + bytes.reason;
+    return bytes;
+  }
   account(c, *st);
   return check_settled(path, *st, j);
 }
 
 Judgement check_dcp_unit(Checkpoint& c, CheckpointFs& fs, const std::string& dir) {
-  auto entries = fs.list(dir);
-  if (!entries) return incomplete("cannot list " + dir + ": " + entries.error().message);
-  auto meta = fs.stat(join_path(dir, ".metadata"));
+  const std::string meta_path = join_path(dir, ".metadata");
+  auto meta = fs.stat(meta_path);
   if (!meta) {
     const bool tmp = fs.stat(join_path(dir, ".metadata.tmp")).ok();
     return incomplete(dir + (tmp ? ": only .metadata.tmp (save in progress or interrupted)"
                                  : ": no .metadata (save in progress or interrupted)"));
   }
+  if (meta->size > kMaxDcpMetadataBytes)
+    return incomplete(meta_path + ": " + std::to_string(meta->size) + " bytes, over the limit");
+  auto bytes = fs.read_range(meta_path, 0, meta->size);
+  if (!bytes) return incomplete(meta_path + ": cannot read: " + bytes.error().message);
+  auto files = parse_dcp_metadata(*bytes);
+  if (!files) return incomplete(dir + ": " + files.error().message);
   account(c, *meta);
-  for (const auto& e : *entries) {
-    if (e.name == ".metadata" || e.type == EntryType::kDirectory) continue;
-    auto st = fs.stat(join_path(dir, e.name));
-    if (!st || !st->is_regular) continue;
-    if (st->mtime_ns > meta->mtime_ns)
-      return incomplete(join_path(dir, e.name) +
-                        " is newer than .metadata (a save into this directory is in progress or "
-                        "was interrupted)");
+  for (const auto& f : *files) {
+    const std::string path = join_path(dir, f.relative_path);
+    auto st = fs.stat(path);
+    if (!st || !st->is_regular) return incomplete(path + " is missing (.metadata refers to it)");
+    if (st->size < f.min_size)
+      return incomplete(path + " has " + std::to_string(st->size) + " bytes; .metadata refers to " +
+                        std::to_string(f.min_size) + " (truncated or still being written)");
     account(c, *st);
   }
   return complete();
 }
 
-Judgement check_glob(Checkpoint& c, CheckpointFs& fs, const std::string& marker) {
-  auto m = fs.stat(marker);
-  if (!m) return incomplete("no completion marker " + marker);
+Judgement check_safetensors(Checkpoint& c, CheckpointFs& fs, const std::string& path) {
+  auto st = fs.stat(path);
+  if (!st) return incomplete(path + ": cannot stat: " + st.error().message);
+  auto head = fs.read_range(path, 0, 8);
+  if (!head || head->size() != 8) return incomplete(path + ": no safetensors header");
+  std::uint64_t n = 0;
+  for (int i = 7; i >= 0; --i) n = (n << 8) | static_cast<unsigned char>((*head)[i]);
+  if (n > kMaxSafetensorsHeader || n > st->size - 8)
+    return incomplete(path + ": header length " + std::to_string(n) + " does not fit the file");
+  auto text = fs.read_range(path, 8, n);
+  if (!text || text->size() != n) return incomplete(path + ": header cut off");
+  const auto json = nlohmann::json::parse(*text, nullptr, false);
+  if (json.is_discarded() || !json.is_object()) return incomplete(path + ": header is not JSON");
+  std::uint64_t end = 0;
+  for (const auto& [name, t] : json.items()) {
+    if (name == "__metadata__" || !t.is_object()) continue;
+    const auto it = t.find("data_offsets");
+    if (it == t.end() || !it->is_array() || it->size() != 2 || !(*it)[1].is_number_unsigned())
+      return incomplete(path + ": tensor " + name + " has no data_offsets");
+    end = std::max(end, (*it)[1].get<std::uint64_t>());
+  }
+  if (end > st->size - 8 - n)
+    return incomplete(path + ": tensors need " + std::to_string(8 + n + end) + " bytes, file has " +
+                      std::to_string(st->size));
+  account(c, *st);
+  return complete();
+}
+
+Judgement check_json(Checkpoint& c, CheckpointFs& fs, const std::string& path) {
+  auto st = fs.stat(path);
+  if (!st) return incomplete(path + ": cannot stat: " + st.error().message);
+  if (st->size > kMaxJsonBytes) return incomplete(path + ": too large");
+  auto text = fs.read_range(path, 0, st->size);
+  if (!text) return incomplete(path + ": cannot read: " + text.error().message);
+  if (nlohmann::json::parse(*text, nullptr, false).is_discarded())
+    return incomplete(path + ": not valid JSON (cut off?)");
+  account(c, *st);
+  return complete();
+}
+
+Judgement check_part(Checkpoint& c, CheckpointFs& fs, const Part& p, const Judge& j) {
+  switch (p.kind) {
+    case PartKind::kTorch:
+      return check_torch(c, fs, p.path, j);
+    case PartKind::kDcp:
+      return check_dcp_unit(c, fs, p.path);
+    case PartKind::kSafetensors:
+      return check_safetensors(c, fs, p.path);
+    case PartKind::kJson:
+      return check_json(c, fs, p.path);
+    case PartKind::kExists:
+      break;
+  }
+  auto st = fs.stat(p.path);
+  if (!st) return incomplete("no " + p.path);
+  account(c, *st);
+  return complete();
+}
+
+Judgement check_pointer(const Candidate& k, CheckpointFs& fs) {
+  const std::int64_t named = read_pointer_step(fs, k.pointer);
+  if (k.checkpoint.step < 0 || named >= k.checkpoint.step) return complete();
+  return incomplete(k.pointer + " names step " + std::to_string(named) +
+                    " (it is written after every part of a save): this save did not finish");
+}
+
+Judgement check_glob(Candidate& k, CheckpointFs& fs, const Judge& j) {
+  Checkpoint& c = k.checkpoint;
   auto st = fs.stat(c.path);
   if (!st) return incomplete("cannot stat: " + st.error().message);
-  if (st->mtime_ns > m->mtime_ns) return incomplete("modified after its marker " + marker);
   account(c, *st);
+  const std::string rule = k.glob_rule.substr(0, k.glob_rule.find('='));
+  if (rule == "pointer") {
+    if (!fs.stat(k.pointer)) return incomplete("no pointer file " + k.pointer);
+    return check_pointer(k, fs);
+  }
+  if (rule == "settle") {
+    const double secs = std::strtod(k.glob_rule.c_str() + 7, nullptr);
+    std::int64_t newest = st->mtime_ns;
+    if (st->is_directory)
+      if (auto entries = fs.list(c.path))
+        for (const auto& e : *entries)
+          if (auto f = fs.stat(join_path(c.path, e.name))) newest = std::max(newest, f->mtime_ns);
+    c.mtime_ns = newest;
+    const auto window = static_cast<std::int64_t>(secs * 1e9);
+    if (j.now_ns - newest >= window) return complete();
+    return incomplete("changed " + std::to_string((j.now_ns - newest) / 1'000'000) +
+                      " ms ago (settle=" + std::to_string(secs) + " s)");
+  }
+  auto m = fs.stat(k.marker);
+  if (!m) return incomplete("no completion marker " + k.marker);
+  if (rule == "done" && st->mtime_ns > m->mtime_ns)
+    return incomplete("modified after its marker " + k.marker);
   c.mtime_ns = m->mtime_ns;
   return complete();
 }
@@ -92,15 +218,29 @@ Judgement evaluate(Candidate& candidate, CheckpointFs& fs, const Judge& judge) {
   c.mtime_ns = 0;
   c.started_ns = 0;
   if (!candidate.missing.empty()) return incomplete(candidate.missing);
-  if (candidate.kind == CandidateKind::kGlob) return check_glob(c, fs, candidate.marker);
+  if (candidate.layout == Layout::kGlob) return check_glob(candidate, fs, judge);
   Judgement worst = complete();
-  for (const auto& f : c.files) {
-    Judgement r = candidate.kind == CandidateKind::kDcp ? check_dcp_unit(c, fs, f)
-                                                        : check_zip_file(c, fs, f, judge);
+  for (const auto& p : candidate.parts) {
+    Judgement r = check_part(c, fs, p, judge);
     if (r.verdict == Verdict::kIncomplete) return r;
     if (r.verdict == Verdict::kSettling && r.settle_left_ns > worst.settle_left_ns) worst = r;
   }
+  if (!candidate.pointer.empty())
+    if (auto p = check_pointer(candidate, fs); p.verdict != Verdict::kComplete) return p;
   return worst;
+}
+
+Judgement verify_for_resume(const Candidate& candidate, CheckpointFs& fs) {
+  for (const auto& p : candidate.parts) {
+    if (p.kind != PartKind::kTorch) continue;
+    auto magic = fs.read_range(p.path, 0, 2);
+    if (!magic || *magic != "PK") continue;  // pickles were parsed whole already
+    auto st = fs.stat(p.path);
+    if (!st) return incomplete(p.path + ": cannot stat: " + st.error().message);
+    auto v = verify_zip(fs, p.path, st->size);
+    if (!v) return incomplete(p.path + ": " + v.error().message);
+  }
+  return complete();
 }
 
 }  // namespace tv

@@ -1,10 +1,17 @@
-// Is a candidate complete? (docs/checkpoints.md, "What complete means")
-//   zip (.pt): its end-of-central-directory record is intact, the central directory starts where
-//     the record says, and its size has stopped changing: mtime at least `settle` old, or
-//     `known_stable` says this exact (size, mtime) was already seen earlier (the watcher: the
-//     previous poll, or an inotify close-after-write).
-//   dcp: every DCP directory has `.metadata` whose mtime is >= that of every other file in it.
-//   glob: the marker exists and is not older than the match.
+// Is a candidate complete? (docs/checkpoints.md, "What complete means") Every part is checked
+// by its content (candidates.h PartKind):
+//   torch file (.pt/.pth/.ckpt/.bin/.pkl/.pickle): a zip's end-of-central-directory record
+//     intact and the central directory where it says, or a pickle that parses to STOP at the
+//     very end; and its size has stopped changing: mtime at least `settle` old, or
+//     `known_stable` says this exact (size, mtime) was already seen (the watcher).
+//   DCP directory: `.metadata` parses (safe pickle subset) and every storage file it names
+//     exists and is at least as long as the furthest offset + length referring to it.
+//   safetensors: the header parses and every tensor's data lies inside the file.
+//   JSON marker (trainer_state.json): parses. Marker files: present.
+// Then the framework's own rules: the parts the listing found missing, and a pointer written
+// after every part (DeepSpeed `latest`, cosmos latest_checkpoint.txt) naming this step or later.
+// verify_for_resume is the expensive last check of the candidate about to be resumed from:
+// every zip part against its central directory with CRC-32 (zip_verify.h).
 // Fills the candidate's bytes, mtime_ns and started_ns. Never throws; reasons are for log lines.
 #pragma once
 
@@ -32,5 +39,8 @@ struct Judge {
 };
 
 Judgement evaluate(Candidate& candidate, CheckpointFs& fs, const Judge& judge);
+
+// CRC-32 and local headers of every zip part (reads every byte once). Complete or incomplete.
+Judgement verify_for_resume(const Candidate& candidate, CheckpointFs& fs);
 
 }  // namespace tv

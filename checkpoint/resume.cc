@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "checkpoint/candidates.h"
 #include "checkpoint/checkpoint_fs.h"
 #include "checkpoint/discovery.h"
 #include "common/exit_codes.h"
@@ -16,7 +17,7 @@ std::optional<Checkpoint> find_resume_checkpoint(const ResumeRequest& request, C
   }
   try {
     SelectOptions options{request.mode == "best" ? "best" : "latest", request.settle};
-    return select_checkpoint(discover(fs, request.dir, request.format), fs, options);
+    return select_checkpoint(fs, walk_tree(fs, request.dir), request.format, options);
   } catch (const std::exception& e) {  // e.g. bad_alloc: the job goes on without resuming
     spdlog::error("checkpoint: searching {} failed: {}; not resuming", request.dir, e.what());
     return std::nullopt;
@@ -29,12 +30,92 @@ std::optional<Checkpoint> find_resume_checkpoint(const ResumeRequest& request) {
 }
 
 Status validate_checkpoint_format(const std::string& format) {
-  if (format == "auto" || format == "skrl" || format == "dcp") return ok_status();
-  if (format.starts_with("glob:") && format.size() > 5 && format[5] != '/') return ok_status();
-  return Error{exit_code::kConfig,
-               "--checkpoint-format: '" + format +
-                   "' is not one of auto, skrl, dcp, glob:PATTERN (PATTERN non-empty and "
-                   "relative to --checkpoint-dir)"};
+  if (format.starts_with("glob:")) {
+    std::string why;
+    if (valid_glob_spec(format.substr(5), &why)) return ok_status();
+    return Error{exit_code::kConfig, "--checkpoint-format: '" + format + "': " + why};
+  }
+  if (layouts_of_format(format) != 0) return ok_status();
+  return Error{exit_code::kConfig, "--checkpoint-format: '" + format + "' is not one of " +
+                                       std::string(kCheckpointFormats)};
+}
+
+namespace {
+
+std::string dir_of(const Checkpoint& c) { return c.directory ? c.path : parent_of(c.path); }
+
+// Expands one template; `c` null: only checks the placeholders. false: unknown placeholder.
+bool expand(const std::string& tmpl, const Checkpoint* c, std::string& out, bool& any,
+            std::string& bad) {
+  for (std::size_t i = 0; i < tmpl.size(); ++i) {
+    if (tmpl.compare(i, 2, "{{") == 0 || tmpl.compare(i, 2, "}}") == 0) {
+      out += tmpl[i++];
+      continue;
+    }
+    if (tmpl[i] != '{') {
+      out += tmpl[i];
+      continue;
+    }
+    const auto close = tmpl.find('}', i);
+    const std::string name =
+        close == std::string::npos ? tmpl.substr(i) : tmpl.substr(i + 1, close - i - 1);
+    std::string value;
+    if (name.empty() || name == "path")
+      value = c ? c->path : "";
+    else if (name == "file")
+      value = c ? base_of(c->path) : "";
+    else if (name == "dir")
+      value = c ? dir_of(*c) : "";
+    else if (name == "run")
+      value = c ? c->run : "";
+    else if (name == "run_dir")
+      value = c ? c->run_dir : "";
+    else if (name == "step")
+      value = c && c->step >= 0 ? std::to_string(c->step) : "";
+    else {
+      bad = close == std::string::npos ? tmpl.substr(i) : "{" + name + "}";
+      return false;
+    }
+    out += value;
+    any = true;
+    i = close;
+  }
+  return true;
+}
+
+std::vector<std::string> words(const std::string& tmpl) {
+  std::vector<std::string> out;
+  std::size_t i = 0;
+  while (i < tmpl.size()) {
+    while (i < tmpl.size() && tmpl[i] == ' ') ++i;
+    const std::size_t end = std::min(tmpl.find(' ', i), tmpl.size());
+    if (end > i) out.push_back(tmpl.substr(i, end - i));
+    i = end;
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<std::string> expand_resume_arg(const std::string& tmpl, const Checkpoint& c) {
+  std::vector<std::string> out;
+  bool any = false;
+  for (const auto& w : words(tmpl)) {
+    std::string expanded, bad;
+    if (!expand(w, &c, expanded, any, bad)) expanded = w;
+    out.push_back(std::move(expanded));
+  }
+  if (!any) out.push_back(c.path);
+  return out;
+}
+
+Status validate_resume_arg(const std::string& tmpl) {
+  std::string out, bad;
+  bool any = false;
+  if (expand(tmpl, nullptr, out, any, bad)) return ok_status();
+  return Error{exit_code::kConfig, "--resume-arg: unknown placeholder " + bad + " in '" + tmpl +
+                                       "' (use {}, {path}, {file}, {dir}, {run}, {run_dir}, "
+                                       "{step}; {{ and }} for braces)"};
 }
 
 }  // namespace tv

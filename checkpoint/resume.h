@@ -20,19 +20,21 @@ namespace tv {
 class CheckpointFs;
 
 struct Checkpoint {
-  std::string path;    // what {} in --resume-arg becomes: a .pt file, a DCP directory, a glob match
-  std::string format;  // "skrl", "dcp" or "glob"
-  std::int64_t step = -1;       // from the name; -1 when the name has none
-  std::uint64_t bytes = 0;      // all files that make up the checkpoint
-  std::string run;              // skrl: the run directory's name ("" when not in a timestamped run)
-  std::int64_t mtime_ns = 0;    // when it became complete (newest file / .metadata / marker)
-  std::int64_t started_ns = 0;  // when writing began (birth time where known, else 0)
+  std::string path;           // what {} in --resume-arg becomes: a file, or a checkpoint directory
+  std::string format;         // skrl, rsl_rl, rl_games, dcp, cosmos-rl, cosmos-predict2, hf, ...
+  std::int64_t step = -1;     // from the name (Lightning last*.ckpt: from its content); -1: none
+  std::uint64_t bytes = 0;    // all files that make up the checkpoint
+  std::string run;            // the run directory's name
+  std::string run_dir;        // the run directory (where the framework's run lives)
+  bool directory = false;     // the checkpoint is a directory (DCP, HF, DeepSpeed, ...)
+  std::int64_t mtime_ns = 0;  // when it became complete (newest file / .metadata / marker)
+  std::int64_t started_ns = 0;     // when writing began (birth time where known, else 0)
   std::vector<std::string> files;  // every file that makes up the checkpoint
 };
 
 struct ResumeRequest {
   std::string dir;
-  std::string format = "auto";  // auto|skrl|dcp|glob:PATTERN
+  std::string format = "auto";  // auto, a framework (kCheckpointFormats), or glob:PATTERN[,RULE]
   std::string mode = "latest";  // latest|best|none
   // A file whose mtime is younger than this has not "stopped changing" yet: resume waits out
   // the rest of the window once and re-checks it (see docs/checkpoints.md).
@@ -44,8 +46,24 @@ std::optional<Checkpoint> find_resume_checkpoint(const ResumeRequest& request);
 // The same against any file system (unit tests pass a fake one).
 std::optional<Checkpoint> find_resume_checkpoint(const ResumeRequest& request, CheckpointFs& fs);
 
-// "auto|skrl|dcp|glob:PATTERN"; anything else is exit 78 naming --checkpoint-format.
+// The --checkpoint-format names besides glob:PATTERN[,RULE] (docs/checkpoints.md).
+inline constexpr const char* kCheckpointFormats =
+    "auto, skrl, rsl_rl, rl_games, dcp (torchtitan), cosmos-rl, cosmos-predict2, hf "
+    "(accelerate), lightning, deepspeed, glob:PATTERN[,done=SUFFIX|marker=NAME|pointer=FILE|"
+    "settle=SECONDS]";
+
+// One of kCheckpointFormats; anything else is exit 78 naming --checkpoint-format.
 Status validate_checkpoint_format(const std::string& format);
+
+// --resume-arg TEMPLATE for a checkpoint: split on spaces into words (each one argument), then
+// in each word {} and {path} = its path, {file} = the file's name,
+// {dir} = the checkpoint directory (the path itself when the checkpoint is a directory, else the
+// directory holding the file), {run} = the run directory's name, {run_dir} = the run directory,
+// {step} = the step ("" when unknown), {{ and }} = literal braces. A template without any
+// placeholder gets the path as a separate argument after it. Unknown placeholders are an
+// error (78) naming --resume-arg, found by validate_resume_arg before anything starts.
+std::vector<std::string> expand_resume_arg(const std::string& tmpl, const Checkpoint& c);
+Status validate_resume_arg(const std::string& tmpl);
 
 // --link-logs PATH: PATH is the framework's log directory (e.g. logs/skrl). After the call,
 // <checkpoint_dir>/<basename(PATH)> is that directory, or a symlink to it, so the logs are synced

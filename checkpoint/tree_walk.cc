@@ -13,6 +13,7 @@ using DirId = std::pair<std::uint64_t, std::uint64_t>;
 struct Pending {
   std::string path;
   std::string rel;
+  std::uint32_t parent = kNoDir;
 };
 
 class Walker {
@@ -30,7 +31,7 @@ class Walker {
       return;
     }
     visited_.insert({st->device, st->inode});
-    stack_.push_back({root, ""});
+    stack_.push_back({root, "", kNoDir});
     while (!stack_.empty()) {
       Pending p = std::move(stack_.back());
       stack_.pop_back();
@@ -40,34 +41,42 @@ class Walker {
 
  private:
   void visit(const Pending& p) {
-    auto entries = fs_.list(p.path);
-    if (!entries) {
-      spdlog::warn("checkpoint: skipping directory {}: {}", p.path, entries.error().message);
+    ListedDir dir;
+    dir.path = p.path;
+    dir.rel = p.rel;
+    dir.parent = p.parent;
+    const auto index = static_cast<std::uint32_t>(tree_.dirs.size());
+    auto listed = fs_.list_each(p.path, [&](std::string_view name, EntryType type) {
+      classify(p, name, type, dir, index);
+    });
+    if (!listed) {
+      spdlog::warn("checkpoint: skipping directory {}: {}", p.path, listed.error().message);
+      while (!stack_.empty() && stack_.back().parent == index) stack_.pop_back();
       return;
     }
-    ListedDir dir{p.path, p.rel, {}, {}};
-    for (const auto& e : *entries) classify(p, e, dir);
     tree_.dirs.push_back(std::move(dir));
   }
 
-  void classify(const Pending& p, const DirEntry& e, ListedDir& dir) {
-    const std::string path = join_path(p.path, e.name);
-    if (e.type == EntryType::kFile) return dir.files.push_back(e.name);
-    if (e.type == EntryType::kOther) return;
+  void classify(const Pending& p, std::string_view name, EntryType type, ListedDir& dir,
+                std::uint32_t index) {
+    if (type == EntryType::kFile) return dir.files.add(name);
+    if (type == EntryType::kOther) return;
+    const std::string path = join_path(p.path, name);
     auto st = fs_.stat(path);  // directories, links and unknown types: follow
     if (!st) {
       spdlog::warn("checkpoint: skipping {}: {}", path, st.error().message);
       return;
     }
-    if (st->is_regular) return dir.files.push_back(e.name);
+    if (st->is_regular) return dir.files.add(name);
     if (!st->is_directory) return;
     if (!visited_.insert({st->device, st->inode}).second) {
-      if (e.type == EntryType::kSymlink)
+      if (type == EntryType::kSymlink)
         spdlog::warn("checkpoint: not following {}: directory already visited (link loop?)", path);
       return;
     }
-    dir.subdirs.push_back(e.name);
-    stack_.push_back({path, p.rel.empty() ? e.name : p.rel + "/" + e.name});
+    dir.subdirs.add(name);
+    std::string rel = p.rel.empty() ? std::string(name) : p.rel + "/" + std::string(name);
+    stack_.push_back({path, std::move(rel), index});
   }
 
   CheckpointFs& fs_;
@@ -78,9 +87,24 @@ class Walker {
 
 }  // namespace
 
-std::string join_path(const std::string& dir, const std::string& name) {
-  if (dir.empty()) return name;
-  return dir.back() == '/' ? dir + name : dir + "/" + name;
+std::string join_path(const std::string& dir, std::string_view name) {
+  std::string out;
+  out.reserve(dir.size() + 1 + name.size());
+  out = dir;
+  if (!out.empty() && out.back() != '/') out += '/';
+  out += name;
+  return out;
+}
+
+std::uint32_t Tree::find(std::string_view path) const {
+  for (std::size_t i = 0; i < dirs.size(); ++i)
+    if (dirs[i].path == path) return static_cast<std::uint32_t>(i);
+  return kNoDir;
+}
+
+std::uint32_t Tree::ancestor(std::uint32_t i, int up) const {
+  for (; up > 0 && i != kNoDir; --up) i = dirs[i].parent;
+  return i;
 }
 
 Tree walk_tree(CheckpointFs& fs, const std::string& root) {

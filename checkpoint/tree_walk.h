@@ -1,32 +1,72 @@
 // One walk over a checkpoint directory: every directory reached (symlinked ones too, each
 // directory once, so symlink loops end) with the names of the files in it. Directories that
 // cannot be listed and dangling or looping links are logged once each and skipped.
+// Names are kept in one buffer per directory (NameList), so 100,000 files cost two growing
+// arrays, not 100,000 strings.
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "checkpoint/checkpoint_fs.h"
 
 namespace tv {
 
+// Names in one contiguous buffer; indexes are stable.
+class NameList {
+ public:
+  void add(std::string_view name) {
+    offsets_.push_back(static_cast<std::uint32_t>(blob_.size()));
+    blob_.append(name);
+  }
+  std::size_t size() const { return offsets_.size(); }
+  bool empty() const { return offsets_.empty(); }
+  std::string_view operator[](std::size_t i) const {
+    const std::size_t end = i + 1 < offsets_.size() ? offsets_[i + 1] : blob_.size();
+    return std::string_view(blob_).substr(offsets_[i], end - offsets_[i]);
+  }
+  bool contains(std::string_view name) const {
+    for (std::size_t i = 0; i < size(); ++i)
+      if ((*this)[i] == name) return true;
+    return false;
+  }
+
+ private:
+  std::string blob_;
+  std::vector<std::uint32_t> offsets_;
+};
+
+inline constexpr std::uint32_t kNoDir = 0xFFFFFFFF;
+
 struct ListedDir {
-  std::string path;                  // as reached: root + "/" + relative path
-  std::string rel;                   // relative to the root; "" for the root
-  std::vector<std::string> files;    // regular files (or links to them), unsorted
-  std::vector<std::string> subdirs;  // names of the directories walked into
+  std::string path;                // as reached: root + "/" + relative path
+  std::string rel;                 // relative to the root; "" for the root
+  std::uint32_t parent = kNoDir;   // index in Tree::dirs
+  NameList files;                  // regular files (or links to them), in listing order
+  NameList subdirs;                // names of the directories walked into
+  std::string_view name() const {  // last component of rel ("" for the root)
+    const auto slash = rel.rfind('/');
+    return slash == std::string::npos ? std::string_view(rel)
+                                      : std::string_view(rel).substr(slash + 1);
+  }
 };
 
 struct Tree {
   std::string root;
   std::vector<ListedDir> dirs;  // dirs[0] is the root when it could be listed
+  // Index of the directory at `path`, or kNoDir.
+  std::uint32_t find(std::string_view path) const;
+  // The directory `up` levels above dirs[i] (0: itself), or kNoDir.
+  std::uint32_t ancestor(std::uint32_t i, int up) const;
 };
 
 // An empty Tree when root is missing or not a directory (logged at debug level only: a missing
 // checkpoint directory is the normal first start).
 Tree walk_tree(CheckpointFs& fs, const std::string& root);
 
-std::string join_path(const std::string& dir, const std::string& name);
+std::string join_path(const std::string& dir, std::string_view name);
 
 }  // namespace tv

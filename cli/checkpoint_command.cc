@@ -21,15 +21,16 @@ namespace tv {
 namespace {
 
 const char* const kUsage =
-    "usage: trainvisor checkpoint latest --dir D [--format auto|skrl|dcp|glob:PATTERN]\n"
-    "                                    [--resume latest|best] [--settle S] [--json]\n"
+    "usage: trainvisor checkpoint latest --dir D [--format F] [--resume latest|best]\n"
+    "                                    [--settle S] [--json] [--resume-arg TEMPLATE]\n"
     "       trainvisor checkpoint watch --dir D [--format F] [--poll-interval S] [--polling]\n"
     "       trainvisor checkpoint link-logs --dir D LOG_DIR   (what run --link-logs does)\n";
 
 std::vector<OptionSpec> specs() {
   return {
       {"dir", true, std::nullopt, "checkpoint directory"},
-      {"format", true, "auto", "auto|skrl|dcp|glob:PATTERN"},
+      {"format", true, "auto", kCheckpointFormats},
+      {"resume-arg", true, std::nullopt, "latest: also print what --resume-arg TEMPLATE becomes"},
       {"resume", true, "latest", "latest|best"},
       {"settle", true, "2", "seconds a .pt must be unchanged to count as complete"},
       {"json", false, std::nullopt, "print a JSON object"},
@@ -45,9 +46,9 @@ int fail(const Error& e) {
 }
 
 nlohmann::json to_json(const Checkpoint& c) {
-  return {{"path", c.path}, {"format", c.format},
-          {"step", c.step}, {"bytes", c.bytes},
-          {"run", c.run},   {"mtime", static_cast<double>(c.mtime_ns) / 1e9}};
+  return {{"path", c.path},       {"format", c.format},       {"step", c.step},
+          {"bytes", c.bytes},     {"run", c.run},             {"run_dir", c.run_dir},
+          {"directory", c.directory}, {"mtime", static_cast<double>(c.mtime_ns) / 1e9}};
 }
 
 std::chrono::milliseconds millis(double seconds) {
@@ -59,13 +60,18 @@ int latest(const Options& o, const std::string& dir, const std::string& format) 
   if (!mode) return fail(mode.error());
   auto settle = o.get_double("settle", 0);
   if (!settle) return fail(settle.error());
+  const auto tmpl = o.get("resume-arg");
+  if (tmpl)
+    if (auto v = validate_resume_arg(tmpl->value); !v) return fail(v.error());
   auto c = find_resume_checkpoint({dir, format, *mode, millis(*settle)});
   if (!c) {
     std::fprintf(stderr, "trainvisor checkpoint: no complete checkpoint under %s\n", dir.c_str());
     return exit_code::kNone;
   }
+  nlohmann::json j = to_json(*c);
+  if (tmpl) j["resume_args"] = expand_resume_arg(tmpl->value, *c);
   if (o.flag("json"))
-    std::printf("%s\n", json_text(to_json(*c)).c_str());
+    std::printf("%s\n", json_text(j).c_str());
   else
     std::printf("%s\n", c->path.c_str());
   return exit_code::kOk;

@@ -75,6 +75,7 @@ struct RunPlan {
   std::optional<std::string> ckpt_dir;
   std::string ckpt_format;
   std::optional<ResumeRequest> resume;  // when there is a checkpoint dir and --resume is not none
+  std::optional<std::string> resume_arg;  // --resume-arg TEMPLATE (validated)
   ObservabilityConfig observability;
   std::optional<std::string> rdzv_token;
   int rdzv_port = 0;
@@ -129,7 +130,10 @@ Status read_health_and_checkpoints(const Options& o, RunPlan& p) {
     req.settle = std::chrono::milliseconds(0);
     p.resume = req;
   }
-  if (auto v = o.get("resume-arg")) p.sup.resume_arg = v->value;
+  if (auto v = o.get("resume-arg")) {
+    if (auto ok = validate_resume_arg(v->value); !ok) return ok;
+    p.resume_arg = v->value;
+  }
   return ok_status();
 }
 
@@ -306,10 +310,14 @@ Status make_work_dir(const Options& o, WorkDir& wd) {
 // The resume hook: the newest complete checkpoint at each (re)start, told to the goodput accountant.
 void hook_resume(RunPlan& p, GoodputAccountant& goodput) {
   if (!p.resume) return;
-  p.sup.find_resume = [req = *p.resume, &goodput]() -> std::optional<std::string> {
+  p.sup.find_resume = [req = *p.resume, tmpl = p.resume_arg,
+                       &goodput]() -> std::optional<ResumeTarget> {
     auto c = find_resume_checkpoint(req);
     goodput.resume_selected(c ? std::optional<std::int64_t>(c->step) : std::nullopt);
-    return c ? std::optional<std::string>(c->path) : std::nullopt;
+    if (!c) return std::nullopt;
+    ResumeTarget t{c->path, {}};
+    if (tmpl) t.args = expand_resume_arg(*tmpl, *c);
+    return t;
   };
 }
 

@@ -1,5 +1,6 @@
 #include "cli/run_options.h"
 
+#include "checkpoint/resume.h"
 #include "launcher/topology/topology_options.h"
 
 namespace tv {
@@ -26,10 +27,11 @@ std::vector<OptionSpec> run_option_specs() {
       {"nccl-lib", true, std::nullopt, "libnccl the preflight probe loads (default: the workers')"},
       {"checkpoint-dir", true, std::nullopt,
        "watched and resumed from (default /opt/ml/checkpoints when it exists)"},
-      {"checkpoint-format", true, "auto", "auto|skrl|dcp|glob:PATTERN"},
+      {"checkpoint-format", true, "auto", kCheckpointFormats},
       {"resume", true, "latest", "latest|best|none"},
       {"resume-arg", true, std::nullopt,
-       "appended at each (re)start when there is a checkpoint, {} = path"},
+       "appended at each (re)start when there is a checkpoint: {} {file} {dir} {run} {run_dir} "
+       "{step} (docs/checkpoints.md)"},
       {"link-logs", true, std::nullopt,
        "PATH: the framework's log dir; becomes a symlink to <checkpoint-dir>/<basename(PATH)>"},
       {"log-dir", true, std::nullopt, "per-rank, per-attempt log files"},

@@ -9,7 +9,7 @@ set -euo pipefail
 build_packages=(
   g++ cmake ninja-build binutils
   libboost1.81-dev libboost-filesystem1.81-dev nlohmann-json3-dev libspdlog-dev libfmt-dev
-  libfabric-dev libssl-dev
+  libfabric-dev libssl-dev zlib1g-dev
 )
 test_packages=(
   build-essential pkg-config clang clang-format libclang-rt-14-dev libboost1.81-all-dev

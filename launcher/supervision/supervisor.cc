@@ -93,7 +93,7 @@ void Supervisor::on_start(const GenerationPlan& plan) {
   plan_ = plan;
   workers_.assign(static_cast<size_t>(cfg_.layout.nproc_per_node), nullptr);
   resume_ = cfg_.find_resume ? cfg_.find_resume() : std::nullopt;  // the resume hook
-  if (resume_) spdlog::info("attempt {}: resuming from {}", plan.generation, *resume_);
+  if (resume_) spdlog::info("attempt {}: resuming from {}", plan.generation, resume_->path);
   if (cfg_.observer) cfg_.observer->generation_started(plan.generation);
   spdlog::info("attempt {}: starting {} worker(s), ranks {}-{}, MASTER_ADDR={} MASTER_PORT={}",
                plan.generation, cfg_.layout.nproc_per_node, global_rank(cfg_.layout, 0),
@@ -117,10 +117,9 @@ bool Supervisor::start_worker(int local_rank, const GenerationPlan& plan, Worker
 
   WorkerAttempt attempt{local_rank, plan.restart_count, plan.master_port, id.error_file,
                         id.heartbeat_file, std::nullopt};
-  attempt.resume_checkpoint = resume_;
+  if (resume_) attempt.resume_checkpoint = resume_->path;
   std::vector<std::string> argv = cfg_.argv;
-  if (resume_ && cfg_.resume_arg)
-    for (auto& a : expand_resume_arg(*cfg_.resume_arg, *resume_)) argv.push_back(a);
+  if (resume_) argv.insert(argv.end(), resume_->args.begin(), resume_->args.end());
   int out_w = -1, err_w = -1;
   if (!w->open_pipes(&out_w, &err_w)) {
     end->exit_code = exit_code::kNotExecutable;

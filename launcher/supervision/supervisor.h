@@ -33,6 +33,13 @@
 
 namespace tv {
 
+// A checkpoint to resume from: its path (TRAINVISOR_RESUME_CHECKPOINT) and the arguments
+// appended to every worker's command line.
+struct ResumeTarget {
+  std::string path;
+  std::vector<std::string> args;
+};
+
 struct SupervisorConfig {
   WorkerLayout layout;
   std::string executable;         // resolved argv[0]
@@ -47,9 +54,9 @@ struct SupervisorConfig {
   bool signals_reach_workers = false;
   std::string failure_file;
   std::string termination_log;
-  std::optional<std::string> resume_arg;
-  // Hook: the checkpoint to resume from at each (re)start; may be empty.
-  std::function<std::optional<std::string>()> find_resume;
+  // Hook: the checkpoint to resume from at each (re)start, and the arguments that hand it to
+  // the workers (--resume-arg, already expanded); may be empty.
+  std::function<std::optional<ResumeTarget>()> find_resume;
   // Hook: told about generations, workers and their output (goodput, metrics); may be null.
   RunObserver* observer = nullptr;
 };
@@ -98,7 +105,7 @@ class Supervisor final : public GroupActions {
   std::vector<WorkerPtr> workers_;  // this generation's, by local rank
   std::map<pid_t, WorkerPtr> by_pid_;
   GenerationPlan plan_;
-  std::optional<std::string> resume_;  // this generation's checkpoint
+  std::optional<ResumeTarget> resume_;  // this generation's checkpoint
   std::vector<FailureRecord> causes_;  // this node's root cause per failed generation
   std::optional<NodeFailure> final_failure_;
   int shutdown_signal_ = 0;

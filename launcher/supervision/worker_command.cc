@@ -31,15 +31,4 @@ Result<std::vector<std::string>> build_worker_argv(const Options& opts, const En
   return argv;
 }
 
-std::vector<std::string> expand_resume_arg(const std::string& tmpl, const std::string& path) {
-  auto pos = tmpl.find("{}");
-  if (pos == std::string::npos) return {tmpl, path};
-  std::string out = tmpl;
-  while (pos != std::string::npos) {
-    out.replace(pos, 2, path);
-    pos = out.find("{}", pos + path.size());
-  }
-  return {out};
-}
-
 }  // namespace tv

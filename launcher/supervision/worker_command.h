@@ -17,6 +17,5 @@ Result<std::vector<std::string>> build_worker_argv(const Options& opts, const En
 
 // "--checkpoint={}" with path -> "--checkpoint=/ckpt/agent_100.pt"; a template without {}
 // gets the path as a separate argument after it.
-std::vector<std::string> expand_resume_arg(const std::string& tmpl, const std::string& path);
 
 }  // namespace tv

@@ -121,13 +121,18 @@ def test_concurrent_writers_never_yield_a_partial_file(tmp_path, writer):
     assert r.stdout.strip() == str(d / "agent_3001.pt")
 
 
+REAL_DCP = os.path.join(os.path.dirname(__file__), "..", "data", "checkpoint", "dcp_real",
+                        "two_ranks")
+
+
 def write_dcp(d, shards=2, metadata=True, tmp_only=False):
-    """The file sequence of torch.distributed.checkpoint.FileSystemWriter."""
+    """The file sequence of torch.distributed.checkpoint.FileSystemWriter, with the bytes of a
+    real 2-rank torch 2.11 save (tests/data/checkpoint/dcp_real)."""
     d.mkdir(parents=True, exist_ok=True)
     for rank in range(shards):
-        (d / f"__{rank}_0.distcp").write_bytes(os.urandom(4096))
+        shutil.copyfile(os.path.join(REAL_DCP, f"__{rank}_0.distcp"), d / f"__{rank}_0.distcp")
     if metadata or tmp_only:
-        (d / ".metadata.tmp").write_bytes(b"metadata")
+        shutil.copyfile(os.path.join(REAL_DCP, ".metadata"), d / ".metadata.tmp")
         if not tmp_only:
             os.rename(d / ".metadata.tmp", d / ".metadata")
 
@@ -143,8 +148,8 @@ def test_dcp_in_each_state(tmp_path):
     assert latest().stdout.strip() == str(c / "iter_000001000")
     os.rename(c / "iter_000002000/.metadata.tmp", c / "iter_000002000/.metadata")
     assert latest().stdout.strip() == str(c / "iter_000002000")
-    time.sleep(0.05)                                          # saving again into the same dir:
-    (c / "iter_000002000/__0_0.distcp").write_bytes(b"new")   # the old .metadata is stale
+    # Saving again into the same dir: the shard is being rewritten, shorter than .metadata says.
+    (c / "iter_000002000/__0_0.distcp").write_bytes(b"new")
     assert latest().stdout.strip() == str(c / "iter_000001000")
     (c / "latest_checkpoint.txt").write_text("iter_000002000\n")  # a pointer changes nothing
     assert latest().stdout.strip() == str(c / "iter_000001000")

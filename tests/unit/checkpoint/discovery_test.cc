@@ -3,26 +3,24 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "checkpoint/resume.h"
-#include "fake_checkpoint_fs.h"
+#include "resume_helpers.h"
 
 namespace tv {
 namespace {
 
 using testing::FakeCheckpointFs;
+using testing::kRoot;
+using testing::kS;
+using testing::latest;
+using testing::make_dcp_metadata;
 using testing::make_zip;
-constexpr std::int64_t kS = FakeCheckpointFs::kSecond;
+using testing::path_of;
 
-const std::string kRoot = "/ckpt";
 const std::string kRun1 = kRoot + "/Isaac-Ant-v0/2025-01-02_10-00-00_ppo_torch/checkpoints";
 const std::string kRun2 = kRoot + "/Isaac-Ant-v0/2025-01-02_12-30-00_ppo_torch/checkpoints";
-
-std::optional<Checkpoint> latest(FakeCheckpointFs& fs, const std::string& format = "auto",
-                                 const std::string& mode = "latest") {
-  return find_resume_checkpoint(ResumeRequest{kRoot, format, mode}, fs);
-}
-
-std::string path_of(const std::optional<Checkpoint>& c) { return c ? c->path : "<none>"; }
 
 TEST(SkrlDiscovery, NewestStepOfOneRun) {
   FakeCheckpointFs fs;
@@ -155,85 +153,121 @@ TEST(Discovery, VeryDeepTree) {
 
 const std::string kIters = kRoot + "/cosmos/job/checkpoints";
 
+// A DCP directory the way FileSystemWriter leaves it: two shards and a .metadata that refers to
+// every byte of them (meta_t 0: no .metadata yet).
 void add_dcp(FakeCheckpointFs& fs, const std::string& dir, std::int64_t shard_t,
              std::int64_t meta_t) {
+  const std::int64_t now = fs.now();
+  fs.set_now(std::max(shard_t, meta_t));  // directories get the time they were made
   fs.add_file(dir + "/__0_0.distcp", "shard0", shard_t);
   fs.add_file(dir + "/__1_0.distcp", "shard1", shard_t);
-  if (meta_t > 0) fs.add_file(dir + "/.metadata", "meta", meta_t);
+  if (meta_t > 0)
+    fs.add_file(
+        dir + "/.metadata",
+        make_dcp_metadata({{"__0_0.distcp", 0, 4}, {"__0_0.distcp", 4, 2}, {"__1_0.distcp", 0, 6}}),
+        meta_t);
+  fs.set_now(now);
 }
 
-TEST(DcpDiscovery, CompleteDirectoryWithMetadataNewerThanShards) {
+TEST(DcpDiscovery, CompleteByContent) {
   FakeCheckpointFs fs;
   const std::int64_t t = fs.now() - 100 * kS;
-  add_dcp(fs, kIters + "/iter_000001000", t, t + kS);
-  add_dcp(fs, kIters + "/iter_000002000", t + 10 * kS, t + 11 * kS);
+  add_dcp(fs, kRoot + "/out/checkpoint/step-1000", t, t + kS);
+  add_dcp(fs, kRoot + "/out/checkpoint/step-2000", t + 10 * kS, t + 11 * kS);
   auto c = latest(fs, "dcp");
   ASSERT_TRUE(c);
-  EXPECT_EQ(c->path, kIters + "/iter_000002000");
+  EXPECT_EQ(c->path, kRoot + "/out/checkpoint/step-2000");
   EXPECT_EQ(c->step, 2000);
-  EXPECT_EQ(c->bytes, 4u + 6u + 6u);
+  EXPECT_EQ(c->format, "dcp");
+  EXPECT_EQ(c->run_dir, kRoot + "/out");
+  EXPECT_TRUE(c->directory);
+  EXPECT_EQ(c->bytes, fs.stat(c->path + "/.metadata")->size + 6u + 6u);
 }
 
-TEST(DcpDiscovery, BareMetadataTmpIsPartial) {
+TEST(DcpDiscovery, CopiedWithNewMtimesInAnyOrderIsComplete) {
+  // aws s3 sync / cp -r: every file gets a new mtime, .metadata possibly older than the shards.
+  FakeCheckpointFs fs;
+  add_dcp(fs, kRoot + "/out/checkpoint/step-500", fs.now() - 5 * kS, fs.now() - 9 * kS);
+  EXPECT_EQ(path_of(latest(fs)), kRoot + "/out/checkpoint/step-500");
+}
+
+TEST(DcpDiscovery, MissingOrTruncatedShardIsRejected) {
   FakeCheckpointFs fs;
   const std::int64_t t = fs.now() - 100 * kS;
-  add_dcp(fs, kIters + "/iter_000001000", t, t + kS);
-  add_dcp(fs, kIters + "/iter_000002000", t + 10 * kS, 0);
-  fs.add_file(kIters + "/iter_000002000/.metadata.tmp", "half", t + 11 * kS);
-  EXPECT_EQ(path_of(latest(fs, "dcp")), kIters + "/iter_000001000");
+  add_dcp(fs, kRoot + "/out/checkpoint/step-100", t, t + kS);
+  add_dcp(fs, kRoot + "/out/checkpoint/step-200", t, t + kS);
+  fs.add_file(kRoot + "/out/checkpoint/step-200/__1_0.distcp", "shar", t);  // 4 of 6 bytes
+  EXPECT_EQ(path_of(latest(fs)), kRoot + "/out/checkpoint/step-100");
+  fs.remove(kRoot + "/out/checkpoint/step-200/__1_0.distcp");
+  EXPECT_EQ(path_of(latest(fs)), kRoot + "/out/checkpoint/step-100");
 }
 
-TEST(DcpDiscovery, ShardsOnlyIsPartial) {
+TEST(DcpDiscovery, BareMetadataTmpAndShardsOnlyArePartial) {
   FakeCheckpointFs fs;
-  add_dcp(fs, kIters + "/iter_000002000", fs.now() - kS, 0);
+  const std::int64_t t = fs.now() - 100 * kS;
+  add_dcp(fs, kRoot + "/c/step-1000", t, t + kS);
+  add_dcp(fs, kRoot + "/c/step-2000", t + 10 * kS, 0);
+  fs.add_file(kRoot + "/c/step-2000/.metadata.tmp", "half", t + 11 * kS);
+  add_dcp(fs, kRoot + "/c/step-3000", t + 10 * kS, 0);
+  EXPECT_EQ(path_of(latest(fs, "dcp")), kRoot + "/c/step-1000");
+}
+
+TEST(DcpDiscovery, MetadataThatIsNotAPickleIsRejected) {
+  FakeCheckpointFs fs;
+  add_dcp(fs, kRoot + "/c/step-1", fs.now() - 100 * kS, fs.now() - 99 * kS);
+  add_dcp(fs, kRoot + "/c/step-2", fs.now() - 100 * kS, 0);
+  fs.add_file(kRoot + "/c/step-2/.metadata", std::string(40, '\0'));
+  std::string cut = make_dcp_metadata({{"__0_0.distcp", 0, 6}});
+  add_dcp(fs, kRoot + "/c/step-3", fs.now() - 100 * kS, 0);
+  fs.add_file(kRoot + "/c/step-3/.metadata", cut.substr(0, cut.size() - 3));
+  EXPECT_EQ(path_of(latest(fs, "dcp")), kRoot + "/c/step-1");
+}
+
+TEST(DcpDiscovery, MetadataPointingOutsideTheDirectoryIsRejected) {
+  FakeCheckpointFs fs;
+  fs.add_file(kRoot + "/c/secret", "xxxxxxxx");
+  fs.add_file(kRoot + "/c/step-9/.metadata", make_dcp_metadata({{"../secret", 0, 4}}));
   EXPECT_FALSE(latest(fs, "dcp"));
 }
 
-TEST(DcpDiscovery, SavingAgainIntoTheSameDirectoryLeavesAStaleMetadata) {
+TEST(DcpDiscovery, SecondDumpFolderWhoseCounterRestartedWinsByTime) {
   FakeCheckpointFs fs;
-  const std::int64_t t = fs.now() - 100 * kS;
-  add_dcp(fs, kIters + "/iter_000001000", t, t + kS);
-  add_dcp(fs, kIters + "/iter_000002000", t, t + kS);
-  fs.add_file(kIters + "/iter_000002000/__0_0.distcp", "new shard", t + 50 * kS);
-  EXPECT_EQ(path_of(latest(fs, "dcp")), kIters + "/iter_000001000");
+  const std::int64_t t = fs.now() - 1000 * kS;
+  add_dcp(fs, kRoot + "/run-a/checkpoint/step-9000", t, t + kS);
+  add_dcp(fs, kRoot + "/run-b/checkpoint/step-100", t + 500 * kS, t + 501 * kS);
+  EXPECT_EQ(path_of(latest(fs)), kRoot + "/run-b/checkpoint/step-100");
 }
 
-TEST(DcpDiscovery, CosmosIterationHoldsSeveralDcpDirectoriesThatMustAllBeComplete) {
+TEST(CosmosDiscovery, IterationNeedsEveryPartAndThePointer) {
   FakeCheckpointFs fs;
   const std::int64_t t = fs.now() - 100 * kS;
-  add_dcp(fs, kIters + "/iter_000001000/model", t, t + kS);
-  add_dcp(fs, kIters + "/iter_000001000/optim", t, t + kS);
-  add_dcp(fs, kIters + "/iter_000002000/model", t + 10 * kS, t + 11 * kS);
-  add_dcp(fs, kIters + "/iter_000002000/optim", t + 10 * kS, 0);  // optimizer save cut off
-  auto c = latest(fs, "dcp");
+  for (const char* part : {"model", "optim", "scheduler", "trainer"})
+    add_dcp(fs, kIters + "/iter_000001000/" + part, t, t + kS);
+  fs.add_file(kIters + "/latest_checkpoint.txt", "iter_000001000\n");
+  add_dcp(fs, kIters + "/iter_000002000/model", t + 10 * kS, t + 11 * kS);  // crash after model/
+  auto c = latest(fs);
   ASSERT_TRUE(c);
   EXPECT_EQ(c->path, kIters + "/iter_000001000");
-  EXPECT_EQ(c->files.size(), 2u);
-}
-
-TEST(DcpDiscovery, PointerIsReadButWhatItNamesMustBeComplete) {
-  FakeCheckpointFs fs;
-  const std::int64_t t = fs.now() - 100 * kS;
-  add_dcp(fs, kIters + "/iter_000001000", t, t + kS);
-  add_dcp(fs, kIters + "/iter_000002000", t, 0);
+  EXPECT_EQ(c->format, "cosmos-rl");
+  EXPECT_EQ(c->files.size(), 4u);
+  // Every part written but the pointer not yet moved: not finished either.
+  for (const char* part : {"optim", "scheduler", "trainer"})
+    add_dcp(fs, kIters + "/iter_000002000/" + part, t + 10 * kS, t + 11 * kS);
+  EXPECT_EQ(path_of(latest(fs)), kIters + "/iter_000001000");
   fs.add_file(kIters + "/latest_checkpoint.txt", "iter_000002000\n");
-  EXPECT_EQ(path_of(latest(fs, "dcp")), kIters + "/iter_000001000");
-  // Names without steps: the pointer decides.
-  FakeCheckpointFs named;
-  add_dcp(named, kIters + "/first", t, t + 2 * kS);
-  add_dcp(named, kIters + "/second", t, t + kS);
-  named.add_file(kIters + "/latest", "second");
-  EXPECT_EQ(path_of(latest(named, "dcp")), kIters + "/second");
+  EXPECT_EQ(path_of(latest(fs)), kIters + "/iter_000002000");
 }
 
-TEST(AutoDiscovery, PicksWhicheverFormatCompletedLast) {
+TEST(AutoDiscovery, UnstampedRunsAreOrderedByTheirNewestCheckpoint) {
   FakeCheckpointFs fs;
   const std::int64_t t = fs.now() - 100 * kS;
-  fs.add_file(kRun1 + "/agent_1.pt", make_zip(), t);
-  add_dcp(fs, kIters + "/iter_000000010", t + kS, t + 2 * kS);
-  EXPECT_EQ(path_of(latest(fs)), kIters + "/iter_000000010");
-  fs.add_file(kRun1 + "/agent_2.pt", make_zip(), t + 3 * kS);
-  EXPECT_EQ(path_of(latest(fs)), kRun1 + "/agent_2.pt");
+  fs.set_now(t);
+  fs.add_file(kRoot + "/a/checkpoints/agent_1.pt", make_zip(), t);
+  fs.set_now(t + 100 * kS);
+  add_dcp(fs, kRoot + "/b/checkpoint/step-10", t + kS, t + 2 * kS);
+  EXPECT_EQ(path_of(latest(fs)), kRoot + "/b/checkpoint/step-10");
+  fs.add_file(kRoot + "/a/checkpoints/agent_2.pt", make_zip(), t + 3 * kS);
+  EXPECT_EQ(path_of(latest(fs)), kRoot + "/a/checkpoints/agent_2.pt");
 }
 
 TEST(GlobDiscovery, MarkerMakesAMatchCompleteAndOrdersByMarkerTime) {
@@ -261,25 +295,37 @@ TEST(GlobDiscovery, DirectoriesMatchToo) {
   EXPECT_EQ(path_of(latest(fs, "glob:ckpt-*")), kRoot + "/ckpt-5");
 }
 
+TEST(GlobDiscovery, FrameworkMarkerPointerAndSettleRules) {
+  FakeCheckpointFs fs;
+  const std::int64_t t = fs.now() - 100 * kS;
+  const std::int64_t now = fs.now();
+  fs.set_now(t);  // the directories are made then
+  fs.add_file(kRoot + "/save/s-10/weights", "w", t);
+  fs.add_file(kRoot + "/save/s-10/done.json", "{}", t);
+  fs.add_file(kRoot + "/save/s-20/weights", "w", t);  // no marker yet
+  fs.set_now(now);
+  EXPECT_EQ(path_of(latest(fs, "glob:save/s-*,marker=done.json")), kRoot + "/save/s-10");
+  fs.add_file(kRoot + "/save/LATEST", "s-10\n", t);
+  EXPECT_EQ(path_of(latest(fs, "glob:save/s-*,pointer=LATEST")), kRoot + "/save/s-10");
+  fs.add_file(kRoot + "/save/s-20/weights", "w", fs.now() - kS);  // changed a second ago
+  EXPECT_EQ(path_of(latest(fs, "glob:save/s-*,settle=30")), kRoot + "/save/s-10");
+  fs.set_now(fs.now() + 60 * kS);
+  EXPECT_EQ(path_of(latest(fs, "glob:save/s-*,settle=30")), kRoot + "/save/s-20");
+}
+
 TEST(Formats, Validation) {
-  for (const char* ok : {"auto", "skrl", "dcp", "glob:*.pt", "glob:a/b/*"})
+  for (const char* ok : {"auto", "skrl", "rsl_rl", "rl_games", "dcp", "torchtitan", "cosmos-rl",
+                         "cosmos-predict2", "hf", "accelerate", "lightning", "deepspeed",
+                         "glob:*.pt", "glob:a/b/*", "glob:x/*,marker=trainer_state.json",
+                         "glob:x/*,pointer=latest", "glob:x/*,settle=5", "glob:x/*,done=.ok"})
     EXPECT_TRUE(validate_checkpoint_format(ok).ok()) << ok;
-  for (const char* bad : {"", "SKRL", "glob:", "glob:/abs/*", "torch"}) {
+  for (const char* bad : {"", "SKRL", "glob:", "glob:/abs/*", "torch", "glob:x,settle=abc",
+                          "glob:x,marker=a/b", "glob:x,when=now"}) {
     auto s = validate_checkpoint_format(bad);
     ASSERT_FALSE(s.ok()) << bad;
     EXPECT_EQ(s.error().exit_code, 78);
     EXPECT_NE(s.error().message.find("--checkpoint-format"), std::string::npos);
   }
-}
-
-TEST(Names, StepAndRun) {
-  EXPECT_EQ(step_in_name("iter_000001000"), 1000);
-  EXPECT_EQ(step_in_name("model"), -1);
-  EXPECT_EQ(step_in_name("global_step12"), 12);
-  EXPECT_EQ(run_in_path("t/2025-01-02_10-00-00_ppo_torch/checkpoints"),
-            "2025-01-02_10-00-00_ppo_torch");
-  EXPECT_EQ(run_in_path("2025-01-02_10-00-00"), "2025-01-02_10-00-00");
-  EXPECT_EQ(run_in_path("t/2025-01-0x_10-00-00/checkpoints"), "");
 }
 
 }  // namespace

@@ -3,6 +3,8 @@
 // the tree "while" the code under test waits).
 #pragma once
 
+#include <zlib.h>
+
 #include <functional>
 #include <map>
 #include <string>
@@ -39,23 +41,22 @@ class FakeCheckpointFs final : public CheckpointFs {
   std::function<void()> on_sleep;
   int sleeps = 0;
 
-  Result<std::vector<DirEntry>> list(const std::string& dir) override {
+  Status list_each(const std::string& dir, const EachEntry& each) override {
     auto r = resolve(dir);
     if (!r) return r.error();
     if (is_denied(*r)) return denied();
     auto it = nodes_.find(*r);
     if (it == nodes_.end() || it->second.type != Node::kDir) return enoent();
-    std::vector<DirEntry> out;
     const std::string prefix = *r + "/";
     for (auto c = nodes_.lower_bound(prefix); c != nodes_.end() && c->first.starts_with(prefix);
          ++c) {
       const std::string name = c->first.substr(prefix.size());
       if (name.find('/') != std::string::npos) continue;
-      out.push_back({name, c->second.type == Node::kFile  ? EntryType::kFile
-                           : c->second.type == Node::kDir ? EntryType::kDirectory
-                                                          : EntryType::kSymlink});
+      each(name, c->second.type == Node::kFile  ? EntryType::kFile
+                 : c->second.type == Node::kDir ? EntryType::kDirectory
+                                                : EntryType::kSymlink);
     }
-    return out;
+    return ok_status();
   }
   Result<FileStat> stat(const std::string& path) override {
     auto r = resolve(path);
@@ -145,6 +146,8 @@ inline std::string make_zip(const std::string& payload = "data", const std::stri
     u16(s, v >> 16);
   };
   const std::string name = "archive/data.pkl";
+  const auto crc = static_cast<std::uint32_t>(
+      ::crc32(0L, reinterpret_cast<const Bytef*>(payload.data()), payload.size()));
   std::string z;
   u32(z, 0x04034b50);
   u16(z, 20);
@@ -152,7 +155,7 @@ inline std::string make_zip(const std::string& payload = "data", const std::stri
   u16(z, 0);
   u16(z, 0);
   u16(z, 0);
-  u32(z, 0);
+  u32(z, crc);
   u32(z, payload.size());
   u32(z, payload.size());
   u16(z, name.size());
@@ -167,7 +170,7 @@ inline std::string make_zip(const std::string& payload = "data", const std::stri
   u16(cd, 0);
   u16(cd, 0);
   u16(cd, 0);
-  u32(cd, 0);
+  u32(cd, crc);
   u32(cd, payload.size());
   u32(cd, payload.size());
   u16(cd, name.size());

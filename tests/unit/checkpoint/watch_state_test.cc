@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "fake_checkpoint_fs.h"
+#include "pickle_writer.h"
 
 namespace tv {
 namespace {
@@ -106,7 +107,7 @@ TEST(WatchState, DcpDirectoryIsReportedWhenItsMetadataLands) {
   fs.add_file(d + "/.metadata.tmp", "m", fs.now());
   EXPECT_TRUE(w.scan(fs).empty());
   fs.remove(d + "/.metadata.tmp");
-  fs.add_file(d + "/.metadata", "m", fs.now());
+  fs.add_file(d + "/.metadata", testing::make_dcp_metadata({{"__0_0.distcp", 0, 1}}), fs.now());
   EXPECT_EQ(paths(w.scan(fs)), std::vector<std::string>{d});
 }
 

@@ -117,11 +117,6 @@ TEST(WorkerCommand, ResolveExecutable) {
   EXPECT_EQ(find_executable("/no/such/file", env).error().exit_code, 127);
 }
 
-TEST(WorkerCommand, ResumeArgTemplate) {
-  EXPECT_EQ(expand_resume_arg("--checkpoint={}", "/c/a.pt"), std::vector<std::string>{"--checkpoint=/c/a.pt"});
-  EXPECT_EQ(expand_resume_arg("--resume", "/c"), (std::vector<std::string>{"--resume", "/c"}));
-}
-
 TEST(Descendants, WalksTheTreeAndSurvivesCycles) {
   std::map<pid_t, pid_t> t = {{1, 0}, {10, 1}, {11, 10}, {12, 11}, {20, 1}, {30, 31}, {31, 30}};
   EXPECT_EQ(descendants_of(10, t), (std::vector<pid_t>{11, 12}));

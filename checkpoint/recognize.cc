@@ -1,0 +1,294 @@
+// Recognition: one pass over the walked tree, one Key per candidate (candidates.h). The naming
+// rules and their sources are in docs/checkpoints.md.
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <array>
+#include <optional>
+
+#include "checkpoint/candidates.h"
+#include "checkpoint/lightning_step.h"
+#include "checkpoint/names.h"
+
+namespace tv {
+namespace {
+
+using Names = std::vector<std::string_view>;
+
+bool is_hf_name(std::string_view n) {
+  return number_between(n, "checkpoint-", "") || number_between(n, "checkpoint_", "");
+}
+
+bool has_hf_content(const ListedDir& d) {
+  static constexpr std::array<std::string_view, 9> kFiles = {
+      "trainer_state.json", "training_args.bin", "model.safetensors",
+      "pytorch_model.bin",  "optimizer.pt",      "scheduler.pt",
+      "optimizer.bin",      "scheduler.bin",     "model.safetensors.index.json"};
+  for (std::size_t i = 0; i < d.files.size(); ++i) {
+    const auto f = d.files[i];
+    if (std::find(kFiles.begin(), kFiles.end(), f) != kFiles.end()) return true;
+    if (f.starts_with("random_states_") || f.starts_with("rng_state")) return true;
+  }
+  for (std::size_t i = 0; i < d.subdirs.size(); ++i) {
+    const auto s = d.subdirs[i];
+    if (s.starts_with("pytorch_model_fsdp_") || s.starts_with("optimizer_") ||
+        s.starts_with("global_step"))
+      return true;
+  }
+  return false;
+}
+
+bool is_dcp_unit(const ListedDir& d) {
+  for (std::size_t i = 0; i < d.files.size(); ++i) {
+    const auto f = d.files[i];
+    if (f == ".metadata" || f == ".metadata.tmp" || f.ends_with(".distcp")) return true;
+  }
+  return false;
+}
+
+bool is_cosmos_part(std::string_view n) {
+  return n == "model" || n == "optim" || n == "scheduler" || n == "trainer";
+}
+
+class Recognizer {
+ public:
+  Recognizer(const Tree& tree, std::uint32_t mask, CheckpointFs& fs)
+      : tree_(tree),
+        mask_(mask),
+        fs_(fs),
+        stamp_dir_(tree.dirs.size(), kNoDir),
+        stamp_ns_(tree.dirs.size(), 0) {
+    for (std::uint32_t i = 0; i < tree.dirs.size(); ++i) {  // parents come before children
+      const auto& d = tree.dirs[i];
+      if (d.parent == kNoDir) continue;
+      if (auto ns = run_stamp_ns(d.name())) {
+        stamp_dir_[i] = i;
+        stamp_ns_[i] = *ns;
+      } else {
+        stamp_dir_[i] = stamp_dir_[d.parent];
+        stamp_ns_[i] = stamp_ns_[d.parent];
+      }
+    }
+  }
+
+  std::vector<Key> run() {
+    for (std::uint32_t i = 0; i < tree_.dirs.size(); ++i) directory(i);
+    date_unstamped_runs();
+    return std::move(keys_);
+  }
+
+ private:
+  bool on(Layout l) const { return (mask_ & bit(l)) != 0; }
+  std::string_view name(std::uint32_t d) const {
+    return d == kNoDir ? std::string_view() : tree_.dirs[d].name();
+  }
+  std::uint32_t up(std::uint32_t d, int n) const { return tree_.ancestor(d, n); }
+
+  // The run of a candidate whose container directory is `c`.
+  void set_run(Key& k, std::uint32_t c) {
+    if (stamp_dir_[c] != kNoDir) {
+      k.run = stamp_dir_[c];
+      k.run_ns = stamp_ns_[c];
+      k.stamped = true;
+      return;
+    }
+    const auto n = name(c);
+    k.run = (n == "checkpoints" || n == "checkpoint" || n == "nn") && tree_.dirs[c].parent != kNoDir
+                ? tree_.dirs[c].parent
+                : c;
+  }
+
+  void emit(Layout l, std::uint32_t dir, std::uint32_t name_index, std::int64_t step,
+            std::uint32_t container, bool best = false, std::uint8_t rank = 0) {
+    Key k;
+    k.layout = static_cast<std::uint8_t>(l);
+    k.dir = dir;
+    k.name = name_index;
+    k.step = step;
+    k.best = best;
+    k.rank = rank;
+    set_run(k, container);
+    keys_.push_back(k);
+  }
+
+  void directory(std::uint32_t i) {
+    const ListedDir& d = tree_.dirs[i];
+    const auto n = d.name();
+    const std::uint32_t p = d.parent, gp = up(i, 2);
+    if (is_hf_name(name(p)) || is_hf_name(name(gp))) return;  // inside an HF checkpoint
+    if (is_hf_name(n) && has_hf_content(d)) {
+      if (on(Layout::kHf)) emit(Layout::kHf, i, kNoDir, step_in_name(n), p);
+      return;
+    }
+    if (auto s = number_between(n, "global_step", "")) {
+      if (on(Layout::kDeepSpeed)) emit(Layout::kDeepSpeed, i, kNoDir, *s, p);
+      return;
+    }
+    if (is_dcp_unit(d)) return dcp_unit(i, n, p);
+    if (name(p) == "checkpoints" && is_cosmos_part(n)) {
+      if (n == "model" && on(Layout::kCosmosPredict2)) cosmos_predict2(i, p);
+      if (n != "model" || on(Layout::kCosmosPredict2)) return;
+    }
+    if (n == "policy" &&
+        (number_between(name(p), "step_", "") || number_between(name(p), "epoch_", ""))) {
+      if (on(Layout::kCosmosPolicy))
+        emit(Layout::kCosmosPolicy, i, kNoDir, step_in_name(name(p)), up(i, 2));
+      return;
+    }
+    files(i);
+  }
+
+  void dcp_unit(std::uint32_t i, std::string_view n, std::uint32_t p) {
+    if (is_cosmos_part(n) && number_between(name(p), "iter_", "")) {
+      if (n == "model" && on(Layout::kCosmosDcp))
+        emit(Layout::kCosmosDcp, p, kNoDir, step_in_name(name(p)), tree_.dirs[p].parent);
+      return;
+    }
+    if (on(Layout::kDcp)) emit(Layout::kDcp, i, kNoDir, step_in_name(n), p);
+  }
+
+  void cosmos_predict2(std::uint32_t i, std::uint32_t checkpoints) {
+    const ListedDir& d = tree_.dirs[i];
+    for (std::uint32_t f = 0; f < d.files.size(); ++f)
+      if (auto s = number_between(d.files[f], "iter_", ".pt"))
+        emit(Layout::kCosmosPredict2, i, f, *s, checkpoints);
+  }
+
+  void files(std::uint32_t i) {
+    const ListedDir& d = tree_.dirs[i];
+    const bool nn = d.name() == "nn";
+    for (std::uint32_t f = 0; f < d.files.size(); ++f) {
+      const std::string_view n = d.files[f];
+      if (n.ends_with(".pt") || n.ends_with(".pickle"))
+        torch_rl(i, f, n);
+      else if (n.ends_with(".ckpt"))
+        lightning(i, f, n);
+      else if (nn && n.ends_with(".pth"))
+        rl_games(i, f, n);
+    }
+  }
+
+  void torch_rl(std::uint32_t i, std::uint32_t f, std::string_view n) {
+    const std::string_view stem = n.substr(0, n.rfind('.'));
+    if (stem.starts_with("best_") && stem.size() > 5) {
+      if (on(Layout::kSkrl)) emit(Layout::kSkrl, i, f, -1, i, true);
+      return;
+    }
+    const auto us = stem.rfind('_');
+    if (us == std::string_view::npos || us == 0) return;
+    const auto step = parse_digits(stem.substr(us + 1));
+    if (!step) return;
+    const bool rsl = stem.substr(0, us) == "model" && n.ends_with(".pt");
+    const Layout l = rsl ? Layout::kRslRl : Layout::kSkrl;
+    if (on(l)) emit(l, i, f, *step, i);
+  }
+
+  void rl_games(std::uint32_t i, std::uint32_t f, std::string_view n) {
+    if (!on(Layout::kRlGames)) return;
+    const std::int64_t ep = number_after(n, "_ep_");
+    if (n.starts_with("last_") && ep >= 0) return emit(Layout::kRlGames, i, f, ep, i);
+    if (ep < 0) emit(Layout::kRlGames, i, f, -1, i, true);  // <name>.pth: the best so far
+  }
+
+  void lightning(std::uint32_t i, std::uint32_t f, std::string_view n) {
+    if (!on(Layout::kLightning)) return;
+    const std::string_view stem = n.substr(0, n.size() - 5);
+    std::int64_t version = 0;
+    std::string_view base = stem;
+    if (const auto v = stem.rfind("-v"); v != std::string_view::npos) {
+      if (auto num = parse_digits(stem.substr(v + 2))) {
+        version = *num;
+        base = stem.substr(0, v);
+      }
+    }
+    const auto rank = static_cast<std::uint8_t>(std::min<std::int64_t>(version, 100));
+    if (base == "last") {
+      // Written after the step's own file: its step is in its content (global_step).
+      const std::int64_t step = lightning_global_step(fs_, join_path(tree_.dirs[i].path, n));
+      return emit(Layout::kLightning, i, f, step, up(i, 1), false,
+                  static_cast<std::uint8_t>(101 + rank));
+    }
+    std::int64_t step = number_after(stem, "step=");
+    if (step < 0) step = number_after(stem, "epoch=");
+    emit(Layout::kLightning, i, f, step, up(i, 1), false, rank);
+  }
+
+  // Runs without a time in their name: the mtime of their highest-step candidate.
+  void date_unstamped_runs() {
+    std::vector<std::uint32_t> top(tree_.dirs.size(), kNoDir);
+    for (std::uint32_t k = 0; k < keys_.size(); ++k) {
+      const Key& key = keys_[k];
+      if (key.stamped || key.best) continue;
+      auto& t = top[key.run];
+      if (t == kNoDir || std::tie(key.step, key.rank) > std::tie(keys_[t].step, keys_[t].rank))
+        t = k;
+    }
+    std::vector<std::int64_t> when(tree_.dirs.size(), 0);
+    for (std::uint32_t r = 0; r < top.size(); ++r) {
+      if (top[r] == kNoDir) continue;
+      const Key& key = keys_[top[r]];
+      const ListedDir& d = tree_.dirs[key.dir];
+      const std::string path = key.name == kNoDir ? d.path : join_path(d.path, d.files[key.name]);
+      if (auto st = fs_.stat(path)) when[r] = st->mtime_ns;
+    }
+    for (Key& key : keys_)
+      if (!key.stamped) key.run_ns = when[key.run];
+  }
+
+  const Tree& tree_;
+  std::uint32_t mask_;
+  CheckpointFs& fs_;
+  std::vector<std::uint32_t> stamp_dir_;
+  std::vector<std::int64_t> stamp_ns_;
+  std::vector<Key> keys_;
+};
+
+}  // namespace
+
+std::vector<Key> recognize(const Tree& tree, std::uint32_t layouts, CheckpointFs& fs) {
+  return Recognizer(tree, layouts, fs).run();
+}
+
+const char* layout_format(Layout layout) {
+  switch (layout) {
+    case Layout::kSkrl:
+      return "skrl";
+    case Layout::kRslRl:
+      return "rsl_rl";
+    case Layout::kRlGames:
+      return "rl_games";
+    case Layout::kDcp:
+      return "dcp";
+    case Layout::kCosmosDcp:
+      return "cosmos-rl";
+    case Layout::kCosmosPredict2:
+      return "cosmos-predict2";
+    case Layout::kCosmosPolicy:
+      return "cosmos-rl";
+    case Layout::kHf:
+      return "hf";
+    case Layout::kLightning:
+      return "lightning";
+    case Layout::kDeepSpeed:
+      return "deepspeed";
+    default:
+      return "glob";
+  }
+}
+
+std::uint32_t layouts_of_format(const std::string& f) {
+  if (f == "auto") return (1u << static_cast<unsigned>(Layout::kGlob)) - 1;
+  if (f == "skrl") return bit(Layout::kSkrl) | bit(Layout::kRslRl);
+  if (f == "rsl_rl") return bit(Layout::kRslRl);
+  if (f == "rl_games") return bit(Layout::kRlGames);
+  if (f == "dcp" || f == "torchtitan") return bit(Layout::kDcp);
+  if (f == "cosmos-rl") return bit(Layout::kCosmosDcp) | bit(Layout::kCosmosPolicy);
+  if (f == "cosmos-predict2") return bit(Layout::kCosmosPredict2);
+  if (f == "hf" || f == "accelerate") return bit(Layout::kHf);
+  if (f == "lightning") return bit(Layout::kLightning);
+  if (f == "deepspeed") return bit(Layout::kDeepSpeed);
+  if (f.starts_with("glob:")) return bit(Layout::kGlob);
+  return 0;
+}
+
+}  // namespace tv
