@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "common/exit_codes.h"
+#include "common/unique_fd.h"
 
 namespace tv {
 namespace {
@@ -36,20 +37,6 @@ std::int64_t to_ns(const statx_timestamp& t) {
   return static_cast<std::int64_t>(t.tv_sec) * 1'000'000'000 + t.tv_nsec;
 }
 
-class Fd {
- public:
-  explicit Fd(int fd) : fd_(fd) {}
-  ~Fd() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  int get() const { return fd_; }
-
- private:
-  int fd_;
-};
-
 }  // namespace
 
 Result<std::vector<DirEntry>> CheckpointFs::list(const std::string& dir) {
@@ -66,7 +53,7 @@ Result<std::vector<DirEntry>> CheckpointFs::list(const std::string& dir) {
 Status RealCheckpointFs::list_each(const std::string& dir, const EachEntry& each) {
   constexpr std::size_t kBuffer = 256 * 1024;
   thread_local std::unique_ptr<char[]> buf(new char[kBuffer]);
-  Fd fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NONBLOCK));
+  UniqueFd fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NONBLOCK));
   if (fd.get() < 0) return os_error();
   for (;;) {
     const ssize_t n = ::getdents64(fd.get(), buf.get(), kBuffer);
@@ -99,8 +86,11 @@ Result<FileStat> RealCheckpointFs::stat(const std::string& path) {
 
 Result<std::string> RealCheckpointFs::read_range(const std::string& path, std::uint64_t offset,
                                                  std::uint64_t length) {
-  Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK));
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK));
   if (fd.get() < 0) return os_error();
+  struct stat st {};
+  if (::fstat(fd.get(), &st) != 0) return os_error();
+  if (!S_ISREG(st.st_mode)) return Error{exit_code::kNone, "not a regular file"};
   std::string buf(length, '\0');
   std::uint64_t got = 0;
   while (got < length) {

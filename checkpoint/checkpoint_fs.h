@@ -43,7 +43,8 @@ class CheckpointFs {
   Result<std::vector<DirEntry>> list(const std::string& dir);
   // stat(2), following symlinks.
   virtual Result<FileStat> stat(const std::string& path) = 0;
-  // Up to `length` bytes at `offset` (fewer at the end of the file).
+  // Up to `length` bytes at `offset` (fewer at the end of the file) of a regular file (the real one
+  // opens with O_NONBLOCK and refuses FIFOs and devices).
   virtual Result<std::string> read_range(const std::string& path, std::uint64_t offset,
                                          std::uint64_t length) = 0;
   // Wall clock (same epoch as mtime_ns).

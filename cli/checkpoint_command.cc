@@ -46,9 +46,14 @@ int fail(const Error& e) {
 }
 
 nlohmann::json to_json(const Checkpoint& c) {
-  return {{"path", c.path},       {"format", c.format},       {"step", c.step},
-          {"bytes", c.bytes},     {"run", c.run},             {"run_dir", c.run_dir},
-          {"directory", c.directory}, {"mtime", static_cast<double>(c.mtime_ns) / 1e9}};
+  return {{"path", c.path},
+          {"format", c.format},
+          {"step", c.step},
+          {"bytes", c.bytes},
+          {"run", c.run},
+          {"run_dir", c.run_dir},
+          {"directory", c.directory},
+          {"mtime", static_cast<double>(c.mtime_ns) / 1e9}};
 }
 
 std::chrono::milliseconds millis(double seconds) {
@@ -58,7 +63,7 @@ std::chrono::milliseconds millis(double seconds) {
 int latest(const Options& o, const std::string& dir, const std::string& format) {
   auto mode = o.get_choice("resume", {"latest", "best"});
   if (!mode) return fail(mode.error());
-  auto settle = o.get_double("settle", 0);
+  auto settle = o.get_double("settle", 0, 3600);
   if (!settle) return fail(settle.error());
   const auto tmpl = o.get("resume-arg");
   if (tmpl)
@@ -78,7 +83,7 @@ int latest(const Options& o, const std::string& dir, const std::string& format) 
 }
 
 int watch(const Options& o, const std::string& dir, const std::string& format) {
-  auto interval = o.get_double("poll-interval", 0.001);
+  auto interval = o.get_double("poll-interval", 0.001, 3600);
   if (!interval) return fail(interval.error());
   sigset_t set;
   sigemptyset(&set);

@@ -20,7 +20,7 @@ Result<ObservabilityConfig> read_observability_options(const Options& o) {
   if (auto v = o.get("progress-regex")) c.progress_regex = v->value;
   if (auto v = o.get("summary-file")) c.summary_file = v->value;
   if (auto v = o.get("mtbf-hours")) {
-    auto h = o.get_double("mtbf-hours", 0);
+    auto h = o.get_double("mtbf-hours", 0, 1e6);
     if (!h) return h.error();
     if (*h <= 0)
       return Error{exit_code::kConfig,

@@ -1,10 +1,10 @@
 // `trainvisor preflight`: the health checks alone (exit 0 pass, 69 fail), or `--nccl-log FILE`
 // to judge an existing NCCL log.
 #include <cstdio>
-#include <fstream>
-#include <sstream>
 
 #include "cli/commands.h"
+#include "common/bounded_read.h"
+#include "common/escape.h"
 #include "common/exit_codes.h"
 #include "common/json_text.h"
 #include "common/options.h"
@@ -38,28 +38,22 @@ const std::vector<OptionSpec>& specs() {
 }
 
 int fail_usage(const Error& e) {
-  std::fprintf(stderr, "trainvisor preflight: %s\n", e.message.c_str());
+  std::fprintf(stderr, "trainvisor preflight: %s\n", escape_control(e.message).c_str());
   return e.exit_code;
-}
-
-std::optional<std::string> read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return std::nullopt;
-  std::ostringstream out;
-  out << in.rdbuf();
-  return out.str();
 }
 
 int judge_log(const Options& opts, const std::string& required_opt) {
   const std::string path = opts.get("nccl-log")->value;
-  auto text = read_file(path);
+  auto nnodes_opt = opts.get_int("nnodes", 1, 100000);
+  if (!nnodes_opt) return fail_usage(nnodes_opt.error());
+  auto text = read_regular_file(path, kLogFileCap);
   if (!text) {
-    std::fprintf(stderr, "trainvisor preflight: --nccl-log %s: cannot read the file\n",
-                 path.c_str());
+    std::fprintf(stderr, "trainvisor preflight: --nccl-log %s\n",
+                 escape_control(text.error().message).c_str());
     return exit_code::kConfig;
   }
   const NcclLogSummary s = classify_nccl_log(*text);
-  const int nnodes = std::max(s.nnodes.value_or(1), std::stoi(opts.value_or("nnodes", "1")));
+  const int nnodes = std::max(s.nnodes.value_or(1), static_cast<int>(*nnodes_opt));
   const bool efa = efa_devices_present() || (s.provider && s.provider->rfind("efa", 0) == 0);
   const std::string required = resolve_require_transport(required_opt, nnodes, efa);
   const TransportVerdict v = judge_transport(s, required);
@@ -87,7 +81,7 @@ Result<PreflightConfig> make_config(const Options& opts, const Environment& env,
   auto nnodes = opts.get_int("nnodes", 1, 100000);
   if (!nnodes) return nnodes.error();
   cfg.nnodes = static_cast<int>(*nnodes);
-  auto bw = opts.get_double("min-busbw", 0);
+  auto bw = opts.get_double("min-busbw", 0, 100000);
   if (!bw) return bw.error();
   cfg.min_busbw = *bw;
   if (auto n = opts.get("nproc-per-node"); n && n->value != "auto") {

@@ -2,6 +2,7 @@
 // environment it reads). Prints one JSON line on stdout and exits 0 when the all-reduce ran and
 // its result was right, 1 otherwise. Uses the CUDA driver API and the given libnccl, both dlopen'd.
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <nlohmann/json.hpp>
@@ -11,6 +12,7 @@
 #include "cli/commands.h"
 #include "common/exit_codes.h"
 #include "common/json_text.h"
+#include "common/parse_number.h"
 #include "health/cuda_api.h"
 #include "health/nccl_api.h"
 
@@ -30,23 +32,34 @@ struct ProbeError {
   std::string message;
 };
 
-int env_int(const Environment& env, const char* name, int fallback) {
+// An integer variable, `fallback` when unset; -1 (refused below) when it is not a number in range.
+long long env_int(const Environment& env, const char* name, long long fallback) {
   auto v = env.get(name);
-  return v && !v->empty() ? std::atoi(v->c_str()) : fallback;
+  if (!v || v->empty()) return fallback;
+  return parse_integer<long long>(*v, 0, std::int64_t{16} << 30).value_or(-1);
 }
 
 std::optional<RankSpec> read_spec(const Environment& env, std::string* why) {
   RankSpec s;
-  s.rank = env_int(env, "TV_PROBE_RANK", -1);
-  s.nranks = env_int(env, "TV_PROBE_NRANKS", 0);
-  s.device = env_int(env, "TV_PROBE_DEVICE", 0);
-  s.timeout_s = env_int(env, "TV_PROBE_TIMEOUT_S", 120);
-  s.bytes = static_cast<size_t>(std::atoll(env.get("TV_PROBE_BYTES").value_or("67108864").c_str()));
+  const long long rank = env_int(env, "TV_PROBE_RANK", -1);
+  const long long nranks = env_int(env, "TV_PROBE_NRANKS", 0);
+  const long long device = env_int(env, "TV_PROBE_DEVICE", 0);
+  const long long timeout_s = env_int(env, "TV_PROBE_TIMEOUT_S", 120);
+  const long long bytes = env_int(env, "TV_PROBE_BYTES", 64 << 20);
   s.lib = env.get("TV_PROBE_NCCL_LIB").value_or("libnccl.so.2");
-  if (s.rank < 0 || s.nranks <= s.rank || s.bytes < 4) {
-    *why = "TV_PROBE_RANK/TV_PROBE_NRANKS/TV_PROBE_BYTES are missing or out of range";
+  const long long kMaxCount = 1 << 20;
+  if (rank < 0 || nranks <= rank || nranks > kMaxCount || device < 0 || device > kMaxCount ||
+      timeout_s < 0 || timeout_s > 86400 || bytes < 4) {
+    *why =
+        "TV_PROBE_RANK/TV_PROBE_NRANKS/TV_PROBE_DEVICE/TV_PROBE_TIMEOUT_S/TV_PROBE_BYTES are "
+        "missing or out of range";
     return std::nullopt;
   }
+  s.rank = static_cast<int>(rank);
+  s.nranks = static_cast<int>(nranks);
+  s.device = static_cast<int>(device);
+  s.timeout_s = static_cast<int>(timeout_s);
+  s.bytes = static_cast<size_t>(bytes);
   if (!nccl::from_hex(env.get("TV_PROBE_UNIQUE_ID").value_or(""), &s.id)) {
     *why = "TV_PROBE_UNIQUE_ID is not 256 hex digits (an ncclUniqueId)";
     return std::nullopt;

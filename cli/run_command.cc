@@ -15,6 +15,7 @@
 #include "checkpoint/resume.h"
 #include "checkpoint/watcher.h"
 #include "cli/commands.h"
+#include "cli/observability.h"
 #include "cli/run_options.h"
 #include "common/exit_codes.h"
 #include "common/file_system.h"
@@ -25,11 +26,11 @@
 #include "health/isolated_query.h"
 #include "health/nccl_probe.h"
 #include "health/preflight.h"
-#include "cli/observability.h"
 #include "launcher/rendezvous/network_cluster.h"
 #include "launcher/supervision/local_cluster.h"
 #include "launcher/supervision/sagemaker_train.h"
 #include "launcher/supervision/spawner.h"
+#include "launcher/supervision/standby.h"
 #include "launcher/supervision/supervisor.h"
 #include "launcher/supervision/worker_command.h"
 #include "launcher/topology/gpu_count.h"
@@ -41,13 +42,18 @@ namespace {
 
 using std::chrono::milliseconds;
 
+constexpr double kDay = 86400;
+constexpr double kWeek = 7 * kDay;
+
 int refuse(const Error& e) {
   spdlog::error("{}", e.message);
   return e.exit_code;
 }
 
-Result<milliseconds> seconds_option(const Options& o, const std::string& name) {
-  auto v = o.get_double(name, 0);
+// A duration in seconds, at most max_s (a week or less): a bounded value never wraps when it
+// becomes milliseconds or a deadline.
+Result<milliseconds> seconds_option(const Options& o, const std::string& name, double max_s) {
+  auto v = o.get_double(name, 0, max_s);
   if (!v) return v.error();
   return milliseconds(static_cast<long>(*v * 1000));
 }
@@ -74,7 +80,7 @@ struct RunPlan {
   double min_busbw = 0;
   std::optional<std::string> ckpt_dir;
   std::string ckpt_format;
-  std::optional<ResumeRequest> resume;  // when there is a checkpoint dir and --resume is not none
+  std::optional<ResumeRequest> resume;    // when there is a checkpoint dir and --resume is not none
   std::optional<std::string> resume_arg;  // --resume-arg TEMPLATE (validated)
   ObservabilityConfig observability;
   std::optional<std::string> rdzv_token;
@@ -92,7 +98,7 @@ Status assign(Result<T> parsed, U& out) {
 
 // --grace-period, else a few seconds under the platform's stop window (common/stop_window.h).
 Result<milliseconds> grace_period(const Options& o, const Environment& env, const Topology& t) {
-  if (o.has("grace-period")) return seconds_option(o, "grace-period");
+  if (o.has("grace-period")) return seconds_option(o, "grace-period", kDay);
   const StopWindow w = stop_window(t.platform, env.has("KUBERNETES_SERVICE_HOST"));
   return milliseconds(w.grace_seconds * 1000L);
 }
@@ -100,9 +106,9 @@ Result<milliseconds> grace_period(const Options& o, const Environment& env, cons
 Status read_timing(const Options& o, const Environment& env, RunPlan& p) {
   for (const Status& s : {assign(o.get_int("max-restarts", 0, 1000), p.policy.max_restarts),
                           assign(grace_period(o, env, p.topology), p.sup.grace),
-                          assign(seconds_option(o, "hang-timeout"), p.sup.hang_timeout),
-                          assign(seconds_option(o, "rdzv-timeout"), p.rdzv_timeout),
-                          assign(seconds_option(o, "peer-timeout"), p.peer_timeout)})
+                          assign(seconds_option(o, "hang-timeout", kWeek), p.sup.hang_timeout),
+                          assign(seconds_option(o, "rdzv-timeout", kWeek), p.rdzv_timeout),
+                          assign(seconds_option(o, "peer-timeout", kDay), p.peer_timeout)})
     if (!s) return s;
   return ok_status();
 }
@@ -112,7 +118,7 @@ Status read_health_and_checkpoints(const Options& o, RunPlan& p) {
   if (!pf) return pf.error();
   auto rt = o.get_choice("require-transport", {"auto", "efa", "net", "any"});
   if (!rt) return rt.error();
-  auto bw = o.get_double("min-busbw", 0);
+  auto bw = o.get_double("min-busbw", 0, 100000);
   if (!bw) return bw.error();
   p.preflight = *pf;
   p.require_transport = *rt;
@@ -137,14 +143,27 @@ Status read_health_and_checkpoints(const Options& o, RunPlan& p) {
   return ok_status();
 }
 
+Status read_warm_standby(const Options& o, RunPlan& p) {
+  return assign(
+      parse_warm_standby(o.value_or("warm-standby", "auto"), o.value_or("warm-import", "")),
+      p.sup.warm);
+}
+
 Status read_rendezvous(const Options& o, RunPlan& p) {
   if (auto v = o.get("rdzv-token")) p.rdzv_token = v->value;
-  p.rdzv_port = p.topology.master_port + 1;
   if (o.has("rdzv-port")) {
     auto port = o.get_int("rdzv-port", 1, 65535);
     if (!port) return port.error();
     p.rdzv_port = static_cast<int>(*port);
+    return ok_status();
   }
+  p.rdzv_port = p.topology.master_port + 1;
+  if (p.topology.nnodes > 1 && p.rdzv_port > 65535)
+    return Error{exit_code::kConfig,
+                 "the rendezvous port would be master port + 1 = " + std::to_string(p.rdzv_port) +
+                     " (master port " + std::to_string(p.topology.master_port) + " from " +
+                     p.topology.origin["master_port"] +
+                     "): expected at most 65535; pick a lower master port or set --rdzv-port"};
   return ok_status();
 }
 
@@ -158,7 +177,7 @@ Result<RunPlan> plan_run(const Options& o, const Environment& env) {
   auto exe = find_executable(argv->front(), env);
   if (!exe) return exe.error();
   if (auto s = read_timing(o, env, p); !s) return s.error();
-  for (auto* step : {read_health_and_checkpoints, read_rendezvous})
+  for (auto* step : {read_health_and_checkpoints, read_rendezvous, read_warm_standby})
     if (auto s = step(o, p); !s) return s.error();
   auto obs = read_observability_options(o);
   if (!obs) return obs.error();
@@ -307,7 +326,8 @@ Status make_work_dir(const Options& o, WorkDir& wd) {
   return ok_status();
 }
 
-// The resume hook: the newest complete checkpoint at each (re)start, told to the goodput accountant.
+// The resume hook: the newest complete checkpoint at each (re)start, told to the goodput
+// accountant.
 void hook_resume(RunPlan& p, GoodputAccountant& goodput) {
   if (!p.resume) return;
   p.sup.find_resume = [req = *p.resume, tmpl = p.resume_arg,
@@ -321,8 +341,8 @@ void hook_resume(RunPlan& p, GoodputAccountant& goodput) {
   };
 }
 
-std::unique_ptr<CheckpointWatcher> watch_checkpoints(boost::asio::io_context& io,
-                                                     const RunPlan& p, GoodputAccountant& goodput) {
+std::unique_ptr<CheckpointWatcher> watch_checkpoints(boost::asio::io_context& io, const RunPlan& p,
+                                                     GoodputAccountant& goodput) {
   if (!p.ckpt_dir) return nullptr;
   auto w = std::make_unique<CheckpointWatcher>(
       *p.ckpt_dir, p.ckpt_format, [&io, &goodput](const CheckpointEvent& e) {
@@ -331,8 +351,8 @@ std::unique_ptr<CheckpointWatcher> watch_checkpoints(boost::asio::io_context& io
               "checkpoint complete: {} ({} bytes, written in {:.1f} s, {:.1f} s after the "
               "previous)",
               e.checkpoint.path, e.checkpoint.bytes, e.write_seconds, e.since_previous_seconds);
-          goodput.checkpoint_seen({e.write_seconds, e.since_previous_seconds, e.checkpoint.bytes,
-                                   e.checkpoint.step});
+          goodput.checkpoint_seen(
+              {e.write_seconds, e.since_previous_seconds, e.checkpoint.bytes, e.checkpoint.step});
         });
       });
   w->start();
@@ -342,14 +362,16 @@ std::unique_ptr<CheckpointWatcher> watch_checkpoints(boost::asio::io_context& io
 // `train` (SageMaker's `docker run IMAGE train`) with no such program: the training toolkit's
 // convention decides the command (launcher/supervision/sagemaker_train.h), run from /opt/ml/code.
 Status resolve_sagemaker_train(Options& o, const Environment& env) {
-  if (o.positional.size() != 1 || o.positional[0] != "train" || o.flag("module")) return ok_status();
+  if (o.positional.size() != 1 || o.positional[0] != "train" || o.flag("module"))
+    return ok_status();
   auto found = find_executable("train", env);
   if (found || found.error().exit_code != exit_code::kNotFound) return ok_status();
   const SageMakerPaths paths;
   auto cmd = sagemaker_train_command(RealFileSystem(), paths);
   if (!cmd) return cmd.error();
   if (::chdir(paths.code_dir.c_str()) != 0)
-    return Error{exit_code::kConfig, "train: cannot change to " + paths.code_dir + ": " + std::strerror(errno)};
+    return Error{exit_code::kConfig,
+                 "train: cannot change to " + paths.code_dir + ": " + std::strerror(errno)};
   spdlog::info("train: SageMaker's training script: {}", fmt::join(*cmd, " "));
   o.positional = *cmd;
   return ok_status();

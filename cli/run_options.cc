@@ -10,20 +10,21 @@ std::vector<OptionSpec> run_option_specs() {
   const std::vector<OptionSpec> rest = {
       {"max-restarts", true, "3", "whole-group restarts before giving up", true},
       {"grace-period", true, std::nullopt,
-       "seconds from SIGTERM to SIGKILL (default: under the platform's stop window: Kubernetes, Batch, "
-       "Slurm 25, SageMaker 110, docker/podman 8)"},
+       "seconds from SIGTERM to SIGKILL (default: under the platform's stop window: Kubernetes, "
+       "Batch, "
+       "Slurm 25, SageMaker 110, docker/podman 8); 0 to 86400"},
       {"hang-timeout", true, "0",
-       "seconds of silence (no output, no heartbeat) that count as a hang; 0 = off"},
+       "seconds of silence (no output, no heartbeat) that count as a hang, up to 604800; 0 = off"},
       {"monitor-interval", true, std::nullopt,
        "accepted for torchrun compatibility; trainvisor reacts to events"},
       {"rdzv-port", true, std::nullopt, "node agents' coordination port (default master port + 1)"},
-      {"rdzv-timeout", true, "900", "seconds to wait for all nodes"},
+      {"rdzv-timeout", true, "900", "seconds to wait for all nodes, 0 to 604800"},
       {"rdzv-token", true, std::nullopt,
        "key that authenticates the node agents (default: from the job id)"},
-      {"peer-timeout", true, "30", "seconds of silence after which a node is lost"},
+      {"peer-timeout", true, "30", "seconds of silence after which a node is lost, 0 to 86400"},
       {"preflight", true, "auto", "auto|none|basic|full"},
       {"require-transport", true, "auto", "auto|efa|net|any"},
-      {"min-busbw", true, "0", "preflight floor for NCCL bus bandwidth, GB/s"},
+      {"min-busbw", true, "0", "preflight floor for NCCL bus bandwidth, GB/s, 0 to 100000"},
       {"nccl-lib", true, std::nullopt, "libnccl the preflight probe loads (default: the workers')"},
       {"checkpoint-dir", true, std::nullopt,
        "watched and resumed from (default /opt/ml/checkpoints when it exists)"},
@@ -46,6 +47,10 @@ std::vector<OptionSpec> run_option_specs() {
       {"termination-log", true, "/dev/termination-log", "root cause for Kubernetes"},
       {"run-id", true, std::nullopt, "TORCHELASTIC_RUN_ID (default: from the job id)"},
       {"role", true, "default", "ROLE_NAME of the workers"},
+      {"warm-standby", true, "auto",
+       "on|off|auto: a warm interpreter per rank (torch imported) takes over at a restart; auto = "
+       "on for Python commands"},
+      {"warm-import", true, std::nullopt, "MOD,MOD: what standbys import besides torch"},
       {"no-python", false, std::nullopt, "run the command as it is (no python3 -u in front)"},
       {"module", false, std::nullopt, "the command is a python module (python3 -u -m MOD)", false,
        "m"},

@@ -5,6 +5,7 @@
 
 #include "cli/commands.h"
 #include "common/exit_codes.h"
+#include "common/json_field.h"
 #include "common/json_text.h"
 #include "health/efa_check.h"
 #include "health/gpu_check.h"
@@ -54,8 +55,8 @@ nlohmann::json collect(const Environment& env) {
 }
 
 std::string line_for(const nlohmann::json& e) {
-  if (e.contains("error")) return "not found (" + e["error"].get<std::string>() + ")";
-  return e.value("version", std::string("?")) + "  " + e.value("path", std::string(""));
+  if (e.contains("error")) return "not found (" + json_field(e, "error", std::string("?")) + ")";
+  return json_field(e, "version", std::string("?")) + "  " + json_field(e, "path", std::string());
 }
 
 }  // namespace

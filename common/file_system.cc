@@ -1,10 +1,8 @@
 #include "common/file_system.h"
 
-#include <cerrno>
-#include <cstring>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
+
+#include "common/bounded_read.h"
 
 namespace tv {
 
@@ -19,14 +17,14 @@ bool RealFileSystem::is_directory(const std::string& path) const {
 }
 
 std::optional<std::string> RealFileSystem::read(const std::string& path, std::string* why) const {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    if (why) *why = std::strerror(errno);
+  auto text = read_regular_file(path, kConfigFileCap);
+  if (!text) {
+    // The message starts with the path; the caller names the file itself.
+    const std::string& m = text.error().message;
+    if (why) *why = m.starts_with(path + ": ") ? m.substr(path.size() + 2) : m;
     return std::nullopt;
   }
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+  return std::move(*text);
 }
 
 bool FakeFileSystem::exists(const std::string& path) const {

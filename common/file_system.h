@@ -13,8 +13,10 @@ class FileSystem {
   virtual ~FileSystem() = default;
   virtual bool exists(const std::string& path) const = 0;
   virtual bool is_directory(const std::string& path) const = 0;
-  // Whole file contents, or nullopt when it cannot be read (the reason in *why when given).
-  virtual std::optional<std::string> read(const std::string& path, std::string* why = nullptr) const = 0;
+  // Whole file contents, or nullopt when it cannot be read (the reason in *why when given). The
+  // real one reads only regular files, at most 4 MiB, and never blocks (common/bounded_read.h).
+  virtual std::optional<std::string> read(const std::string& path,
+                                          std::string* why = nullptr) const = 0;
 };
 
 class RealFileSystem final : public FileSystem {

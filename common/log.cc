@@ -4,9 +4,9 @@
 #include <spdlog/sinks/base_sink.h>
 
 #include <mutex>
-
 #include <nlohmann/json.hpp>
 
+#include "common/escape.h"
 #include "common/output_sink.h"
 
 namespace tv {
@@ -15,13 +15,36 @@ namespace {
 // %j: the message as a JSON string literal (quotes and escapes included).
 class JsonMessageFlag final : public spdlog::custom_flag_formatter {
  public:
-  void format(const spdlog::details::log_msg& msg, const std::tm&, spdlog::memory_buf_t& dest) override {
+  void format(const spdlog::details::log_msg& msg, const std::tm&,
+              spdlog::memory_buf_t& dest) override {
     std::string text(msg.payload.data(), msg.payload.size());
-    std::string quoted = nlohmann::json(text).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    std::string quoted =
+        nlohmann::json(text).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
     dest.append(quoted.data(), quoted.data() + quoted.size());
   }
   std::unique_ptr<custom_flag_formatter> clone() const override {
     return std::make_unique<JsonMessageFlag>();
+  }
+};
+
+// %Q: the message with its control characters escaped; a message of several lines continues on
+// lines indented by two spaces, so no text inside a message (a host name, a worker's error) can
+// start a line that reads as one of trainvisor's own log lines.
+class EscapedMessageFlag final : public spdlog::custom_flag_formatter {
+ public:
+  void format(const spdlog::details::log_msg& msg, const std::tm&,
+              spdlog::memory_buf_t& dest) override {
+    std::string text = escape_control_keep_lines({msg.payload.data(), msg.payload.size()});
+    std::string out;
+    out.reserve(text.size());
+    for (char c : text) {
+      out += c;
+      if (c == '\n') out += "  ";
+    }
+    dest.append(out.data(), out.data() + out.size());
+  }
+  std::unique_ptr<custom_flag_formatter> clone() const override {
+    return std::make_unique<EscapedMessageFlag>();
   }
 };
 
@@ -47,8 +70,7 @@ void flush_logs() {
 void init_logging(LogFormat format) {
   auto logger = spdlog::default_logger();
   if (logger->name() != "trainvisor") {
-    logger = std::make_shared<spdlog::logger>("trainvisor",
-                                              std::make_shared<StderrLineSink>());
+    logger = std::make_shared<spdlog::logger>("trainvisor", std::make_shared<StderrLineSink>());
     spdlog::set_default_logger(logger);
   }
   auto formatter = std::make_unique<spdlog::pattern_formatter>();
@@ -56,7 +78,7 @@ void init_logging(LogFormat format) {
     formatter->add_flag<JsonMessageFlag>('j').set_pattern(
         R"({"time":"%Y-%m-%dT%H:%M:%S.%e%z","level":"%l","logger":"trainvisor","msg":%j})");
   } else {
-    formatter->set_pattern("[trainvisor %H:%M:%S.%e %L] %v");
+    formatter->add_flag<EscapedMessageFlag>('Q').set_pattern("[trainvisor %H:%M:%S.%e %L] %Q");
   }
   logger->set_formatter(std::move(formatter));
 }

@@ -2,10 +2,11 @@
 
 #include <algorithm>
 #include <cctype>
-#include <charconv>
 #include <sstream>
 
+#include "common/escape.h"
 #include "common/exit_codes.h"
+#include "common/parse_number.h"
 
 namespace tv {
 namespace {
@@ -78,14 +79,16 @@ void fill_from_env(const std::vector<OptionSpec>& specs, const Environment& env,
 
 void fill_defaults(const std::vector<OptionSpec>& specs, Options& out) {
   for (const auto& s : specs)
-    if (!out.has(s.name) && s.default_value) out.set(s.name, OptionValue{*s.default_value, "default"});
+    if (!out.has(s.name) && s.default_value)
+      out.set(s.name, OptionValue{*s.default_value, "default"});
 }
 
 }  // namespace
 
 std::string upper_snake(const std::string& name) {
   std::string out;
-  for (char c : name) out += c == '-' ? '_' : static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  for (char c : name)
+    out += c == '-' ? '_' : static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
   return out;
 }
 
@@ -120,29 +123,20 @@ void Options::set(const std::string& name, OptionValue v) {
 Result<long> Options::get_int(const std::string& name, long min, long max) const {
   auto v = get(name);
   if (!v) return Error{exit_code::kConfig, "--" + name + " is required"};
-  long out = 0;
-  const char* b = v->value.data();
-  const char* e = b + v->value.size();
-  auto [p, ec] = std::from_chars(b, e, out);
-  if (ec != std::errc() || p != e || out < min || out > max) {
-    std::ostringstream msg;
-    msg << describe(*v) << "=\"" << v->value << "\": expected an integer from " << min << " to " << max;
-    return Error{exit_code::kConfig, msg.str()};
-  }
-  return out;
+  if (auto out = parse_integer<long>(v->value, min, max)) return *out;
+  std::ostringstream msg;
+  msg << describe(*v) << "=\"" << escape_control(v->value) << "\": expected an integer from " << min
+      << " to " << max;
+  return Error{exit_code::kConfig, msg.str()};
 }
 
-Result<double> Options::get_double(const std::string& name, double min) const {
+Result<double> Options::get_double(const std::string& name, double min, double max) const {
   auto v = get(name);
   if (!v) return Error{exit_code::kConfig, "--" + name + " is required"};
-  try {
-    size_t used = 0;
-    double d = std::stod(v->value, &used);
-    if (used == v->value.size() && d >= min) return d;
-  } catch (const std::exception&) {
-  }
+  if (auto out = parse_finite(v->value, min, max)) return *out;
   std::ostringstream msg;
-  msg << describe(*v) << "=\"" << v->value << "\": expected a number >= " << min;
+  msg << describe(*v) << "=\"" << escape_control(v->value) << "\": expected a number from " << min
+      << " to " << max;
   return Error{exit_code::kConfig, msg.str()};
 }
 
@@ -153,7 +147,8 @@ Result<std::string> Options::get_choice(const std::string& name,
   if (std::find(allowed.begin(), allowed.end(), v->value) != allowed.end()) return v->value;
   std::string list;
   for (const auto& a : allowed) list += (list.empty() ? "" : "|") + a;
-  return Error{exit_code::kConfig, describe(*v) + "=\"" + v->value + "\": expected one of " + list};
+  return Error{exit_code::kConfig,
+               describe(*v) + "=\"" + escape_control(v->value) + "\": expected one of " + list};
 }
 
 Result<Options> parse_options(const std::vector<OptionSpec>& specs,

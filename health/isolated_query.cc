@@ -69,7 +69,7 @@ Result<nlohmann::json> run_query(const std::vector<std::string>& args, const Env
   auto pid = spawn_to_files(group, argv, env, tmpl, "");
   std::optional<ChildEnd> end;
   if (pid) end = group.wait_all(ChildGroup::Clock::now() + timeout).front();
-  const std::string text = read_small_file(tmpl);
+  const std::string text = read_output_file(tmpl);
   ::unlink(tmpl);
   if (!pid) return Error{1, describe(args) + ": " + pid.error().message};
   if (end->timed_out)

@@ -2,7 +2,10 @@
 
 #include <algorithm>
 #include <cctype>
+#include <limits>
 #include <regex>
+
+#include "common/parse_number.h"
 
 namespace tv {
 namespace {
@@ -26,6 +29,11 @@ struct Patterns {
 const Patterns& patterns() {
   static const Patterns p;
   return p;
+}
+
+// A count NCCL printed (a plugin API version, NICs, ranks, nodes); an overlong number is absent.
+std::optional<int> count(const std::ssub_match& digits) {
+  return parse_integer<int>(digits.str(), 0, std::numeric_limits<int>::max());
 }
 
 bool has(std::string_view line, std::string_view what) {
@@ -80,7 +88,7 @@ void read_plugin_lines(State& st, const std::string& line) {
   std::smatch m;
   if (has(line, "Loaded net plugin") && std::regex_search(line, m, p.loaded_plugin)) {
     st.s.plugin_name = m[1];
-    st.s.plugin_api = std::stoi(m[2]);
+    st.s.plugin_api = count(m[2]);
   } else if (has(line, "aws-ofi-nccl") && std::regex_search(line, m, p.ofi_version)) {
     st.s.plugin_version = m[1];
   } else if (has(line, "Using Libfabric version") && std::regex_search(line, m, p.fabric_version)) {
@@ -88,10 +96,10 @@ void read_plugin_lines(State& st, const std::string& line) {
   } else if (has(line, "Selected provider is") && std::regex_search(line, m, p.provider_new)) {
     st.s.provider = m[1];
     st.s.fabric = m[2];
-    st.s.nic_count = std::stoi(m[3]);
+    st.s.nic_count = count(m[3]);
   } else if (has(line, "Selected Provider is") && std::regex_search(line, m, p.provider_old)) {
     st.s.provider = m[1];
-    if (m[2].matched) st.s.nic_count = std::stoi(m[2]);
+    if (m[2].matched) st.s.nic_count = count(m[2]);
   } else if (has(line, "Could not find:") && std::regex_search(line, m, p.not_found)) {
     add_unique(st.s.missing_plugins, m[1]);
   }
@@ -107,8 +115,8 @@ void read_line(State& st, const std::string& line) {
   else if (has(line, "Using network ") && std::regex_search(line, m, p.network))
     st.s.network = m[1];
   else if (has(line, " nNodes ") && std::regex_search(line, m, p.nnodes)) {
-    st.s.nranks = std::stoi(m[1]);
-    st.s.nnodes = std::stoi(m[2]);
+    st.s.nranks = count(m[1]);
+    st.s.nnodes = count(m[2]);
   } else if (has(line, "Init COMPLETE")) {
     st.s.init_complete = true;
   } else if (has(line, "NCCL WARN") && std::regex_search(line, m, p.warn)) {

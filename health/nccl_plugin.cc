@@ -1,8 +1,9 @@
 #include "health/nccl_plugin.h"
 
 #include <filesystem>
-#include <fstream>
 #include <sstream>
+
+#include "common/bounded_read.h"
 
 namespace tv {
 namespace {
@@ -10,10 +11,8 @@ namespace {
 const char* const kNames[] = {"libnccl-net.so", "libnccl-net-ofi.so", "libnccl-net-aws-ofi.so"};
 
 std::string read_all(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream out;
-  out << in.rdbuf();
-  return out.str();
+  auto text = read_regular_file(path, kLogFileCap);
+  return text ? *text : std::string();
 }
 
 }  // namespace

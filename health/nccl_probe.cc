@@ -1,8 +1,8 @@
 #include "health/nccl_probe.h"
 
-#include <fstream>
 #include <sstream>
 
+#include "common/bounded_read.h"
 #include "health/nccl_api.h"
 #include "health/subprocess.h"
 
@@ -67,7 +67,9 @@ Environment probe_rank_env(const ProbeSpec& spec, int local_rank) {
 namespace {
 
 nlohmann::json read_result(const std::string& path) {
-  std::ifstream in(path);
+  auto text = read_regular_file(path, kConfigFileCap);
+  if (!text) return nullptr;
+  std::istringstream in(*text);
   std::string line, last;
   while (std::getline(in, line))
     if (!line.empty() && line[0] == '{') last = line;

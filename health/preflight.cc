@@ -8,6 +8,10 @@
 #include <filesystem>
 #include <memory>
 
+#include "common/bounded_read.h"
+#include "common/escape.h"
+#include "common/json_field.h"
+#include "common/parse_number.h"
 #include "health/efa_check.h"
 #include "health/gpu_check.h"
 #include "health/isolated_query.h"
@@ -52,6 +56,8 @@ std::string make_log_dir(const std::string& wanted) {
   return d ? d : "/tmp";
 }
 
+constexpr std::size_t kMaxProbeBytes = std::size_t{16} << 30;
+
 struct ProbeFigures {
   double busbw = -1;  // the slowest rank's
   bool all_ok = true;
@@ -61,9 +67,9 @@ struct ProbeFigures {
 ProbeFigures figures(const std::vector<RankOutcome>& ranks) {
   ProbeFigures f;
   for (const auto& r : ranks) {
-    const bool ok = r.result.is_object() && r.result.value("ok", false) && r.exit_code == 0;
+    const bool ok = json_field(r.result, "ok", false) && r.exit_code == 0;
     if (ok) {
-      const double bw = r.result.value("busbw_GBps", 0.0);
+      const double bw = json_field(r.result, "busbw_GBps", 0.0);
       f.busbw = f.busbw < 0 ? bw : std::min(f.busbw, bw);
       continue;
     }
@@ -72,8 +78,8 @@ ProbeFigures figures(const std::vector<RankOutcome>& ranks) {
     if (r.timed_out)
       f.first_error = "rank " + std::to_string(r.rank) + " timed out and was killed";
     else if (r.result.is_object())
-      f.first_error =
-          "rank " + std::to_string(r.rank) + ": " + r.result.value("error", std::string("failed"));
+      f.first_error = "rank " + std::to_string(r.rank) + ": " +
+                      json_field(r.result, "error", std::string("failed"));
     else
       f.first_error = "rank " + std::to_string(r.rank) + " exited " + std::to_string(r.exit_code) +
                       " without a result";
@@ -134,10 +140,20 @@ void probe_checks(const PreflightConfig& cfg, int gpus, const std::string& requi
   spec.single_node_net = single_node_net;
   spec.log_dir = make_log_dir(cfg.log_dir);
   spec.env = cfg.env;
-  if (auto b = cfg.env.get("TRAINVISOR_PROBE_BYTES")) spec.bytes = std::stoull(*b);
+  if (auto b = cfg.env.get("TRAINVISOR_PROBE_BYTES")) {
+    auto bytes = parse_integer<std::size_t>(*b, 4, kMaxProbeBytes);
+    if (!bytes) {
+      out.push_back({"nccl-probe", Outcome::kFail,
+                     "TRAINVISOR_PROBE_BYTES=\"" + escape_control(*b) +
+                         "\": expected an integer from 4 to " + std::to_string(kMaxProbeBytes),
+                     details});
+      return;
+    }
+    spec.bytes = *bytes;
+  }
   const auto ranks = spawn_probe_ranks(spec);
   std::string logs;
-  for (const auto& r : ranks) logs += read_small_file(r.log_path);
+  for (const auto& r : ranks) logs += read_output_file(r.log_path);  // unreadable: left out
   const NcclLogSummary summary = classify_nccl_log(logs);
   const ProbeFigures fig = figures(ranks);
   details.update({{"nccl_path", spec.nccl_library},
@@ -222,8 +238,15 @@ std::unique_ptr<NcclIdHost> make_probe_unique_id(const PreflightConfig& cfg) {
 
 std::string preflight_summary(const PreflightReport& r, int node_rank) {
   const std::string node = "node " + std::to_string(node_rank) + ": ";
-  for (const auto& c : r.checks)
-    if (c.outcome == Outcome::kFail) return node + c.name + ": " + c.message;
+  for (const auto& c : r.checks) {
+    if (c.outcome != Outcome::kFail) continue;
+    // The list of usual causes stays in the node's own report (logged there once).
+    std::string message = c.message;
+    if (auto at = message.find(efa_fallback_causes()); at != std::string::npos)
+      message.replace(at, efa_fallback_causes().size(),
+                      "(usual causes: in node " + std::to_string(node_rank) + "'s log)");
+    return node + c.name + ": " + message;
+  }
   for (const auto& c : r.checks)
     if (c.name == "nccl-probe") return node + "passed (" + c.message + ")";
   return node + "passed";

@@ -70,7 +70,8 @@ PreflightReport run_preflight(const PreflightConfig&);
 // host alive until every node's ranks initialized.
 class NcclIdHost;
 std::unique_ptr<NcclIdHost> make_probe_unique_id(const PreflightConfig&);
-// One line for the other nodes: "node N: <check>: <message>" of the first failed check, or
+// One line for the other nodes: "node N: <check>: <message>" of the first failed check (the cause
+// that applies first; the list of usual causes is left to node N's own report), or
 // "node N: passed (<the probe's message>)".
 std::string preflight_summary(const PreflightReport&, int node_rank);
 std::string format_report(const PreflightReport&);  // the human table

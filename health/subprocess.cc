@@ -3,8 +3,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
-#include <fstream>
-#include <sstream>
+#include "common/bounded_read.h"
 
 namespace tv {
 namespace {
@@ -30,11 +29,9 @@ Result<pid_t> spawn_to_files(ChildGroup& group, const std::vector<std::string>& 
   return group.spawn(SpawnRequest{*exe, argv, env, -1, out.fd, err.fd});
 }
 
-std::string read_small_file(const std::string& path) {
-  std::ifstream in(path);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
+std::string read_output_file(const std::string& path) {
+  auto text = read_regular_file(path, kLogFileCap);
+  return text ? *text : std::string();
 }
 
 std::optional<std::string> capture_output(const std::vector<std::string>& argv,
@@ -49,7 +46,7 @@ std::optional<std::string> capture_output(const std::vector<std::string>& argv,
   ChildGroup group;
   if (spawn_to_files(group, argv, env, path, "")) {
     auto ends = group.wait_all(ChildGroup::Clock::now() + timeout);
-    if (!ends[0].timed_out && ends[0].code == 0) result = read_small_file(path);
+    if (!ends[0].timed_out && ends[0].code == 0) result = read_output_file(path);
   }
   ::unlink(path.c_str());
   return result;

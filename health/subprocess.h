@@ -26,7 +26,8 @@ std::optional<std::string> capture_output(const std::vector<std::string>& argv,
                                           const Environment& env,
                                           std::chrono::milliseconds timeout);
 
-// The whole of a small file ("" when it cannot be read).
-std::string read_small_file(const std::string& path);
+// A child's output file, read with common/bounded_read.h's cap for logs (kLogFileCap): "" when it
+// cannot be read, is not a regular file or is larger.
+std::string read_output_file(const std::string& path);
 
 }  // namespace tv

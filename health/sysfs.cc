@@ -2,8 +2,9 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
 #include <sstream>
+
+#include "common/bounded_read.h"
 
 namespace tv {
 namespace fs = std::filesystem;
@@ -26,11 +27,9 @@ std::vector<std::string> RealSysfs::list(const std::string& dir) const {
 }
 
 std::optional<std::string> RealSysfs::read(const std::string& path) const {
-  std::ifstream in(path);
-  if (!in) return std::nullopt;
-  std::ostringstream out;
-  out << in.rdbuf();
-  return rtrim(out.str());
+  auto text = read_regular_file(path, kSmallFileCap);
+  if (!text) return std::nullopt;
+  return rtrim(*text);
 }
 
 std::optional<std::string> RealSysfs::read_link(const std::string& path) const {

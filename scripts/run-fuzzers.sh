@@ -3,8 +3,9 @@
 #   scripts/run-fuzzers.sh [SECONDS_EACH=5]
 # Env: BUILD_DIR (default build-fuzz), JOBS (default 2), FUZZ_SKIP_BUILD=1 to run the harnesses
 # already built under $BUILD_DIR/tests/fuzz/ without configuring or building.
-# Seeds come from tests/fuzz/corpus/<name>/ when it exists; new inputs go to a temporary corpus,
-# so the checked-in seeds are never modified. Crashes are saved under $BUILD_DIR/fuzz-artifacts/.
+# Seeds come from tests/fuzz/corpus/<name>/ when it exists, plus the tests' own data listed in
+# extra_seeds below (and the shared NCCL fixtures, ../shared/fixtures/nccl, where they exist); new
+# inputs go to a temporary corpus, so the checked-in seeds are never modified. Crashes are saved under $BUILD_DIR/fuzz-artifacts/.
 # Exit 0 only when every harness built and ran clean.
 set -euo pipefail
 
@@ -28,6 +29,11 @@ if [[ "${FUZZ_SKIP_BUILD:-0}" != 1 ]]; then
   cmake --build "$build" -j "$jobs" --target "${names[@]}"
 fi
 
+# Real inputs the parsers meet, beside the checked-in corpus (directories; missing ones skipped).
+declare -A extra_seeds=(
+  [fuzz_nccl_log]="$root/tests/data/nccl $root/../shared/fixtures/nccl"
+)
+
 artifacts="$build/fuzz-artifacts"
 mkdir -p "$artifacts"
 work="$(mktemp -d)"
@@ -45,6 +51,9 @@ for name in "${names[@]}"; do
   corpus=("$work/$name")
   mkdir -p "$work/$name"
   [[ -d "$root/tests/fuzz/corpus/$name" ]] && corpus+=("$root/tests/fuzz/corpus/$name")
+  for d in ${extra_seeds[$name]:-}; do
+    [[ -d "$d" ]] && corpus+=("$d")
+  done
   echo "== $name: ${seconds}s, seeds: ${corpus[*]:1}"
   if "$bin" -max_total_time="$seconds" -timeout=25 -rss_limit_mb=2048 \
        -artifact_prefix="$artifacts/$name-" -print_final_stats=1 "${corpus[@]}" \

@@ -5,7 +5,7 @@
 #   1b. with TV_CONTAINER_TESTS=1: the image built from the Dockerfile with no registry, and the
 #       container tests (scripts/container-test.sh),
 #   2. the same suite built with ASan + UBSan,
-#   3. every libFuzzer harness for a bounded time.
+#   3. every libFuzzer harness for a bounded time (FUZZ_SECONDS each, default 60).
 # Usage: scripts/test.sh [--quick]   (--quick: only step 1)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -44,4 +44,5 @@ bash scripts/build.sh build-asan -DCMAKE_BUILD_TYPE=Debug -DTRAINVISOR_SANITIZE=
    ctest --output-on-failure -j "$jobs" --timeout 900)
 
 echo "== fuzzers"
-bash scripts/run-fuzzers.sh "${FUZZ_SECONDS:-10}"
+# 60 s per harness (6 harnesses: 6 minutes beside their build), seeded with the tests' data.
+bash scripts/run-fuzzers.sh "${FUZZ_SECONDS:-60}"

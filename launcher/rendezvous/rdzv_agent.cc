@@ -4,6 +4,8 @@
 
 #include <boost/asio/connect.hpp>
 
+#include "common/json_field.h"
+
 namespace tv {
 
 namespace asio = boost::asio;
@@ -147,7 +149,7 @@ void RdzvAgent::on_message(const Message& m) {
       return handlers_.on_give_up(rdzv::failure_from(m));
     case MsgType::kLost:
       finish();
-      return handlers_.on_lost(rdzv::peer_text(m.body, "why"), m.body.value("signal", 0));
+      return handlers_.on_lost(rdzv::peer_text(m.body, "why"), json_field(m.body, "signal", 0));
     default:
       return;  // heartbeat (a second hello or welcome changes nothing)
   }

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "common/exit_codes.h"
+#include "common/json_field.h"
 #include "launcher/supervision/free_port.h"
 
 namespace tv {
@@ -170,7 +171,7 @@ void RdzvCoordinator::on_agent_message(int rank, const Message& m) {
       return on_probe_result(rank, m);
     case MsgType::kLeave:
       return lost("node " + std::to_string(rank) + " left: " + rdzv::peer_text(m.body, "why"),
-                  m.body.value("signal", 0));
+                  json_field(m.body, "signal", 0));
     default:
       return;  // heartbeat
   }
@@ -180,7 +181,11 @@ void RdzvCoordinator::on_probe_result(int rank, const Message& m) {
   if (machine_.state() != State::kPreflight) return;
   const bool passed = m.body["passed"].get<bool>();
   const auto summary = rdzv::peer_text(m.body, "summary");
-  spdlog::info("rdzv: node {} preflight {}: {}", rank, passed ? "passed" : "FAILED", summary);
+  // A failed verdict's text is logged once, by the state machine when every node has reported.
+  if (passed)
+    spdlog::info("rdzv: node {} preflight passed: {}", rank, summary);
+  else
+    spdlog::info("rdzv: node {} preflight FAILED", rank);
   machine_.preflight_result(rank, passed, summary, Clock::now());
 }
 

@@ -8,7 +8,9 @@
 #include <memory>
 #include <stdexcept>
 
+#include "common/escape.h"
 #include "common/exit_codes.h"
+#include "common/json_field.h"
 
 namespace tv::rdzv {
 namespace {
@@ -254,28 +256,14 @@ json failure_body(const NodeFailure& f) {
 NodeFailure failure_from(const Message& m) {
   NodeFailure f;
   f.generation = m.generation;
-  f.node_rank = m.body.value("failed_node", m.node_rank);
-  f.exit_code = m.body.value("exit_code", 1);
+  f.node_rank = json_field(m.body, "failed_node", m.node_rank);
+  f.exit_code = json_field(m.body, "exit_code", 1);
   f.summary = peer_text(m.body, "summary");
   return f;
 }
 
 std::string untrusted_text(std::string_view text) {
-  static const char* kDigits = "0123456789abcdef";
-  std::string out;
-  for (const char ch : text) {
-    if (out.size() >= kMaxText) break;
-    const auto c = static_cast<unsigned char>(ch);
-    if (c == '\n')
-      out += "\\n";
-    else if (c == '\t')
-      out += "\\t";
-    else if (c < 0x20 || c == 0x7f)
-      out += std::string("\\x") + kDigits[c >> 4] + kDigits[c & 15];
-    else
-      out.push_back(ch);
-  }
-  return out.substr(0, kMaxText);
+  return escape_control(text.substr(0, kMaxText)).substr(0, kMaxText);
 }
 
 std::string peer_text(const json& body, const char* field) {

@@ -32,13 +32,21 @@ void JobStateMachine::preflight_result(int node, bool passed, const std::string&
   if (state_ != State::kPreflight) return;
   verdicts_.emplace(node, std::make_pair(passed, summary));
   if (static_cast<int>(verdicts_.size()) < nnodes_) return;
+  // The first failed verdict is the reason every node gives (once) when it exits 69; the others
+  // are logged here, once each.
+  std::optional<NodeFailure> first;
   for (const auto& [n, v] : verdicts_) {
     if (v.first) continue;
-    return end({JobEnd::Kind::kGiveUp, NodeFailure{0, n, exit_code::kPreflightFailed, v.second},
-                "preflight failed on node " + std::to_string(n) + ": " + v.second +
+    if (first)
+      spdlog::warn("job: preflight also failed on {}", v.second);
+    else
+      first = NodeFailure{0, n, exit_code::kPreflightFailed, v.second};
+  }
+  if (first)
+    return end({JobEnd::Kind::kGiveUp, *first,
+                "preflight failed on node " + std::to_string(first->node_rank) +
                     "; no node starts its workers",
                 0});
-  }
   spdlog::info("job: every node passed the preflight");
   start_generation(now);
 }

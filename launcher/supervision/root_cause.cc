@@ -1,28 +1,48 @@
 #include "launcher/supervision/root_cause.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <csignal>
 #include <cstring>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "common/file_system.h"
+#include "common/bounded_read.h"
+#include "common/escape.h"
+#include "common/exit_codes.h"
+#include "common/json_field.h"
+#include "common/parse_number.h"
 
 namespace tv {
 namespace {
 
 double to_seconds(const nlohmann::json& v) {
   if (v.is_number()) return v.get<double>();
-  if (v.is_string()) {
-    try {
-      return std::stod(v.get<std::string>());
-    } catch (const std::exception&) {
-    }
-  }
+  if (v.is_string()) return parse_finite(v.get_ref<const std::string&>(), 0, 1e12).value_or(0);
   return 0;
+}
+
+// trainvisor's own exit codes (docs/exit-codes.md). A worker that exits with one of them has it
+// passed up as it is; the root cause says whose code it is, so nobody reads it as trainvisor's.
+const char* own_meaning(int code) {
+  switch (code) {
+    case exit_code::kUsage:
+      return "usage error";
+    case exit_code::kPreflightFailed:
+      return "preflight failed";
+    case exit_code::kTempFail:
+      return "a node was lost, retry the job";
+    case exit_code::kConfig:
+      return "configuration error";
+    case exit_code::kHang:
+      return "hang";
+    default:
+      return nullptr;
+  }
 }
 
 std::string how_it_ended(const FailureRecord& f) {
@@ -31,7 +51,11 @@ std::string how_it_ended(const FailureRecord& f) {
     const char* name = ::sigabbrev_np(f.signal);
     return "signal " + std::to_string(f.signal) + (name ? std::string(" (SIG") + name + ")" : "");
   }
-  return "exit " + std::to_string(f.exit_code);
+  const std::string code = std::to_string(f.exit_code);
+  if (const char* meaning = own_meaning(f.exit_code))
+    return "exit " + code + " (the worker's own exit code, not trainvisor's " + code + ": " +
+           meaning + ")";
+  return "exit " + code;
 }
 
 }  // namespace
@@ -44,10 +68,10 @@ std::optional<ErrorFileInfo> parse_error_file(const std::string& json_text) {
   if (m.is_string()) {
     info.message = m.get<std::string>();
   } else if (m.is_object()) {
-    info.message = m.value("message", std::string());
+    info.message = json_field(m, "message", std::string());
     if (m.contains("extraInfo") && m["extraInfo"].is_object()) {
       const auto& extra = m["extraInfo"];
-      info.traceback = extra.value("py_callstack", std::string());
+      info.traceback = json_field(extra, "py_callstack", std::string());
       if (extra.contains("timestamp")) info.timestamp = to_seconds(extra["timestamp"]);
     }
   } else {
@@ -56,9 +80,14 @@ std::optional<ErrorFileInfo> parse_error_file(const std::string& json_text) {
   return info;
 }
 
-std::optional<ErrorFileInfo> read_error_file(const std::string& path) {
-  auto text = RealFileSystem().read(path, nullptr);
-  if (!text) return std::nullopt;
+std::optional<ErrorFileInfo> read_error_file(const std::string& path, std::string* why) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return std::nullopt;  // no error file: the usual case
+  auto text = read_regular_file(path, kConfigFileCap);
+  if (!text) {
+    if (why) *why = text.error().message;
+    return std::nullopt;
+  }
   return parse_error_file(*text);
 }
 
@@ -67,9 +96,9 @@ std::string summary_line(const FailureRecord& f) {
   out << "rank " << f.rank << " (node " << f.node_rank << ", local " << f.local_rank
       << "): " << how_it_ended(f);
   if (f.error && !f.error->message.empty()) {
-    out << ": " << f.error->message;
+    out << ": " << escape_control(f.error->message);
   } else if (!f.tail.empty()) {
-    out << ": " << f.tail.back();
+    out << ": " << escape_control(f.tail.back());
   }
   return out.str();
 }
@@ -78,11 +107,11 @@ std::string detail_text(const FailureRecord& f) {
   std::ostringstream out;
   out << summary_line(f) << "\n";
   if (f.error && !f.error->traceback.empty()) {
-    out << f.error->traceback;
+    out << escape_control_keep_lines(f.error->traceback);
     if (f.error->traceback.back() != '\n') out << "\n";
   } else if (!f.tail.empty()) {
     out << "last lines of output:\n";
-    for (const auto& l : f.tail) out << "  " << l << "\n";
+    for (const auto& l : f.tail) out << "  " << escape_control(l) << "\n";
   }
   return out.str();
 }
@@ -97,31 +126,85 @@ std::string format_failure_table(const std::vector<FailureRecord>& causes) {
     std::string why = f.error && !f.error->message.empty() ? f.error->message
                       : !f.tail.empty()                    ? f.tail.back()
                                                            : how_it_ended(f);
-    out << row << how_it_ended(f) << (why == how_it_ended(f) ? "" : ": " + why) << "\n";
+    out << row << how_it_ended(f) << (why == how_it_ended(f) ? "" : ": " + escape_control(why))
+        << "\n";
   }
   return out.str();
 }
 
-bool write_root_cause_file(const std::string& path, const std::string& text, bool only_if_absent,
-                           std::size_t limit) {
+namespace {
+
+Error write_error(const std::string& path, const std::string& why) {
+  return Error{1, path + ": not written (" + why + ")"};
+}
+
+// Writes all of `body` to a descriptor opened with O_NONBLOCK: a full pipe or disk is an error,
+// never a wait.
+bool write_all(int fd, const std::string& body, int* err) {
+  std::size_t done = 0;
+  while (done < body.size()) {
+    const ssize_t n = ::write(fd, body.data() + done, body.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      *err = n < 0 ? errno : ENOSPC;
+      return false;
+    }
+    done += static_cast<std::size_t>(n);
+  }
+  return true;
+}
+
+// Opens with `flags` | O_WRONLY | O_NONBLOCK, writes, closes; the error names the reason.
+Status write_file(const std::string& path, const std::string& open_path, int flags,
+                  const std::string& body) {
+  const int fd =
+      ::open(open_path.c_str(), flags | O_WRONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY, 0644);
+  if (fd < 0) return write_error(path, std::strerror(errno));
+  int err = 0;
+  bool ok = write_all(fd, body, &err);
+  if (::close(fd) != 0 && ok) {
+    ok = false;
+    err = errno;
+  }
+  if (!ok) return write_error(path, std::strerror(err));
+  return ok_status();
+}
+
+}  // namespace
+
+Result<bool> write_root_cause_file(const std::string& path, const std::string& text,
+                                   bool only_if_absent, std::size_t limit) {
   namespace fs = std::filesystem;
   std::error_code ec;
   const fs::path target(path);
-  if (!fs::is_directory(target.parent_path().empty() ? "." : target.parent_path(), ec)) return false;
-  if (only_if_absent && fs::exists(target, ec)) return false;
+  if (!fs::is_directory(target.parent_path().empty() ? "." : target.parent_path(), ec))
+    return false;
+  struct stat st {};
+  const bool exists = ::stat(path.c_str(), &st) == 0;
+  if (only_if_absent && exists) return false;
   const std::string body = text.substr(0, limit);
-  // /dev/termination-log is a bind-mounted file: write in place. Regular paths: temp + rename.
-  const bool in_place = fs::exists(target, ec) && !fs::is_regular_file(target, ec);
-  const std::string tmp = in_place ? path : path + ".tmp." + std::to_string(::getpid());
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return false;
-  bool ok = ::write(fd, body.data(), body.size()) == static_cast<ssize_t>(body.size());
-  ok = ::close(fd) == 0 && ok;
-  if (in_place) return ok;
-  // only_if_absent: link(2) fails with EEXIST instead of replacing a reason written meanwhile.
-  const bool placed = ok && (only_if_absent ? ::link(tmp.c_str(), path.c_str()) == 0
-                                            : ::rename(tmp.c_str(), path.c_str()) == 0);
+  if (exists) {
+    // Kubernetes bind-mounts /dev/termination-log (rename onto a mount point fails): write in
+    // place. A FIFO or socket is refused, so that no reader-less pipe can hold trainvisor.
+    if (!S_ISREG(st.st_mode) && !S_ISCHR(st.st_mode))
+      return write_error(path, "not a regular file");
+    auto st_w = write_file(path, path, O_TRUNC, body);
+    if (!st_w) return st_w.error();
+    return true;
+  }
+  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
   ::unlink(tmp.c_str());
+  auto st_w = write_file(path, tmp, O_CREAT | O_EXCL, body);
+  if (!st_w) {
+    ::unlink(tmp.c_str());
+    return st_w.error();
+  }
+  // only_if_absent: link(2) fails with EEXIST instead of replacing a reason written meanwhile.
+  const bool placed = only_if_absent ? ::link(tmp.c_str(), path.c_str()) == 0
+                                     : ::rename(tmp.c_str(), path.c_str()) == 0;
+  const int err = errno;
+  ::unlink(tmp.c_str());
+  if (!placed && !(only_if_absent && err == EEXIST)) return write_error(path, std::strerror(err));
   return placed;
 }
 

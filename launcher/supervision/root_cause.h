@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "common/result.h"
+
 namespace tv {
 
 struct ErrorFileInfo {
@@ -20,7 +22,10 @@ struct ErrorFileInfo {
 // Parses torch's error-file JSON ({"message": {"message": ..., "extraInfo": {"py_callstack":
 // ..., "timestamp": ...}}} or {"message": "..."}). nullopt when missing or not that format.
 std::optional<ErrorFileInfo> parse_error_file(const std::string& json_text);
-std::optional<ErrorFileInfo> read_error_file(const std::string& path);
+// Reads the error file as a regular file of at most 4 MiB (common/bounded_read.h). nullopt when it
+// is absent, unreadable or not that format; *why (when given) says why a file that is there was
+// refused: a FIFO, a device, too large.
+std::optional<ErrorFileInfo> read_error_file(const std::string& path, std::string* why = nullptr);
 
 struct FailureRecord {
   int generation = 0;
@@ -34,6 +39,8 @@ struct FailureRecord {
   std::vector<std::string> tail;  // last lines of output, when there is no error file
 };
 
+// The worker's text (message, traceback, output) is escaped (common/escape.h): one summary line
+// stays one line, and no ANSI code or carriage return reaches the failure file or the log.
 // "rank 1 (node 0, local 1): exit 1: ValueError: boom"
 std::string summary_line(const FailureRecord& f);
 // Several lines: the summary, then the traceback or the output tail.
@@ -42,9 +49,12 @@ std::string detail_text(const FailureRecord& f);
 std::string format_failure_table(const std::vector<FailureRecord>& causes);
 
 // Writes `text` to `path` when its directory exists; with only_if_absent, never replaces an
-// existing file (SageMaker keeps the first reason). Written atomically (temp file + rename), at
-// most `limit` bytes. Returns false when skipped or failed.
-bool write_root_cause_file(const std::string& path, const std::string& text, bool only_if_absent,
-                           std::size_t limit);
+// existing file (SageMaker keeps the first reason). A new file is written atomically (temp file +
+// rename); an existing regular file or character device (Kubernetes' bind-mounted
+// /dev/termination-log) in place; a FIFO or socket is refused. At most `limit` bytes, with
+// O_NONBLOCK: nothing here waits. true: written; false: skipped (no directory, or already there);
+// an Error: "<path>: not written (<reason>)" (read-only file system, disk full, a FIFO).
+Result<bool> write_root_cause_file(const std::string& path, const std::string& text,
+                                   bool only_if_absent, std::size_t limit);
 
 }  // namespace tv

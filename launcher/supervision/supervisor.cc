@@ -7,6 +7,7 @@
 #include <boost/asio/post.hpp>
 #include <csignal>
 #include <filesystem>
+#include <thread>
 
 #include "common/exit_codes.h"
 #include "common/init.h"
@@ -29,7 +30,12 @@ Supervisor::Supervisor(boost::asio::io_context& io, SupervisorConfig cfg, Cluste
       spawner_(spawner),
       group_(cfg_.layout.nproc_per_node, *this),
       grace_timer_(io),
-      hang_timer_(io) {}
+      hang_timer_(io) {
+  standbys_ = StandbySet::create(io_, cfg_.warm, cfg_.executable, cfg_.argv, cfg_.work_dir,
+                                 cfg_.layout.nproc_per_node, spawner_,
+                                 [this](pid_t p, int status) { on_child_exit(p, status); });
+  rank_env_.resize(static_cast<size_t>(cfg_.layout.nproc_per_node));
+}
 
 int Supervisor::run() {
   // TERM INT HUP USR1 USR2 are this loop's events while it runs (Init's signal thread posts them).
@@ -62,7 +68,8 @@ Cluster::Events Supervisor::cluster_events() {
   ev.start = [this](const GenerationPlan& plan) { on_start(plan); };
   ev.stop = [this](const NodeFailure& f) {
     if (f.node_rank != cfg_.layout.node_rank)
-      spdlog::warn("node {} failed in attempt {}: stopping this node's workers", f.node_rank, f.generation);
+      spdlog::warn("node {} failed in attempt {}: stopping this node's workers", f.node_rank,
+                   f.generation);
     if (cfg_.observer) cfg_.observer->generation_failed(f.generation);
     group_.stop(SIGTERM);
   };
@@ -100,6 +107,11 @@ void Supervisor::on_start(const GenerationPlan& plan) {
                global_rank(cfg_.layout, cfg_.layout.nproc_per_node - 1), cfg_.layout.master_addr,
                plan.master_port);
   group_.start(plan);
+  // The next standbys, once this generation's workers are all started.
+  if (standbys_)
+    boost::asio::post(io_, [this] {
+      if (!finishing_ && standbys_) standbys_->prepare(rank_env_);
+    });
 }
 
 std::string Supervisor::attempt_dir(int generation, int rank) const {
@@ -111,15 +123,24 @@ bool Supervisor::start_worker(int local_rank, const GenerationPlan& plan, Worker
   const std::string dir = attempt_dir(plan.generation, rank);
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
-  WorkerProcess::Identity id{local_rank, rank, plan.generation, dir + "/error.json",
+  WorkerProcess::Identity id{local_rank,         rank,
+                             plan.generation,    dir + "/error.json",
                              dir + "/heartbeat", cfg_.keep_logs ? dir : ""};
   auto w = std::make_shared<WorkerProcess>(io_, id);
 
-  WorkerAttempt attempt{local_rank, plan.restart_count, plan.master_port, id.error_file,
-                        id.heartbeat_file, std::nullopt};
+  WorkerAttempt attempt{local_rank,    plan.restart_count, plan.master_port,
+                        id.error_file, id.heartbeat_file,  std::nullopt};
   if (resume_) attempt.resume_checkpoint = resume_->path;
   std::vector<std::string> argv = cfg_.argv;
   if (resume_) argv.insert(argv.end(), resume_->args.begin(), resume_->args.end());
+  Environment env = build_worker_env(cfg_.base_env, cfg_.layout, attempt);
+  rank_env_[static_cast<size_t>(local_rank)] = env;
+  int out_r = -1, err_r = -1;
+  if (standbys_ && plan.generation > 0)
+    if (auto pid = standbys_->take(local_rank, rank, env, argv, &out_r, &err_r)) {
+      w->adopt_pipes(out_r, err_r);
+      return attach_worker(w, *pid);
+    }
   int out_w = -1, err_w = -1;
   if (!w->open_pipes(&out_w, &err_w)) {
     end->exit_code = exit_code::kNotExecutable;
@@ -127,8 +148,7 @@ bool Supervisor::start_worker(int local_rank, const GenerationPlan& plan, Worker
     spdlog::error("rank {}: cannot create output pipes: {}", rank, std::strerror(errno));
     return false;
   }
-  SpawnRequest req{cfg_.executable, argv, build_worker_env(cfg_.base_env, cfg_.layout, attempt),
-                   /*stdin_fd=*/-1, out_w, err_w};
+  SpawnRequest req{cfg_.executable, argv, std::move(env), /*stdin_fd=*/-1, out_w, err_w};
   auto pid = spawner_.spawn(req, [this](pid_t p, int status) { on_child_exit(p, status); });
   ::close(out_w);
   ::close(err_w);
@@ -138,21 +158,30 @@ bool Supervisor::start_worker(int local_rank, const GenerationPlan& plan, Worker
     spdlog::error("rank {}: {}", rank, pid.error().message);
     return false;
   }
+  return attach_worker(w, *pid);
+}
+
+bool Supervisor::attach_worker(const WorkerPtr& w, pid_t pid) {
+  const int local_rank = w->id().local_rank;
   if (cfg_.observer)
-    w->set_taps(cfg_.observer->output_tap(local_rank, false), cfg_.observer->output_tap(local_rank, true));
+    w->set_taps(cfg_.observer->output_tap(local_rank, false),
+                cfg_.observer->output_tap(local_rank, true));
   // weak: the WorkerProcess owns this callback, a shared_ptr here would keep it alive forever.
-  w->attach(*pid, [this, weak = std::weak_ptr<WorkerProcess>(w)] {
+  w->attach(pid, [this, weak = std::weak_ptr<WorkerProcess>(w)] {
     if (auto self = weak.lock()) maybe_end_worker(self);
   });
-  workers_[static_cast<size_t>(local_rank)] = w;
-  by_pid_[*pid] = w;
+  workers_[static_cast<size_t>(w->id().local_rank)] = w;
+  by_pid_[pid] = w;
   if (cfg_.observer) cfg_.observer->worker_started(local_rank);
   return true;
 }
 
 void Supervisor::on_child_exit(pid_t pid, int status) {
   auto it = by_pid_.find(pid);
-  if (it == by_pid_.end()) return;  // released already (the loop is ending): nothing to report
+  if (it == by_pid_.end()) {
+    if (standbys_) standbys_->on_exit(pid, status);
+    return;  // a standby, or a worker released already (the loop is ending)
+  }
   WorkerPtr w = it->second;
   by_pid_.erase(it);
   w->wait_status = status;
@@ -193,7 +222,8 @@ void Supervisor::arm_grace_timer() {
   grace_timer_.expires_after(cfg_.grace);
   grace_timer_.async_wait([this](const boost::system::error_code& ec) {
     if (ec) return;
-    spdlog::warn("grace period of {} ms is over: SIGKILL to the remaining workers", cfg_.grace.count());
+    spdlog::warn("grace period of {} ms is over: SIGKILL to the remaining workers",
+                 cfg_.grace.count());
     group_.on_grace_expired();
   });
 }
@@ -201,7 +231,8 @@ void Supervisor::arm_grace_timer() {
 void Supervisor::cancel_grace_timer() { grace_timer_.cancel(); }
 
 void Supervisor::cleanup_descendants() {
-  if (int n = kill_descendants()) spdlog::warn("killed {} process(es) the workers left behind", n);
+  if (int n = kill_descendants(standbys_ ? standbys_->pids() : std::set<pid_t>{}))
+    spdlog::warn("killed {} process(es) the workers left behind", n);
   for (auto& w : workers_)
     if (w) w->close_pipes();
 }
@@ -217,7 +248,10 @@ void Supervisor::group_failed(int generation, const WorkerEnd& first) {
   rec.signal = first.signal;
   rec.hang = first.hang;
   if (w) {
-    rec.error = read_error_file(w->id().error_file);
+    std::string why;
+    rec.error = read_error_file(w->id().error_file, &why);
+    if (!why.empty())
+      spdlog::warn("rank {}: error file refused: {}; the output tail stands in", rec.rank, why);
     rec.tail = w->tail();
   }
   causes_.push_back(rec);
@@ -239,9 +273,10 @@ void Supervisor::group_stopped(int generation) {
 void Supervisor::on_signal(int sig) {
   const bool user = sig == SIGUSR1 || sig == SIGUSR2;
   if (user && cfg_.signals_reach_workers)
-    return spdlog::info("received SIG{}: not forwarded, Slurm delivered it to every process of "
-                        "the step (the workers too)",
-                        sigabbrev_np(sig));
+    return spdlog::info(
+        "received SIG{}: not forwarded, Slurm delivered it to every process of "
+        "the step (the workers too)",
+        sigabbrev_np(sig));
   if (user) return group_.forward(sig);
   if (shutdown_signal_) {
     if (sig == SIGTERM || sig == SIGINT) {
@@ -251,6 +286,7 @@ void Supervisor::on_signal(int sig) {
     return;
   }
   shutdown_signal_ = sig;
+  stop_standbys();
   spdlog::warn("received SIG{}: {}, SIGKILL after {} ms", sigabbrev_np(sig),
                cfg_.signals_reach_workers
                    ? "Slurm delivered it to every process of the step (the workers too)"
@@ -282,14 +318,19 @@ void Supervisor::check_hangs() {
     if (!w || w->wait_status) continue;
     w->poll_heartbeat();
     if (w->silent_for() < cfg_.hang_timeout) continue;
-    spdlog::error("rank {}: no output and no heartbeat for {} ms: treating it as hung", w->id().rank,
-                  cfg_.hang_timeout.count());
+    spdlog::error("rank {}: no output and no heartbeat for {} ms: treating it as hung",
+                  w->id().rank, cfg_.hang_timeout.count());
     group_.on_worker_hang(w->id().local_rank);
     return;
   }
 }
 
+void Supervisor::stop_standbys() {
+  if (standbys_) standbys_->shutdown();
+}
+
 void Supervisor::finish(int exit_code, int stop_with) {
+  stop_standbys();
   exit_code_ = exit_code;
   finishing_ = true;
   if (cfg_.observer) cfg_.observer->finishing(exit_code);
@@ -301,6 +342,7 @@ void Supervisor::finish(int exit_code, int stop_with) {
 // The loop has stopped with reads and drain timers still pending: abort them and let their
 // handlers run now, so every WorkerProcess is released while the io_context is alive.
 void Supervisor::release_workers() {
+  stop_standbys();
   for (auto& w : workers_)
     if (w) {
       w->close_pipes();
@@ -310,19 +352,37 @@ void Supervisor::release_workers() {
   by_pid_.clear();
   io_.restart();
   io_.poll();
+  // Standbys die of SIGKILL at once; Init reaps them and posts each exit here. Wait (bounded) so
+  // none outlives trainvisor's exit.
+  for (int i = 0; i < 200 && standbys_ && !standbys_->all_gone(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    io_.restart();
+    io_.poll();
+  }
 }
 
+namespace {
+
+void write_root_cause(const std::string& path, const std::string& text, bool only_if_absent,
+                      std::size_t limit) {
+  auto written = write_root_cause_file(path, text, only_if_absent, limit);
+  if (!written)
+    spdlog::warn("root cause {}", written.error().message);
+  else if (*written)
+    spdlog::info("root cause written to {}", path);
+}
+
+}  // namespace
+
 void Supervisor::report_root_cause() {
-  if (!causes_.empty())
-    spdlog::info("root causes:\n{}", format_failure_table(causes_));
+  if (!causes_.empty()) spdlog::info("root causes:\n{}", format_failure_table(causes_));
   if (!final_failure_) return;
   std::string text = final_failure_->summary + "\n";
   for (const auto& c : causes_)
     if (c.generation == final_failure_->generation) text = detail_text(c);
-  if (write_root_cause_file(cfg_.failure_file, text, true, kFailureFileLimit))
-    spdlog::info("root cause written to {}", cfg_.failure_file);
-  if (!cfg_.termination_log.empty() && write_root_cause_file(cfg_.termination_log, text, false, kTerminationLogLimit))
-    spdlog::info("root cause written to {}", cfg_.termination_log);
+  write_root_cause(cfg_.failure_file, text, true, kFailureFileLimit);
+  if (!cfg_.termination_log.empty())
+    write_root_cause(cfg_.termination_log, text, false, kTerminationLogLimit);
 }
 
 }  // namespace tv

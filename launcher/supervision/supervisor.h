@@ -24,9 +24,10 @@
 #include <vector>
 
 #include "launcher/supervision/cluster.h"
-#include "launcher/supervision/run_observer.h"
 #include "launcher/supervision/root_cause.h"
+#include "launcher/supervision/run_observer.h"
 #include "launcher/supervision/spawner.h"
+#include "launcher/supervision/standby_set.h"
 #include "launcher/supervision/worker_env.h"
 #include "launcher/supervision/worker_group.h"
 #include "launcher/supervision/worker_process.h"
@@ -54,6 +55,7 @@ struct SupervisorConfig {
   bool signals_reach_workers = false;
   std::string failure_file;
   std::string termination_log;
+  WarmStandbyConfig warm;  // --warm-standby / --warm-import (docs/standby.md)
   // Hook: the checkpoint to resume from at each (re)start, and the arguments that hand it to
   // the workers (--resume-arg, already expanded); may be empty.
   std::function<std::optional<ResumeTarget>()> find_resume;
@@ -85,6 +87,7 @@ class Supervisor final : public GroupActions {
   void on_child_exit(pid_t pid, int status);
   void maybe_end_worker(const WorkerPtr& w);
   void end_worker(const WorkerPtr& w);
+  bool attach_worker(const WorkerPtr& w, pid_t pid);
   void schedule_hang_check();
   void check_hangs();
   // Ends the run with exit_code once the workers are gone; they get `stop_with` (0: nothing, only
@@ -94,6 +97,7 @@ class Supervisor final : public GroupActions {
   void log_exit() const;
   void release_workers();
   std::string attempt_dir(int generation, int rank) const;
+  void stop_standbys();
 
   boost::asio::io_context& io_;
   SupervisorConfig cfg_;
@@ -102,11 +106,13 @@ class Supervisor final : public GroupActions {
   WorkerGroup group_;
   boost::asio::steady_timer grace_timer_;
   boost::asio::steady_timer hang_timer_;
-  std::vector<WorkerPtr> workers_;  // this generation's, by local rank
+  std::vector<WorkerPtr> workers_;        // this generation's, by local rank
+  std::vector<Environment> rank_env_;     // this generation's worker environments, by local rank
+  std::unique_ptr<StandbySet> standbys_;  // warm standbys; null when off
   std::map<pid_t, WorkerPtr> by_pid_;
   GenerationPlan plan_;
   std::optional<ResumeTarget> resume_;  // this generation's checkpoint
-  std::vector<FailureRecord> causes_;  // this node's root cause per failed generation
+  std::vector<FailureRecord> causes_;   // this node's root cause per failed generation
   std::optional<NodeFailure> final_failure_;
   int shutdown_signal_ = 0;
   int stop_signal_ = 0;  // the termination signal that ended the job (here or on a peer), or 0

@@ -13,13 +13,16 @@ constexpr size_t kTailLines = 20;
 }
 
 WorkerProcess::WorkerProcess(boost::asio::io_context& io, Identity id)
-    : drain_timer(io), io_(io), id_(std::move(id)), prefix_("[rank" + std::to_string(id_.rank) + "]: ") {
+    : drain_timer(io),
+      io_(io),
+      id_(std::move(id)),
+      prefix_("[rank" + std::to_string(id_.rank) + "]: ") {
   err_.is_err = true;
   if (id_.log_dir.empty()) return;
   std::error_code ec;
   std::filesystem::create_directories(id_.log_dir, ec);
-  out_.log.open(id_.log_dir + "/stdout.log", std::ios::app);
-  err_.log.open(id_.log_dir + "/stderr.log", std::ios::app);
+  out_.log.open(id_.log_dir + "/stdout.log");
+  err_.log.open(id_.log_dir + "/stderr.log");
 }
 
 WorkerProcess::~WorkerProcess() { close_pipes(); }
@@ -37,6 +40,11 @@ bool WorkerProcess::open_pipes(int* out_w, int* err_w) {
   *out_w = o[1];
   *err_w = e[1];
   return true;
+}
+
+void WorkerProcess::adopt_pipes(int out_r, int err_r) {
+  out_.pipe.emplace(io_, out_r);
+  err_.pipe.emplace(io_, err_r);
 }
 
 void WorkerProcess::attach(pid_t pid, std::function<void()> on_streams_closed) {
@@ -70,7 +78,7 @@ void WorkerProcess::drain_now(Stream& s) {
   }
   s.splitter.finish([&](std::string_view line) { on_line(s, line); });
   if (s.tap) s.tap({});
-  if (s.log.is_open()) s.log.flush();
+  s.log.flush();
 }
 
 void WorkerProcess::read(Stream& s) {
@@ -90,7 +98,7 @@ void WorkerProcess::read(Stream& s) {
 void WorkerProcess::on_line(Stream& s, std::string_view line) {
   last_activity_ = Clock::now();
   std::string text(line);
-  if (s.log.is_open()) s.log << text << '\n';
+  s.log.write_line(text);
   (s.is_err ? stderr_sink() : stdout_sink()).push(prefix_ + text);
   tail_.push_back(std::move(text));
   if (tail_.size() > kTailLines) tail_.pop_front();
@@ -99,7 +107,7 @@ void WorkerProcess::on_line(Stream& s, std::string_view line) {
 void WorkerProcess::stream_closed(Stream& s) {
   s.splitter.finish([&](std::string_view line) { on_line(s, line); });
   if (s.tap) s.tap({});
-  if (s.log.is_open()) s.log.flush();
+  s.log.flush();
   if (--open_streams_ == 0 && on_streams_closed_) on_streams_closed_();
 }
 

@@ -13,12 +13,12 @@
 #include <chrono>
 #include <deque>
 #include <filesystem>
-#include <fstream>
 #include <functional>
 #include <memory>
 #include <optional>
 #include <string>
 
+#include "common/log_file.h"
 #include "launcher/supervision/line_splitter.h"
 
 namespace tv {
@@ -40,11 +40,15 @@ class WorkerProcess : public std::enable_shared_from_this<WorkerProcess> {
 
   // Creates the two pipes; returns the write ends for the child (closed again by attach()).
   bool open_pipes(int* out_w, int* err_w);
+  // Instead of open_pipes: read ends that already exist (a standby's, written to before it
+  // became this worker); the WorkerProcess owns them from now on.
+  void adopt_pipes(int out_r, int err_r);
   // After spawn: remembers the pid, closes the write ends, starts reading.
   void attach(pid_t pid, std::function<void()> on_streams_closed);
   void close_pipes();
   // Observers of the raw stdout/stderr bytes (an empty view: end of stream); set before attach().
-  void set_taps(std::function<void(std::string_view)> out, std::function<void(std::string_view)> err) {
+  void set_taps(std::function<void(std::string_view)> out,
+                std::function<void(std::string_view)> err) {
     out_.tap = std::move(out);
     err_.tap = std::move(err);
   }
@@ -68,7 +72,7 @@ class WorkerProcess : public std::enable_shared_from_this<WorkerProcess> {
     std::optional<boost::asio::readable_pipe> pipe;
     LineSplitter splitter;
     std::array<char, 16384> buf{};
-    std::ofstream log;
+    LogFile log;
     bool is_err = false;
     std::function<void(std::string_view)> tap;
   };

@@ -6,6 +6,8 @@
 #include <set>
 #include <vector>
 
+#include "common/parse_number.h"
+
 namespace tv {
 namespace {
 
@@ -38,7 +40,7 @@ int cuda_visible_count(const std::string& value, int devices) {
   std::set<std::string> seen;
   int n = 0;
   for (const auto& item : split_commas(value)) {
-    const bool index_ok = is_index(item) && std::stoi(item) < devices;
+    const bool index_ok = is_index(item) && parse_integer<int>(item, 0, devices - 1).has_value();
     if (!(index_ok || is_uuid(item)) || !seen.insert(item).second) break;
     ++n;
   }

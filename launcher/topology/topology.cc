@@ -3,6 +3,7 @@
 
 #include <charconv>
 
+#include "common/escape.h"
 #include "launcher/topology/topology_sources.h"
 
 namespace tv {
@@ -29,7 +30,7 @@ Explicit explicit_values(const Options& opts) {
 }
 
 Error bad_option(const OptionValue& v, const std::string& expected) {
-  return config_error(v.origin + "=\"" + v.value + "\": expected " + expected);
+  return config_error(v.origin + "=\"" + escape_control(v.value) + "\": expected " + expected);
 }
 
 Result<int> option_int(const OptionValue& v, long min, long max, const std::string& why = "") {
@@ -212,6 +213,18 @@ Status apply_nproc(const Options& opts, const GpuCounter& gpus, Topology& t) {
   return ok_status();
 }
 
+// Host names enter from the environment and from files: each one is checked where the topology is
+// made, so a space or a control character is refused (78, naming where it came from) instead of
+// timing out the rendezvous or forging a log line.
+Status check_hosts(Topology& t) {
+  const std::string expected = "a host name or address (printable, no spaces, at most 255 bytes)";
+  if (!topo::plausible_host(t.master_addr))
+    return bad_option({t.master_addr, t.origin["master_addr"]}, expected);
+  for (const auto& h : t.hosts)
+    if (!topo::plausible_host(h)) return bad_option({h, t.origin["hosts"]}, expected);
+  return ok_status();
+}
+
 }  // namespace
 
 int job_master_port(const std::string& job_id) {
@@ -240,6 +253,7 @@ Result<Topology> resolve_topology(const Options& opts, const Environment& env, c
   if (auto st = apply_rank_and_master(ex, *t); !st) return st.error();
   if (auto st = apply_port(opts, *t); !st) return st.error();
   if (auto st = apply_nproc(opts, gpus, *t); !st) return st.error();
+  if (auto st = check_hosts(*t); !st) return st.error();
   if (!t->origin.count("job_id")) t->origin["job_id"] = "none";
   return t;
 }

@@ -1,5 +1,6 @@
 #include <charconv>
 
+#include "common/escape.h"
 #include "common/exit_codes.h"
 #include "launcher/topology/topology_sources.h"
 
@@ -8,7 +9,7 @@ namespace tv::topo {
 Error config_error(const std::string& message) { return Error{exit_code::kConfig, message}; }
 
 Error bad_var(const std::string& name, const std::string& value, const std::string& expected) {
-  return config_error(name + "=\"" + value + "\": expected " + expected);
+  return config_error(name + "=\"" + escape_control(value) + "\": expected " + expected);
 }
 
 Result<std::optional<long>> env_int(const Environment& env, const std::string& name, long min,
@@ -36,6 +37,7 @@ Result<long> env_int_required(const Environment& env, const std::string& name, l
   return **v;
 }
 
+// A DNS name or an IPv4/IPv6 address: printable ASCII without spaces, at most 255 bytes.
 bool plausible_host(const std::string& s) {
   if (s.empty() || s.size() > 255) return false;
   for (unsigned char c : s)

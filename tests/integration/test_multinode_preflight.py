@@ -94,4 +94,7 @@ def test_one_failing_node_stops_every_node_with_exit_69(job):
         assert code == 69, log
         assert "not starting the workers on any node: node 1: efa-devices:" in log, log
     assert "preflight failed on node 1" in results[0][1], results[0][1]
+    # Logs a person can read: node 1's verdict once on each node (it was 3 times on node 0).
+    for code, log in results:
+        assert log.count("node 1: efa-devices:") == 1, log
     assert list(out.iterdir()) == []  # no worker started anywhere

@@ -106,7 +106,8 @@ TEST(WorkerCommand, ResolveExecutable) {
   Environment env({{"PATH", "/nonexistent:/bin:/usr/bin"}});
   EXPECT_TRUE(find_executable("sh", env).ok());
   EXPECT_EQ(find_executable("no-such-command-xyz", env).error().exit_code, 127);
-  const std::string plain = std::filesystem::temp_directory_path() / ("tv-noexec-" + std::to_string(::getpid()));
+  const std::string plain =
+      std::filesystem::temp_directory_path() / ("tv-noexec-" + std::to_string(::getpid()));
   std::ofstream(plain) << "data";
   ::chmod(plain.c_str(), 0644);
   auto r = find_executable(plain, env);
@@ -131,7 +132,8 @@ TEST(Descendants, ProcessTableHasThisProcessAndItsParent) {
 }
 
 TEST(RootCause, ParsesTorchErrorFiles) {
-  auto f = parse_error_file(R"({"message": {"message": "ValueError: boom", "extraInfo": {"py_callstack": "Traceback...\nValueError: boom\n", "timestamp": "1700000000"}}})");
+  auto f = parse_error_file(
+      R"({"message": {"message": "ValueError: boom", "extraInfo": {"py_callstack": "Traceback...\nValueError: boom\n", "timestamp": "1700000000"}}})");
   ASSERT_TRUE(f);
   EXPECT_EQ(f->message, "ValueError: boom");
   EXPECT_EQ(f->traceback, "Traceback...\nValueError: boom\n");
@@ -161,14 +163,61 @@ TEST(RootCause, FileWrittenOnlyWhenDirExistsAndOnlyOnceWhenAsked) {
   auto dir = std::filesystem::temp_directory_path() / ("tv-rc-" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   const std::string path = (dir / "failure").string();
-  EXPECT_TRUE(write_root_cause_file(path, "first", true, 100));
-  EXPECT_FALSE(write_root_cause_file(path, "second", true, 100));
-  EXPECT_TRUE(write_root_cause_file(path, "0123456789", false, 4));
+  EXPECT_TRUE(write_root_cause_file(path, "first", true, 100).value());
+  EXPECT_FALSE(write_root_cause_file(path, "second", true, 100).value());
+  EXPECT_TRUE(write_root_cause_file(path, "0123456789", false, 4).value());
   std::ifstream in(path);
   std::string text((std::istreambuf_iterator<char>(in)), {});
   EXPECT_EQ(text, "0123");
-  EXPECT_FALSE(write_root_cause_file((dir / "missing" / "f").string(), "x", false, 100));
+  EXPECT_FALSE(write_root_cause_file((dir / "missing" / "f").string(), "x", false, 100).value());
   std::filesystem::remove_all(dir);
+}
+
+TEST(RootCause, AFifoIsRefusedNotWaitedFor) {
+  auto dir = std::filesystem::temp_directory_path() / ("tv-rc-fifo-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string path = (dir / "termination-log").string();
+  ASSERT_EQ(::mkfifo(path.c_str(), 0644), 0);
+  auto r = write_root_cause_file(path, "reason", false, 100);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().message, path + ": not written (not a regular file)");
+  std::filesystem::remove_all(dir);
+}
+
+TEST(RootCause, WorkerTextIsEscaped) {
+  FailureRecord r;
+  r.rank = 1;
+  r.exit_code = 1;
+  r.error = ErrorFileInfo{"boom\n[trainvisor 00:00:00.000 I] forged\x1b[31m",
+                          "Trace\r\n  line\x1b[0m\n", 0};
+  EXPECT_EQ(summary_line(r),
+            "rank 1 (node 0, local 0): exit 1: boom\\n[trainvisor 00:00:00.000 I] forged\\x1b[31m");
+  EXPECT_NE(detail_text(r).find("Trace\\r\n  line\\x1b[0m\n"), std::string::npos);
+  r.error.reset();
+  r.tail = {"plain", "red \x1b[31mtext\r"};
+  EXPECT_EQ(summary_line(r), "rank 1 (node 0, local 0): exit 1: red \\x1b[31mtext\\r");
+}
+
+TEST(RootCause, OverlongOrNonNumericTimestampIsZero) {
+  auto e =
+      parse_error_file(R"({"message": {"message": "m", "extraInfo": {"timestamp": "1e999999"}}})");
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->timestamp, 0);
+  e = parse_error_file(R"({"message": {"message": "m", "extraInfo": {"timestamp": "17000"}}})");
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->timestamp, 17000);
+}
+
+TEST(RootCause, FieldsOfAnotherTypeAreIgnoredNotThrown) {
+  // Found by fuzz_error_file: a nested object where torch writes a string aborted trainvisor.
+  auto e = parse_error_file(
+      R"({"message": {"message": {"py_callstack": "Traceback"}, "extraInfo": {"py_callstack": 7}}})");
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->message, "");
+  EXPECT_EQ(e->traceback, "");
+  e = parse_error_file(R"({"message": {"message": ["x"], "extraInfo": []}})");
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->message, "");
 }
 
 }  // namespace

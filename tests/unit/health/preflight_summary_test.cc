@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "health/preflight.h"
+#include "health/transport.h"
 
 namespace tv {
 namespace {
@@ -13,6 +14,14 @@ TEST(PreflightSummary, FirstFailedCheckNamesNodeCheckAndMessage) {
               {"nccl-transport", Outcome::kFail, "NCCL used socket (NET/Socket: TCP)", nullptr},
               {"busbw", Outcome::kFail, "busbw 3.3 GB/s", nullptr}};
   EXPECT_EQ(preflight_summary(r, 3), "node 3: nccl-transport: NCCL used socket (NET/Socket: TCP)");
+}
+
+TEST(PreflightSummary, TheListOfUsualCausesStaysInTheNodesOwnReport) {
+  PreflightReport r;
+  r.checks = {
+      {"nccl-transport", Outcome::kFail, "NCCL used socket. " + efa_fallback_causes(), nullptr}};
+  EXPECT_EQ(preflight_summary(r, 1),
+            "node 1: nccl-transport: NCCL used socket. (usual causes: in node 1's log)");
 }
 
 TEST(PreflightSummary, PassQuotesTheProbe) {

@@ -2,6 +2,10 @@
 #include "launcher/supervision/sagemaker_train.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
 
 #include "common/exit_codes.h"
 
@@ -66,6 +70,28 @@ TEST(SageMakerTrain, SaysWhatIsMissing) {
   escape.add(kHp, R"({"sagemaker_program": "../../etc/passwd"})");
   EXPECT_NE(error_for(escape).message.find("expected a file name inside /opt/ml/code"),
             std::string::npos);
+}
+
+}  // namespace
+}  // namespace tv
+
+namespace tv {
+namespace {
+
+// The real file system: a FIFO where hyperparameters.json should be is refused at once.
+TEST(SageMakerTrain, HyperparametersThatAreAFifoAreRefusedNotWaitedFor) {
+  const std::string dir = ::testing::TempDir() + "tv-hp-" + std::to_string(::getpid());
+  std::filesystem::create_directories(dir);
+  SageMakerPaths paths;
+  paths.hyperparameters = dir + "/hyperparameters.json";
+  paths.code_dir = dir;
+  ASSERT_EQ(::mkfifo(paths.hyperparameters.c_str(), 0600), 0);
+  auto c = sagemaker_train_command(RealFileSystem(), paths);
+  ASSERT_FALSE(c.ok());
+  EXPECT_NE(c.error().message.find(paths.hyperparameters + ": not a regular file (a FIFO)"),
+            std::string::npos)
+      << c.error().message;
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

@@ -1,0 +1,66 @@
+#include "common/bounded_read.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "common/exit_codes.h"
+#include "common/unique_fd.h"
+
+namespace tv {
+namespace {
+
+const char* kind_of(mode_t mode) {
+  if (S_ISFIFO(mode)) return "a FIFO";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  if (S_ISSOCK(mode)) return "a socket";
+  if (S_ISDIR(mode)) return "a directory";
+  return "not a plain file";
+}
+
+Error refuse(const std::string& path, const std::string& why) {
+  return Error{exit_code::kConfig, path + ": " + why};
+}
+
+// Reads until EOF or until `out` holds limit bytes. Returns errno, or 0.
+int read_up_to(int fd, std::string& out, std::size_t limit) {
+  char buf[64 * 1024];
+  while (out.size() < limit) {
+    const std::size_t want = std::min(sizeof buf, limit - out.size());
+    const ssize_t n = ::read(fd, buf, want);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return errno;
+    if (n == 0) break;
+    out.append(buf, static_cast<std::size_t>(n));
+  }
+  return 0;
+}
+
+}  // namespace
+
+Result<std::string> read_regular_file(const std::string& path, std::size_t max_bytes) {
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY));
+  if (fd.get() < 0) return refuse(path, std::string("cannot open (") + std::strerror(errno) + ")");
+  struct stat st {};
+  if (::fstat(fd.get(), &st) != 0)
+    return refuse(path, std::string("cannot stat (") + std::strerror(errno) + ")");
+  if (!S_ISREG(st.st_mode))
+    return refuse(path, std::string("not a regular file (") + kind_of(st.st_mode) + ")");
+  if (static_cast<std::uint64_t>(st.st_size) > max_bytes)
+    return refuse(path, "larger than " + std::to_string(max_bytes) + " bytes (" +
+                            std::to_string(st.st_size) + "); not read");
+  std::string out;
+  out.reserve(static_cast<std::size_t>(st.st_size));
+  if (int err = read_up_to(fd.get(), out, max_bytes + 1); err != 0)
+    return refuse(path, std::string("cannot read (") + std::strerror(err) + ")");
+  if (out.size() > max_bytes)
+    return refuse(
+        path, "larger than " + std::to_string(max_bytes) + " bytes (it grew while read); not read");
+  return out;
+}
+
+}  // namespace tv

@@ -1,0 +1,67 @@
+#include "common/log_file.h"
+
+#include <fcntl.h>
+#include <spdlog/spdlog.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+namespace tv {
+namespace {
+constexpr std::size_t kFlushAt = 64 * 1024;
+}
+
+LogFile::~LogFile() {
+  flush();
+  if (fd_ >= 0) ::close(fd_);
+}
+
+bool LogFile::open(const std::string& path) {
+  path_ = path;
+  fd_ =
+      ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_NONBLOCK | O_CLOEXEC | O_NOCTTY, 0644);
+  if (fd_ < 0) {
+    fail("cannot be opened", errno);
+    return false;
+  }
+  struct stat st {};
+  if (::fstat(fd_, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd_);
+    fd_ = -1;
+    failed_ = true;
+    spdlog::warn("log file {}: not a regular file; its lines are not written there", path_);
+    return false;
+  }
+  return true;
+}
+
+void LogFile::write_line(std::string_view line) {
+  if (fd_ < 0 || failed_) return;
+  buf_.append(line);
+  buf_ += '\n';
+  if (buf_.size() >= kFlushAt) flush();
+}
+
+void LogFile::flush() {
+  std::size_t done = 0;
+  while (fd_ >= 0 && !failed_ && done < buf_.size()) {
+    const ssize_t n = ::write(fd_, buf_.data() + done, buf_.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      fail("write failed", n < 0 ? errno : ENOSPC);
+      break;
+    }
+    done += static_cast<std::size_t>(n);
+  }
+  buf_.clear();
+}
+
+void LogFile::fail(const char* what, int err) {
+  failed_ = true;
+  spdlog::warn("log file {}: {} ({}); its later lines are dropped", path_, what,
+               std::strerror(err));
+}
+
+}  // namespace tv

@@ -1,0 +1,39 @@
+// LogFile: a file trainvisor appends lines to (a worker's per-rank stdout.log / stderr.log).
+//
+// Opened with O_APPEND | O_NONBLOCK and checked on the opened descriptor to be a regular file, so a
+// FIFO or a device in its place cannot block the event loop (it is refused). Lines are buffered
+// and written with write(2); the first write that fails (read-only file system, disk full) is
+// logged once, plainly, with the path and the reason, and the file's later lines are dropped.
+// Not thread-safe: one owner (the WorkerProcess).
+#pragma once
+
+#include <string>
+#include <string_view>
+
+namespace tv {
+
+class LogFile {
+ public:
+  LogFile() = default;
+  ~LogFile();
+  LogFile(const LogFile&) = delete;
+  LogFile& operator=(const LogFile&) = delete;
+
+  // Opens (creating) `path` for appending. False, with one log line saying why, when it cannot.
+  bool open(const std::string& path);
+  bool is_open() const { return fd_ >= 0; }
+  void write_line(std::string_view line);
+  void flush();
+  // True once a write failed (the failure has been logged).
+  bool failed() const { return failed_; }
+
+ private:
+  void fail(const char* what, int err);
+
+  std::string path_;
+  std::string buf_;
+  int fd_ = -1;
+  bool failed_ = false;
+};
+
+}  // namespace tv

@@ -1,0 +1,22 @@
+// A file descriptor that is closed when it goes out of scope; one owner, not copyable.
+#pragma once
+
+#include <unistd.h>
+
+namespace tv {
+
+class UniqueFd {
+ public:
+  explicit UniqueFd(int fd) : fd_(fd) {}
+  ~UniqueFd() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  UniqueFd(const UniqueFd&) = delete;
+  UniqueFd& operator=(const UniqueFd&) = delete;
+  int get() const { return fd_; }
+
+ private:
+  int fd_;
+};
+
+}  // namespace tv

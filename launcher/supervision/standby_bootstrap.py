@@ -1,0 +1,142 @@
+# trainvisor's warm standby (docs/standby.md). Embedded into the binary at build time
+# (launcher/supervision/CMakeLists: file(READ) into a generated header) and written to the run's
+# work dir; trainvisor starts it as `PYTHON -u <work_dir>/standby.py MODE TARGET IMPORTS`.
+#
+# fd 0 is a Unix socket to trainvisor (the control channel). The standby lowers its own CPU and
+# I/O priority, imports IMPORTS (comma-separated; `torch` by default) with the rank's
+# import-time environment and sys.path[0], says "R" (ready) or "E <reason>" (and exits 3), then
+# waits. trainvisor restores its priority and sends "<length>\n<json>": {"env", "argv",
+# "orig_argv", "cwd"}. The standby puts /dev/null on fd 0, applies them and runs the script (MODE
+# "script") or module (MODE "module") as __main__, in this process's real __main__ module, the
+# way `python3 -u script.py` / `python3 -u -m module` would. EOF on fd 0 = exit 0 quietly.
+#
+# Everything lives inside _tv_standby() so that nothing of the bootstrap stays in __main__.
+
+
+def _tv_standby():
+    import os
+    import sys
+
+    bootstrap_file = __file__
+    mode, target, imports = sys.argv[1], sys.argv[2], [m for m in sys.argv[3].split(",") if m]
+
+    def lower_priority():
+        os.setpriority(os.PRIO_PROCESS, 0, 19)  # threads started later inherit it
+        numbers = {"x86_64": 251, "aarch64": 30}  # ioprio_set
+        nr = numbers.get(os.uname().machine)
+        if nr is None:
+            return
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.syscall(nr, 1, 0, 3 << 13)  # IOPRIO_WHO_PROCESS, self, IOPRIO_CLASS_IDLE
+
+    def send(text):
+        os.write(0, text.encode())
+
+    def read_exact(n):
+        chunks = []
+        while n > 0:
+            b = os.read(0, n)
+            if not b:
+                os._exit(0)  # trainvisor is done with this standby
+            chunks.append(b)
+            n -= len(b)
+        return b"".join(chunks)
+
+    def read_message():
+        header = b""
+        while not header.endswith(b"\n"):
+            header += read_exact(1)
+            if len(header) > 20:
+                os._exit(2)
+        import json
+
+        return json.loads(read_exact(int(header)))
+
+    def main_path_entry():
+        if mode == "module":
+            return os.getcwd()
+        return os.path.dirname(os.path.realpath(target))
+
+    lower_priority()
+    sys.path[0] = main_path_entry()
+    env_before = dict(os.environ)
+    try:
+        for m in imports:
+            __import__(m)
+    except BaseException as e:  # noqa: BLE001 - any failure means "no standby", told once
+        send("E import %s failed: %s: %s\n" % (m, type(e).__name__, str(e).replace("\n", " ")))
+        os._exit(3)
+    env_after = dict(os.environ)
+    send("R\n")
+
+    msg = read_message()
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.close(null)
+
+    # The environment: the rank's, plus what the imports themselves changed in it (a cold start
+    # would have seen those changes too; the import-time environment was checked equal).
+    env = dict(msg["env"])
+    for k, v in env_after.items():
+        if env_before.get(k) != v:
+            env[k] = v
+    for k in env_before:
+        if k not in env_after:
+            env.pop(k, None)
+    os.environ.clear()
+    os.environ.update(env)
+    os.chdir(msg["cwd"])
+    argv = msg["argv"]  # without the interpreter and its flags, as sys.argv
+    sys.orig_argv = msg["orig_argv"]
+    sys.path[0] = main_path_entry()
+
+    main = sys.modules["__main__"]
+    keep = {"__builtins__", "__name__"}
+    for k in list(vars(main)):
+        if k not in keep:
+            delattr(main, k)
+    main.__doc__ = None
+    main.__package__ = None
+    main.__spec__ = None
+    main.__annotations__ = {}
+
+    def report(e):  # as an uncaught exception: without the bootstrap's own frames
+        tb = e.__traceback__
+        while tb is not None and tb.tb_frame.f_code.co_filename == bootstrap_file:
+            tb = tb.tb_next
+        e = e.with_traceback(tb)  # the hook prints the exception's own traceback
+        sys.excepthook(type(e), e, tb)
+
+    try:
+        if mode == "module":
+            import runpy
+
+            sys.argv = ["-m"] + argv[1:]
+            runpy._run_module_as_main(target, True)  # what `python -m` itself calls
+        else:
+            sys.argv = argv
+            path = os.path.abspath(target)
+            from importlib.machinery import SourceFileLoader
+
+            main.__file__ = path
+            main.__cached__ = None
+            main.__loader__ = SourceFileLoader("__main__", path)
+            with open(path, "rb") as f:
+                code = compile(f.read(), path, "exec")
+            exec(code, vars(main))
+    except SystemExit:
+        raise
+    except KeyboardInterrupt as e:
+        report(e)
+        import signal
+
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+        os.kill(os.getpid(), signal.SIGINT)
+    except BaseException as e:  # noqa: BLE001 - reported as an uncaught exception would be
+        report(e)
+        raise SystemExit(1)
+
+
+_tv_standby()

@@ -1,0 +1,187 @@
+#include "launcher/supervision/standby_process.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <csignal>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <utility>
+
+#include "common/exit_codes.h"
+#include "launcher/supervision/standby_bootstrap_py.h"  // generated: kStandbyBootstrap
+
+namespace tv {
+namespace {
+
+constexpr int kIoprioWhoProcess = 1;
+
+void close_fd(int& fd) {
+  if (fd >= 0) ::close(fd);
+  fd = -1;
+}
+
+std::string join(const std::vector<std::string>& v) {
+  std::string out;
+  for (const auto& s : v) out += (out.empty() ? "" : ",") + s;
+  return out;
+}
+
+std::vector<pid_t> threads_of(pid_t pid) {
+  std::vector<pid_t> tids;
+  const std::string dir = "/proc/" + std::to_string(pid) + "/task";
+  DIR* d = ::opendir(dir.c_str());
+  if (!d) return tids;
+  while (dirent* e = ::readdir(d))
+    if (e->d_name[0] != '.') tids.push_back(static_cast<pid_t>(std::atoi(e->d_name)));
+  ::closedir(d);
+  return tids;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<StandbyProcess>> StandbyProcess::start(boost::asio::io_context& io,
+                                                              Spawner& spawner, const Launch& l) {
+  auto p = std::make_unique<StandbyProcess>(io);
+  int sv[2], o[2], e[2];
+  if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0)
+    return Error{exit_code::kConfig,
+                 std::string("standby control socket: ") + std::strerror(errno)};
+  p->ctl_.assign(sv[0]);
+  if (::pipe2(o, O_CLOEXEC) != 0) {
+    ::close(sv[1]);
+    return Error{exit_code::kConfig, std::string("standby pipes: ") + std::strerror(errno)};
+  }
+  p->out_r_ = o[0];
+  if (::pipe2(e, O_CLOEXEC) != 0) {
+    ::close(sv[1]);
+    ::close(o[1]);
+    return Error{exit_code::kConfig, std::string("standby pipes: ") + std::strerror(errno)};
+  }
+  p->err_r_ = e[0];
+  SpawnRequest req;
+  req.executable = l.executable;
+  req.argv = {l.executable,     "-u",           l.bootstrap, l.command.module ? "module" : "script",
+              l.command.target, join(l.imports)};
+  req.env = l.env;
+  req.stdin_fd = sv[1];
+  req.stdout_fd = o[1];
+  req.stderr_fd = e[1];
+  auto pid = spawner.spawn(req, l.on_exit);
+  ::close(sv[1]);
+  ::close(o[1]);
+  ::close(e[1]);
+  if (!pid) return pid.error();
+  p->pid_ = *pid;
+  return p;
+}
+
+StandbyProcess::~StandbyProcess() { close_all(); }
+
+void StandbyProcess::close_all() {
+  boost::system::error_code ec;
+  ctl_.close(ec);
+  close_fd(out_r_);
+  close_fd(err_r_);
+}
+
+long StandbyProcess::rss_mib() const {
+  std::ifstream in("/proc/" + std::to_string(pid_) + "/status");
+  std::string key;
+  long kib = -1;
+  while (in >> key) {
+    if (key == "VmRSS:") {
+      in >> kib;
+      return kib / 1024;
+    }
+    in.ignore(4096, '\n');
+  }
+  return -1;
+}
+
+bool StandbyProcess::poll_ready() {
+  char buf[512];
+  ssize_t n = -1;
+  while (ctl_.is_open() && (n = ::recv(ctl_.native_handle(), buf, sizeof buf, MSG_DONTWAIT)) > 0)
+    said_.append(buf, static_cast<size_t>(n));
+  if (ctl_.is_open() && n == 0) hung_up_ = true;
+  size_t nl;
+  while ((nl = said_.find('\n')) != std::string::npos) {
+    const std::string line = said_.substr(0, nl);
+    said_.erase(0, nl + 1);
+    if (line == "R") ready_ = true;
+    if (line.starts_with("E ")) failure_ = line.substr(2);
+  }
+  return ready_;
+}
+
+bool StandbyProcess::restore_priority(std::string* why) const {
+  errno = 0;
+  const int nice = ::getpriority(PRIO_PROCESS, 0);
+  const long ioprio = ::syscall(SYS_ioprio_get, kIoprioWhoProcess, 0);
+  for (pid_t tid : threads_of(pid_)) {
+    if (::setpriority(PRIO_PROCESS, static_cast<id_t>(tid), nice) != 0) {
+      *why = std::string("setpriority: ") + std::strerror(errno);
+      return false;
+    }
+    if (ioprio >= 0 && ::syscall(SYS_ioprio_set, kIoprioWhoProcess, tid, ioprio) != 0) {
+      *why = std::string("ioprio_set: ") + std::strerror(errno);
+      return false;
+    }
+  }
+  return true;
+}
+
+bool StandbyProcess::activate(const std::string& message) {
+  size_t off = 0;
+  while (off < message.size()) {
+    const ssize_t n =
+        ::send(ctl_.native_handle(), message.data() + off, message.size() - off, MSG_NOSIGNAL);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && errno == EAGAIN) {  // a full socket buffer: the standby is reading, wait for it
+      pollfd pfd{ctl_.native_handle(), POLLOUT, 0};
+      if (::poll(&pfd, 1, 5000) == 1) continue;
+    }
+    if (n <= 0) return false;
+    off += static_cast<size_t>(n);
+  }
+  boost::system::error_code ec;
+  ctl_.close(ec);
+  return true;
+}
+
+void StandbyProcess::release_pipes(int* out_r, int* err_r) {
+  *out_r = std::exchange(out_r_, -1);
+  *err_r = std::exchange(err_r_, -1);
+}
+
+void StandbyProcess::kill() const {
+  if (pid_ > 0) ::kill(-pid_, SIGKILL);
+}
+
+Status write_standby_bootstrap(const std::string& path) {
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream f(tmp, std::ios::trunc);
+    f << kStandbyBootstrap;
+    f.close();
+    if (!f) return Error{exit_code::kConfig, "cannot write the standby bootstrap " + tmp};
+  }
+  std::error_code ec;
+  std::filesystem::permissions(
+      tmp, std::filesystem::perms::owner_read | std::filesystem::perms::owner_write, ec);
+  std::filesystem::rename(tmp, path, ec);
+  if (ec)
+    return Error{exit_code::kConfig,
+                 "cannot write the standby bootstrap " + path + ": " + ec.message()};
+  return ok_status();
+}
+
+}  // namespace tv

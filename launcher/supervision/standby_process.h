@@ -1,0 +1,89 @@
+// StandbyProcess: the OS side of one warm standby (docs/standby.md) — its pid (also its process
+// group), the control socket (the standby's fd 0) and the read ends of the stdout/stderr pipes it
+// will write to once it is a worker. Started through the Supervisor's Spawner, like a worker (own
+// process group, PR_SET_PDEATHSIG, no inherited descriptors); its exit comes to Launch::on_exit.
+#pragma once
+
+#include <sys/types.h>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/posix/stream_descriptor.hpp>
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/environment.h"
+#include "common/result.h"
+#include "launcher/supervision/spawner.h"
+#include "launcher/supervision/standby.h"
+
+namespace tv {
+
+class StandbyProcess {
+ public:
+  struct Launch {
+    std::string executable;  // the workers' interpreter (resolved)
+    std::string bootstrap;   // absolute path of standby.py
+    PythonCommand command;
+    std::vector<std::string> imports;
+    Environment env;          // the rank's import-time environment
+    Spawner::OnExit on_exit;  // gets the standby's exit, on the event loop
+  };
+  static Result<std::unique_ptr<StandbyProcess>> start(boost::asio::io_context& io,
+                                                       Spawner& spawner, const Launch& launch);
+
+  explicit StandbyProcess(boost::asio::io_context& io) : ctl_(io) {}
+  StandbyProcess(const StandbyProcess&) = delete;
+  StandbyProcess& operator=(const StandbyProcess&) = delete;
+  ~StandbyProcess();
+
+  pid_t pid() const { return pid_; }
+  // Calls `fn` (on the event loop) when the standby has said something; cancelled by the
+  // destructor and by activate().
+  template <class Fn>
+  void on_readable(Fn fn) {
+    if (ctl_.is_open())
+      ctl_.async_wait(boost::asio::posix::stream_descriptor::wait_read, std::move(fn));
+  }
+  // Reads what the standby said so far (non-blocking): true once it said "ready".
+  bool poll_ready();
+  bool ready() const { return ready_; }
+  // The control socket reached EOF (the standby is gone).
+  bool hung_up() const { return hung_up_; }
+  std::chrono::steady_clock::duration age() const {
+    return std::chrono::steady_clock::now() - started_;
+  }
+  // Resident memory (VmRSS) in MiB, -1 when unknown.
+  long rss_mib() const;
+  // The reason it gave for not becoming ready ("import torch failed: ..."), if any.
+  const std::string& failure() const { return failure_; }
+  // Every thread of the standby back to trainvisor's own CPU and I/O priority. False (errno
+  // kept in `why`) when the kernel refuses (no CAP_SYS_NICE).
+  bool restore_priority(std::string* why) const;
+  // Sends the activation message and closes the control socket; false when the standby is gone.
+  bool activate(const std::string& message);
+  // Hands the pipes' read ends over (the caller owns them afterwards).
+  void release_pipes(int* out_r, int* err_r);
+  // SIGKILL to its process group; Init reaps it.
+  void kill() const;
+
+ private:
+  void close_all();
+
+  pid_t pid_ = -1;
+  boost::asio::posix::stream_descriptor ctl_;
+  int out_r_ = -1, err_r_ = -1;
+  std::string said_;
+  bool ready_ = false;
+  bool hung_up_ = false;
+  std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
+  std::string failure_;
+};
+
+// The standby bootstrap (standby_bootstrap.py, embedded at build time) written to `path` (0600,
+// atomically). The error names the file.
+Status write_standby_bootstrap(const std::string& path);
+
+}  // namespace tv
