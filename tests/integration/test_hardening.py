@@ -299,6 +299,20 @@ def test_worker_error_message_with_newlines_and_ansi_lands_escaped(tmp_path):
     assert any("boom\\n[trainvisor 00:00:00.000 E] forged line\\x1b[31m red" in l for l in own)
 
 
+@pytest.mark.parametrize("record", [
+    {"message": {"message": {"py_callstack": "Traceback"}, "extraInfo": {"py_callstack": 7}}},
+    {"message": {"message": ["x"], "extraInfo": {"timestamp": {"t": 1}}}},
+])
+def test_error_file_with_fields_of_another_type_is_ignored_not_an_abort(tmp_path, record):
+    # Found by fuzz_error_file: a nested object where torch writes a string aborted trainvisor.
+    failure = tmp_path / "failure"
+    script = (f"import json, os, sys; open(os.environ['TORCHELASTIC_ERROR_FILE'], 'w')"
+              f".write(json.dumps({record!r})); print('last words', flush=True); sys.exit(5)")
+    r = run("--max-restarts", 0, "--failure-file", failure, "--no-python", PYTHON, "-c", script)
+    assert r.returncode == 5, r.stderr
+    assert "exit 5" in failure.read_text()
+
+
 # ---- Worker exit codes that collide with trainvisor's own ---------------------------------------
 
 @pytest.mark.parametrize("code", [64, 69, 75, 78, 124])
