@@ -64,8 +64,14 @@ for d in 0.02 0.1 0.3 0.6 1.0 1.5 2.0 3.0 4.0 6.0; do
     "$work/up" 30 > "$work/sweep.log" 2>&1 &
   pid=$!
   sleep "$d"
+  # Under unshare --fork the signal goes to trainvisor (PID 1 inside), not to unshare, which
+  # ignores SIGTERM and waits for its child.
+  target=$pid
+  if [ ${#ns[@]} -gt 0 ]; then
+    for _ in $(seq 1 100); do target=$(pgrep -P "$pid" | head -1); [ -n "$target" ] && break; sleep 0.01; done
+  fi
   t0=$(date +%s.%N)
-  kill -TERM "$pid"
+  kill -TERM "${target:-$pid}"
   wait "$pid"
   rc=$?
   t1=$(date +%s.%N)
@@ -73,5 +79,8 @@ for d in 0.02 0.1 0.3 0.6 1.0 1.5 2.0 3.0 4.0 6.0; do
   printf '%-8s %-6s %-14s %s\n' "$d" "$rc" "$(python3 -c "print(round($t1 - $t0, 3))")" "${phase:-?}"
   sleep 0.5
   leftover=$(pgrep -f "$work/ddp.py" | wc -l)
-  [ "$leftover" -gt 0 ] && echo "   $leftover worker process(es) left over" && pkill -9 -f "$work/ddp.py"
+  if [ "$leftover" -gt 0 ]; then
+    echo "   $leftover worker process(es) left over"
+    pkill -9 -f "$work/ddp.py"
+  fi
 done
