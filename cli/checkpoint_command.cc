@@ -46,9 +46,14 @@ int fail(const Error& e) {
 }
 
 nlohmann::json to_json(const Checkpoint& c) {
-  return {{"path", c.path},       {"format", c.format},       {"step", c.step},
-          {"bytes", c.bytes},     {"run", c.run},             {"run_dir", c.run_dir},
-          {"directory", c.directory}, {"mtime", static_cast<double>(c.mtime_ns) / 1e9}};
+  return {{"path", c.path},
+          {"format", c.format},
+          {"step", c.step},
+          {"bytes", c.bytes},
+          {"run", c.run},
+          {"run_dir", c.run_dir},
+          {"directory", c.directory},
+          {"mtime", static_cast<double>(c.mtime_ns) / 1e9}};
 }
 
 std::chrono::milliseconds millis(double seconds) {

@@ -20,5 +20,8 @@ int render_command(const Args& args, const Environment& env);     // cli/render_
 int version_command(const Args& args, const Environment& env);     // cli/version_command.cc
 // The hidden `__probe-rank`: one NCCL probe rank, re-exec'd by the preflight.
 int probe_rank_command(const Args& args, const Environment& env);  // cli/probe_rank_command.cc
+// The hidden `__query`: loads one vendor library in a child of trainvisor and prints what it
+// found (health/isolated_query.h); PID 1 never loads one itself.
+int query_command(const Args& args, const Environment& env);  // cli/query_command.cc
 
 }  // namespace tv

@@ -6,6 +6,7 @@
 
 #include "cli/commands.h"
 #include "common/exit_codes.h"
+#include "common/init.h"
 #include "common/log.h"
 
 namespace {
@@ -25,6 +26,7 @@ constexpr Command kCommands[] = {
     {"render", tv::render_command, "job spec for a platform: render --config F --target kubeflow|sagemaker|batch|slurm"},
     {"version", tv::version_command, "versions of trainvisor and the libraries it finds"},
     {"__probe-rank", tv::probe_rank_command, nullptr},
+    {"__query", tv::query_command, nullptr},
 };
 
 int usage(FILE* out) {
@@ -37,6 +39,9 @@ int usage(FILE* out) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // First, before any thread exists: the signal mask, the subreaper and the one waitpid(-1), for
+  // the life of the process (common/init.h).
+  tv::Init init;
   tv::init_logging(tv::LogFormat::kText);
   if (argc < 2) return usage(stderr);
   const std::string word = argv[1];

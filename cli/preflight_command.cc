@@ -8,8 +8,8 @@
 #include "common/exit_codes.h"
 #include "common/json_text.h"
 #include "common/options.h"
-#include "health/dynamic_library.h"
 #include "health/gpu_check.h"
+#include "health/isolated_query.h"
 #include "health/nccl_log.h"
 #include "health/preflight.h"
 #include "health/transport.h"
@@ -101,7 +101,9 @@ Result<PreflightConfig> make_config(const Options& opts, const Environment& env,
     if (!level) return level.error();
     cfg.level = *level;
   } else {
-    cfg.level = query_gpus(DlopenLoader{}).devices.empty() ? "basic" : "full";
+    // Asked in a child, like every vendor library (health/isolated_query.h).
+    const auto gpus = isolated_query_gpus(env);
+    cfg.level = !gpus || gpus->devices.empty() ? "basic" : "full";
   }
   return cfg;
 }

@@ -15,14 +15,17 @@
 #include "checkpoint/resume.h"
 #include "checkpoint/watcher.h"
 #include "cli/commands.h"
+#include "cli/observability.h"
 #include "cli/run_options.h"
 #include "common/exit_codes.h"
 #include "common/file_system.h"
+#include "common/init.h"
 #include "common/log.h"
+#include "common/process.h"
 #include "common/stop_window.h"
+#include "health/isolated_query.h"
 #include "health/nccl_probe.h"
 #include "health/preflight.h"
-#include "cli/observability.h"
 #include "launcher/rendezvous/network_cluster.h"
 #include "launcher/supervision/local_cluster.h"
 #include "launcher/supervision/sagemaker_train.h"
@@ -77,7 +80,7 @@ struct RunPlan {
   double min_busbw = 0;
   std::optional<std::string> ckpt_dir;
   std::string ckpt_format;
-  std::optional<ResumeRequest> resume;  // when there is a checkpoint dir and --resume is not none
+  std::optional<ResumeRequest> resume;    // when there is a checkpoint dir and --resume is not none
   std::optional<std::string> resume_arg;  // --resume-arg TEMPLATE (validated)
   ObservabilityConfig observability;
   std::optional<std::string> rdzv_token;
@@ -171,7 +174,7 @@ Result<RunPlan> plan_run(const Options& o, const Environment& env) {
   p.topology = *topo;
   auto argv = build_worker_argv(o, env);
   if (!argv) return argv.error();
-  auto exe = resolve_executable(argv->front(), env);
+  auto exe = find_executable(argv->front(), env);
   if (!exe) return exe.error();
   if (auto s = read_timing(o, env, p); !s) return s.error();
   for (auto* step : {read_health_and_checkpoints, read_rendezvous, read_warm_standby})
@@ -233,12 +236,16 @@ Status run_multinode_preflight(const RunPlan& p, const PreflightConfig& cfg, boo
                                boost::asio::io_context& io, std::unique_ptr<Cluster>& cluster) {
   const Topology& t = p.topology;
   NetworkClusterConfig nc = network_config(p);
+  // Node 0's id is made by a child that hosts NCCL's bootstrap root until the probe is over.
+  std::unique_ptr<NcclIdHost> id_host;
   if (t.node_rank == 0) {
     // No GPU here: no id, and every node with no GPU skips its probe.
-    const UniqueIdResult id = gpus ? make_probe_unique_id(cfg) : UniqueIdResult{};
+    if (gpus) id_host = make_probe_unique_id(cfg);
+    const UniqueIdResult id = id_host ? id_host->result() : UniqueIdResult{};
     if (!id.error.empty()) spdlog::warn("preflight: no NCCL unique id for the probe: {}", id.error);
     nc.preflight_unique_id = id.hex;
   }
+  Init::instance().set_phase("rendezvous (--preflight full)");
   auto net = std::make_unique<NetworkCluster>(io, nc);
   const int nproc = t.nproc_per_node;
   auto st =
@@ -319,7 +326,8 @@ Status make_work_dir(const Options& o, WorkDir& wd) {
   return ok_status();
 }
 
-// The resume hook: the newest complete checkpoint at each (re)start, told to the goodput accountant.
+// The resume hook: the newest complete checkpoint at each (re)start, told to the goodput
+// accountant.
 void hook_resume(RunPlan& p, GoodputAccountant& goodput) {
   if (!p.resume) return;
   p.sup.find_resume = [req = *p.resume, tmpl = p.resume_arg,
@@ -333,8 +341,8 @@ void hook_resume(RunPlan& p, GoodputAccountant& goodput) {
   };
 }
 
-std::unique_ptr<CheckpointWatcher> watch_checkpoints(boost::asio::io_context& io,
-                                                     const RunPlan& p, GoodputAccountant& goodput) {
+std::unique_ptr<CheckpointWatcher> watch_checkpoints(boost::asio::io_context& io, const RunPlan& p,
+                                                     GoodputAccountant& goodput) {
   if (!p.ckpt_dir) return nullptr;
   auto w = std::make_unique<CheckpointWatcher>(
       *p.ckpt_dir, p.ckpt_format, [&io, &goodput](const CheckpointEvent& e) {
@@ -343,8 +351,8 @@ std::unique_ptr<CheckpointWatcher> watch_checkpoints(boost::asio::io_context& io
               "checkpoint complete: {} ({} bytes, written in {:.1f} s, {:.1f} s after the "
               "previous)",
               e.checkpoint.path, e.checkpoint.bytes, e.write_seconds, e.since_previous_seconds);
-          goodput.checkpoint_seen({e.write_seconds, e.since_previous_seconds, e.checkpoint.bytes,
-                                   e.checkpoint.step});
+          goodput.checkpoint_seen(
+              {e.write_seconds, e.since_previous_seconds, e.checkpoint.bytes, e.checkpoint.step});
         });
       });
   w->start();
@@ -356,7 +364,7 @@ std::unique_ptr<CheckpointWatcher> watch_checkpoints(boost::asio::io_context& io
 Status resolve_sagemaker_train(Options& o, const Environment& env) {
   if (o.positional.size() != 1 || o.positional[0] != "train" || o.flag("module"))
     return ok_status();
-  auto found = resolve_executable("train", env);
+  auto found = find_executable("train", env);
   if (found || found.error().exit_code != exit_code::kNotFound) return ok_status();
   const SageMakerPaths paths;
   auto cmd = sagemaker_train_command(RealFileSystem(), paths);
@@ -387,10 +395,13 @@ int run_command(const Args& args, const Environment& env) {
     print_help();
     return exit_code::kOk;
   }
+  Init& init = Init::instance();  // a signal before the supervisor runs ends the run (143 ...)
+  init.set_phase("option parsing");
   auto opts = parse_options(run_option_specs(), args, env, ParseMode{true, true});
   if (!opts) return refuse(opts.error());
   if (opts->value_or("log-format", "text") == "json") init_logging(LogFormat::kJson);
   if (auto s = resolve_sagemaker_train(*opts, env); !s) return refuse(s.error());
+  init.set_phase("topology resolution");
   auto plan = plan_run(*opts, env);
   if (!plan) return refuse(plan.error());
   if (auto v = opts->get("link-logs"); v && plan->ckpt_dir)
@@ -402,12 +413,14 @@ int run_command(const Args& args, const Environment& env) {
   hook_resume(*plan, goodput);
   plan->sup.observer = obs->get();
   std::unique_ptr<Cluster> cluster;  // made by a multi-node preflight, which joins the job early
+  init.set_phase("preflight");
   goodput.enter(Phase::kPreflight);
   if (auto s = run_preflight_if_asked(*plan, env, io, cluster); !s) {
     goodput.finishing(s.error().exit_code);
     (*obs)->report();
     return refuse(s.error());
   }
+  init.set_phase("start");
   goodput.enter(Phase::kRendezvous);
   WorkDir wd;
   if (auto s = make_work_dir(*opts, wd); !s) return refuse(s.error());
@@ -415,10 +428,11 @@ int run_command(const Args& args, const Environment& env) {
   plan->sup.keep_logs = opts->has("log-dir");
 
   if (!cluster) cluster = make_cluster(io, *plan);
-  ProcessSpawner spawner(io);
+  InitSpawner spawner(io);
   Supervisor supervisor(io, plan->sup, *cluster, spawner);
   auto watcher = watch_checkpoints(io, *plan, goodput);
-  const int code = supervisor.run();
+  const int code = supervisor.run();  // signals are the supervisor's while it runs
+  init.set_phase("exit");
   if (watcher) watcher->stop();
   (*obs)->report();
   return code;

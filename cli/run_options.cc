@@ -10,7 +10,8 @@ std::vector<OptionSpec> run_option_specs() {
   const std::vector<OptionSpec> rest = {
       {"max-restarts", true, "3", "whole-group restarts before giving up", true},
       {"grace-period", true, std::nullopt,
-       "seconds from SIGTERM to SIGKILL (default: under the platform's stop window: Kubernetes, Batch, "
+       "seconds from SIGTERM to SIGKILL (default: under the platform's stop window: Kubernetes, "
+       "Batch, "
        "Slurm 25, SageMaker 110, docker/podman 8); 0 to 86400"},
       {"hang-timeout", true, "0",
        "seconds of silence (no output, no heartbeat) that count as a hang, up to 604800; 0 = off"},

@@ -7,13 +7,11 @@
 #include "common/exit_codes.h"
 #include "common/json_field.h"
 #include "common/json_text.h"
-#include "health/dynamic_library.h"
 #include "health/efa_check.h"
 #include "health/gpu_check.h"
-#include "health/nccl_api.h"
+#include "health/isolated_query.h"
 #include "health/nccl_locate.h"
 #include "health/nccl_plugin.h"
-#include "health/sysfs.h"
 
 #ifndef TRAINVISOR_VERSION
 #error "TRAINVISOR_VERSION comes from CMake (project VERSION); see CMakeLists.txt"
@@ -22,29 +20,32 @@
 namespace tv {
 namespace {
 
-nlohmann::json nccl_entry(const std::string& lib, const std::string& how) {
-  std::string why;
-  nccl::Api api = nccl::load(DlopenLoader{}, lib, &why);
-  if (!api.lib) return {{"found_by", how}, {"library", lib}, {"error", why}};
-  int code = 0;
-  api.getVersion(&code);
-  return {{"found_by", how}, {"path", api.lib->path()}, {"version", nccl::version_string(code)}};
+// Every library is asked in a child (health/isolated_query.h): never loaded into trainvisor.
+nlohmann::json nccl_entry(const Environment& env, const std::string& lib, const std::string& how) {
+  auto r = isolated_load_nccl(env, lib);
+  std::string error = r ? r->error : r.error().message;
+  if (!error.empty()) return {{"found_by", how}, {"library", lib}, {"error", error}};
+  return {{"found_by", how}, {"path", r->library_path}, {"version", r->version}};
 }
 
 nlohmann::json collect(const Environment& env) {
   nlohmann::json j;
   j["trainvisor"] = TRAINVISOR_VERSION;
-  const GpuInventory gpus = query_gpus(DlopenLoader{});
+  auto query = isolated_query_gpus(env);
+  GpuInventory gpus = query ? *query : GpuInventory{};
+  if (!query) gpus.error = query.error().message;
   j["cuda_driver"] = gpus.driver_loaded
                          ? nlohmann::json{{"version", cuda_version_string(gpus.driver_version)},
                                           {"path", gpus.driver_path},
                                           {"gpus", gpus.devices.size()}}
                          : nlohmann::json{{"error", gpus.error}};
-  j["nccl"] = nlohmann::json::array({nccl_entry("libnccl.so.2", "library search path")});
+  j["nccl"] = nlohmann::json::array({nccl_entry(env, "libnccl.so.2", "library search path")});
   const std::string py = env.get("PYTHON_EXEC").value_or("python3");
   if (auto torch = torch_nccl_path(py, env))
-    j["nccl"].push_back(nccl_entry(*torch, "torch's (found by " + py + ")"));
-  const LibfabricInfo fab = query_libfabric(DlopenLoader{}, RealSysfs{}, "efa");
+    j["nccl"].push_back(nccl_entry(env, *torch, "torch's (found by " + py + ")"));
+  auto fab_query = isolated_query_libfabric(env, "efa");
+  LibfabricInfo fab = fab_query ? *fab_query : LibfabricInfo{};
+  if (!fab_query) fab.error = fab_query.error().message;
   j["libfabric"] = fab.loaded ? nlohmann::json{{"version", fab.version}, {"path", fab.path}}
                               : nlohmann::json{{"error", fab.error}};
   j["nccl_net_plugins"] = nlohmann::json::array();

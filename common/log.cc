@@ -4,7 +4,6 @@
 #include <spdlog/sinks/base_sink.h>
 
 #include <mutex>
-
 #include <nlohmann/json.hpp>
 
 #include "common/escape.h"
@@ -16,9 +15,11 @@ namespace {
 // %j: the message as a JSON string literal (quotes and escapes included).
 class JsonMessageFlag final : public spdlog::custom_flag_formatter {
  public:
-  void format(const spdlog::details::log_msg& msg, const std::tm&, spdlog::memory_buf_t& dest) override {
+  void format(const spdlog::details::log_msg& msg, const std::tm&,
+              spdlog::memory_buf_t& dest) override {
     std::string text(msg.payload.data(), msg.payload.size());
-    std::string quoted = nlohmann::json(text).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    std::string quoted =
+        nlohmann::json(text).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
     dest.append(quoted.data(), quoted.data() + quoted.size());
   }
   std::unique_ptr<custom_flag_formatter> clone() const override {
@@ -69,8 +70,7 @@ void flush_logs() {
 void init_logging(LogFormat format) {
   auto logger = spdlog::default_logger();
   if (logger->name() != "trainvisor") {
-    logger = std::make_shared<spdlog::logger>("trainvisor",
-                                              std::make_shared<StderrLineSink>());
+    logger = std::make_shared<spdlog::logger>("trainvisor", std::make_shared<StderrLineSink>());
     spdlog::set_default_logger(logger);
   }
   auto formatter = std::make_unique<spdlog::pattern_formatter>();

@@ -79,14 +79,16 @@ void fill_from_env(const std::vector<OptionSpec>& specs, const Environment& env,
 
 void fill_defaults(const std::vector<OptionSpec>& specs, Options& out) {
   for (const auto& s : specs)
-    if (!out.has(s.name) && s.default_value) out.set(s.name, OptionValue{*s.default_value, "default"});
+    if (!out.has(s.name) && s.default_value)
+      out.set(s.name, OptionValue{*s.default_value, "default"});
 }
 
 }  // namespace
 
 std::string upper_snake(const std::string& name) {
   std::string out;
-  for (char c : name) out += c == '-' ? '_' : static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  for (char c : name)
+    out += c == '-' ? '_' : static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
   return out;
 }
 

@@ -24,7 +24,7 @@ struct OptionSpec {
   bool takes_value = true;
   std::optional<std::string> default_value = std::nullopt;
   std::string help = {};
-  bool from_pet = false;  // also read PET_<NAME> (Kubeflow's torchrun variables)
+  bool from_pet = false;        // also read PET_<NAME> (Kubeflow's torchrun variables)
   std::string short_name = {};  // e.g. "m" for torchrun's `-m module`
 };
 
@@ -45,7 +45,8 @@ class Options {
   // A finite number in [min, max] ("inf", "nan" and "1e20" for a duration are refused, exit 78).
   Result<double> get_double(const std::string& name, double min, double max) const;
   // A choice among `allowed`; the error lists them.
-  Result<std::string> get_choice(const std::string& name, const std::vector<std::string>& allowed) const;
+  Result<std::string> get_choice(const std::string& name,
+                                 const std::vector<std::string>& allowed) const;
 
   void set(const std::string& name, OptionValue v);
   std::vector<std::string> positional;  // the command and its arguments, or a subcommand's words

@@ -58,7 +58,7 @@ std::optional<std::string> worker_python(const std::vector<std::string>& cmd,
 }
 
 std::optional<std::string> torch_nccl_path(const std::string& python, const Environment& env) {
-  auto out = capture_output({python, "-c", kScript}, env.to_envp(), std::chrono::seconds(60));
+  auto out = capture_output({python, "-c", kScript}, env, std::chrono::seconds(60));
   if (!out) return std::nullopt;
   while (!out->empty() && (out->back() == '\n' || out->back() == ' ')) out->pop_back();
   if (out->empty()) return std::nullopt;

@@ -44,7 +44,7 @@ UniqueIdResult make_unique_id(const LibraryLoader& loader, const std::string& li
   return r;
 }
 
-std::vector<std::string> probe_rank_env(const ProbeSpec& spec, int local_rank) {
+Environment probe_rank_env(const ProbeSpec& spec, int local_rank) {
   Environment env = spec.env;
   const int rank = spec.first_rank + local_rank;
   env.set("TV_PROBE_RANK", std::to_string(rank));
@@ -61,7 +61,7 @@ std::vector<std::string> probe_rank_env(const ProbeSpec& spec, int local_rank) {
     env.set("NCCL_P2P_DISABLE", "1");
     env.set("NCCL_SHM_DISABLE", "1");
   }
-  return env.to_envp();
+  return env;
 }
 
 namespace {
@@ -80,34 +80,28 @@ nlohmann::json read_result(const std::string& path) {
 }  // namespace
 
 std::vector<RankOutcome> spawn_probe_ranks(const ProbeSpec& spec) {
-  std::vector<pid_t> pids;
+  ChildGroup group;
   std::vector<RankOutcome> out(spec.local_ranks);
+  std::vector<size_t> started;  // indices into `out` of the ranks that started
   for (int i = 0; i < spec.local_ranks; ++i) {
     const int rank = spec.first_rank + i;
     const std::string base = spec.log_dir + "/probe-rank" + std::to_string(rank);
     out[i].rank = rank;
     out[i].log_path = spec.log_dir + "/nccl-rank" + std::to_string(rank) + ".log";
-    std::string why;
-    pid_t pid = spawn_process({{spec.self_exe, "__probe-rank"},
-                               probe_rank_env(spec, i),
-                               base + ".json",
-                               base + ".stderr"},
-                              &why);
-    if (pid < 0) out[i].result = {{"ok", false}, {"error", why}};
-    pids.push_back(pid);
+    auto pid = spawn_to_files(group, {spec.self_exe, "__probe-rank"}, probe_rank_env(spec, i),
+                              base + ".json", base + ".stderr");
+    if (!pid)
+      out[i].result = {{"ok", false}, {"error", pid.error().message}};
+    else
+      started.push_back(static_cast<size_t>(i));
   }
-  std::vector<pid_t> live;
-  for (pid_t p : pids)
-    if (p > 0) live.push_back(p);
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(spec.timeout_s + 30);
-  auto statuses = wait_all(live, deadline);
-  for (size_t i = 0, j = 0; i < pids.size(); ++i) {
-    if (pids[i] <= 0) continue;
-    out[i].exit_code = statuses[j].code;
-    out[i].timed_out = statuses[j].timed_out;
-    ++j;
-    out[i].result =
-        read_result(spec.log_dir + "/probe-rank" + std::to_string(out[i].rank) + ".json");
+  const auto deadline = ChildGroup::Clock::now() + std::chrono::seconds(spec.timeout_s + 30);
+  const auto ends = group.wait_all(deadline);
+  for (size_t j = 0; j < started.size(); ++j) {
+    RankOutcome& r = out[started[j]];
+    r.exit_code = ends[j].code;
+    r.timed_out = ends[j].timed_out;
+    r.result = read_result(spec.log_dir + "/probe-rank" + std::to_string(r.rank) + ".json");
   }
   return out;
 }

@@ -57,7 +57,7 @@ UniqueIdResult load_nccl(const LibraryLoader& loader, const std::string& nccl_li
 UniqueIdResult make_unique_id(const LibraryLoader& loader, const std::string& nccl_library);
 
 // The environment of one probe rank (exposed for tests).
-std::vector<std::string> probe_rank_env(const ProbeSpec& spec, int local_rank);
+Environment probe_rank_env(const ProbeSpec& spec, int local_rank);
 
 // Starts this node's ranks and waits for them (timeout_s + 30 s at most).
 std::vector<RankOutcome> spawn_probe_ranks(const ProbeSpec& spec);

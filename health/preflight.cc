@@ -6,7 +6,7 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
-#include <sstream>
+#include <memory>
 
 #include "common/bounded_read.h"
 #include "common/escape.h"
@@ -14,10 +14,12 @@
 #include "common/parse_number.h"
 #include "health/efa_check.h"
 #include "health/gpu_check.h"
+#include "health/isolated_query.h"
 #include "health/nccl_locate.h"
 #include "health/nccl_log.h"
 #include "health/nccl_plugin.h"
 #include "health/nccl_probe.h"
+#include "health/subprocess.h"
 #include "health/transport.h"
 
 namespace tv {
@@ -43,12 +45,6 @@ bool decide_passed(const std::vector<CheckResult>& checks) {
 
 namespace {
 
-std::string self_exe() {
-  std::error_code ec;
-  auto p = std::filesystem::read_symlink("/proc/self/exe", ec);
-  return ec ? "trainvisor" : p.string();
-}
-
 std::string make_log_dir(const std::string& wanted) {
   if (!wanted.empty()) {
     std::error_code ec;
@@ -61,12 +57,6 @@ std::string make_log_dir(const std::string& wanted) {
 }
 
 constexpr std::size_t kMaxProbeBytes = std::size_t{16} << 30;
-
-// A probe rank's NCCL log; what cannot be read (or is larger than the cap) is left out.
-std::string read_log(const std::string& path) {
-  auto text = read_regular_file(path, kLogFileCap);
-  return text ? *text : std::string();
-}
 
 struct ProbeFigures {
   double busbw = -1;  // the slowest rank's
@@ -97,6 +87,11 @@ ProbeFigures figures(const std::vector<RankOutcome>& ranks) {
   return f;
 }
 
+// A check whose child (the vendor-library query) hung, crashed or answered nothing.
+CheckResult failed_query(const std::string& name, const Error& e) {
+  return {name, Outcome::kFail, e.message, {{"error", e.message}}};
+}
+
 nlohmann::json ranks_json(const std::vector<RankOutcome>& ranks) {
   nlohmann::json out = nlohmann::json::array();
   for (const auto& r : ranks)
@@ -109,8 +104,10 @@ nlohmann::json ranks_json(const std::vector<RankOutcome>& ranks) {
 }
 
 UniqueIdResult group_library(const PreflightConfig& cfg, const std::string& library) {
-  // The id is node 0's; this node only loads the library for its path and version.
-  UniqueIdResult r = load_nccl(DlopenLoader{}, library);
+  // The id is node 0's; this node only loads the library (in a child) for its path and version.
+  auto loaded = isolated_load_nccl(cfg.env, library);
+  UniqueIdResult r = loaded ? *loaded : UniqueIdResult{};
+  if (!loaded) r.error = loaded.error().message;
   if (r.error.empty() && cfg.group->unique_id_hex.empty())
     r.error =
         "node 0 supplied no NCCL unique id (it has no GPU or could not load NCCL; see its log)";
@@ -121,8 +118,10 @@ UniqueIdResult group_library(const PreflightConfig& cfg, const std::string& libr
 void probe_checks(const PreflightConfig& cfg, int gpus, const std::string& required,
                   bool single_node_net, std::vector<CheckResult>& out) {
   const NcclLocation where = locate_worker_nccl(cfg.worker_command, cfg.env, cfg.nccl_lib);
-  UniqueIdResult id =
-      cfg.group ? group_library(cfg, where.library) : make_unique_id(DlopenLoader{}, where.library);
+  // Alone, this node makes the id: in a child that stays alive until the ranks are done.
+  std::unique_ptr<NcclIdHost> host;
+  if (!cfg.group) host = std::make_unique<NcclIdHost>(cfg.env, where.library);
+  UniqueIdResult id = host ? host->result() : group_library(cfg, where.library);
   nlohmann::json details = {{"nccl_library", where.library}, {"found_by", where.how}};
   if (!id.error.empty()) {
     out.push_back(
@@ -154,7 +153,7 @@ void probe_checks(const PreflightConfig& cfg, int gpus, const std::string& requi
   }
   const auto ranks = spawn_probe_ranks(spec);
   std::string logs;
-  for (const auto& r : ranks) logs += read_log(r.log_path);
+  for (const auto& r : ranks) logs += read_output_file(r.log_path);  // unreadable: left out
   const NcclLogSummary summary = classify_nccl_log(logs);
   const ProbeFigures fig = figures(ranks);
   details.update({{"nccl_path", spec.nccl_library},
@@ -195,10 +194,11 @@ void probe_checks(const PreflightConfig& cfg, int gpus, const std::string& requi
 PreflightReport run_preflight(const PreflightConfig& cfg) {
   const auto start = std::chrono::steady_clock::now();
   PreflightReport report;
-  DlopenLoader loader;
   RealSysfs sysfs;
-  const GpuInventory gpus = query_gpus(loader);
-  report.checks.push_back(gpu_check(gpus, cfg.expected_gpus));
+  const auto gpu_query = isolated_query_gpus(cfg.env);
+  const GpuInventory gpus = gpu_query ? *gpu_query : GpuInventory{};
+  report.checks.push_back(gpu_query ? gpu_check(gpus, cfg.expected_gpus)
+                                    : failed_query("gpu", gpu_query.error()));
   const RdmaInventory rdma = find_rdma_devices(sysfs);
   const bool efa = !rdma.efa.empty();
   const int nnodes = cfg.single_node_net ? std::max(2, cfg.nnodes) : cfg.nnodes;
@@ -210,8 +210,9 @@ PreflightReport run_preflight(const PreflightConfig& cfg) {
                             {"resolved", required},
                             {"worker_env", transport_worker_env(required, cfg.env)}}});
   report.checks.push_back(efa_devices_check(rdma, required));
-  report.checks.push_back(
-      libfabric_check(query_libfabric(loader, sysfs, cfg.fi_provider), efa, required));
+  const auto fabric = isolated_query_libfabric(cfg.env, cfg.fi_provider);
+  report.checks.push_back(fabric ? libfabric_check(*fabric, efa, required)
+                                 : failed_query("libfabric", fabric.error()));
   report.checks.push_back(
       nccl_plugin_check(find_net_plugins(plugin_search_dirs(cfg.env)), cfg.env, efa, required));
   const int ngpus = static_cast<int>(gpus.devices.size());
@@ -230,9 +231,9 @@ PreflightReport run_preflight(const PreflightConfig& cfg) {
   return report;
 }
 
-UniqueIdResult make_probe_unique_id(const PreflightConfig& cfg) {
+std::unique_ptr<NcclIdHost> make_probe_unique_id(const PreflightConfig& cfg) {
   const NcclLocation where = locate_worker_nccl(cfg.worker_command, cfg.env, cfg.nccl_lib);
-  return make_unique_id(DlopenLoader{}, where.library);
+  return std::make_unique<NcclIdHost>(cfg.env, where.library);
 }
 
 std::string preflight_summary(const PreflightReport& r, int node_rank) {

@@ -6,14 +6,16 @@
 // check failed. Warnings and skips never fail a report.
 //
 // The NCCL probe starts one `trainvisor __probe-rank` process per local GPU. Alone (no `group`) it
-// hands them an ncclUniqueId made by this process; in a multi-node probe (`group`, see
+// hands them an ncclUniqueId made by a child of this process (health/isolated_query.h: no vendor
+// library is ever loaded here); in a multi-node probe (`group`, see
 // docs/health.md) the id is node 0's and the ranks are this node's share of the global ranks. It
-// blocks until every check finished or timed out, spawns and waits for its own children only
-// (waitpid on their pids), and must therefore run before a reaper that calls waitpid(-1) is
-// started. Not thread-safe: call it from one thread.
+// blocks until every check finished or timed out; its children (the GPU and libfabric queries,
+// the id host, the probe ranks) are started and reaped by Init (common/init.h) and killed at
+// their deadlines. Not thread-safe: call it from one thread.
 #pragma once
 
 #include <map>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -64,10 +66,10 @@ struct PreflightReport {
 
 PreflightReport run_preflight(const PreflightConfig&);
 // Node 0 of a multi-node probe: locates the NCCL the probe will load (as run_preflight does) and
-// calls ncclGetUniqueId in this process, which then hosts NCCL's bootstrap root: it must live until
-// every node's ranks initialized.
-struct UniqueIdResult;
-UniqueIdResult make_probe_unique_id(const PreflightConfig&);
+// has a child call ncclGetUniqueId; that child hosts NCCL's bootstrap root, so keep the returned
+// host alive until every node's ranks initialized.
+class NcclIdHost;
+std::unique_ptr<NcclIdHost> make_probe_unique_id(const PreflightConfig&);
 // One line for the other nodes: "node N: <check>: <message>" of the first failed check (the cause
 // that applies first; the list of usual causes is left to node N's own report), or
 // "node N: passed (<the probe's message>)".

@@ -1,40 +1,33 @@
-// The preflight's own child processes (probe ranks, the python that locates torch's NCCL):
-// posix_spawn in a new process group, output to files or a pipe, and a wait with a deadline that
-// kills the group when it passes. Waits only on the pids it started (never waitpid(-1)).
+// The preflight's child processes (probe ranks, the python that locates torch's NCCL, the
+// vendor-library queries): started through ChildGroup (common/children.h), so Init spawns and
+// reaps them and a deadline kills them; output goes to files.
 #pragma once
-
-#include <sys/types.h>
 
 #include <chrono>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "common/children.h"
+#include "common/environment.h"
+#include "common/result.h"
+
 namespace tv {
 
-struct SpawnSpec {
-  std::vector<std::string> argv;  // argv[0] searched on PATH from `envp` when it has no '/'
-  std::vector<std::string> envp;  // NAME=value
-  std::string stdout_path;        // "" = /dev/null
-  std::string stderr_path;        // "" = /dev/null
-};
-
-// The child's pid, or -1 with *why.
-pid_t spawn_process(const SpawnSpec& spec, std::string* why);
-
-struct ExitStatus {
-  bool timed_out = false;
-  int code = -1;  // exit code, or 128+signal
-};
-
-// Waits for every pid until `deadline`; then SIGKILLs the process groups still running.
-std::vector<ExitStatus> wait_all(const std::vector<pid_t>& pids,
-                                 std::chrono::steady_clock::time_point deadline);
+// Starts argv (argv[0] looked up on the PATH of `env`) in `group` with stdin /dev/null and
+// stdout/stderr truncated into the given files ("" = /dev/null).
+Result<pid_t> spawn_to_files(ChildGroup& group, const std::vector<std::string>& argv,
+                             const Environment& env, const std::string& stdout_path,
+                             const std::string& stderr_path);
 
 // Runs argv and returns its stdout (stderr discarded); nullopt when it cannot start, exits
-// non-zero or runs past `timeout`.
+// non-zero or runs past `timeout` (then it is killed).
 std::optional<std::string> capture_output(const std::vector<std::string>& argv,
-                                          const std::vector<std::string>& envp,
+                                          const Environment& env,
                                           std::chrono::milliseconds timeout);
+
+// A child's output file, read with common/bounded_read.h's cap for logs (kLogFileCap): "" when it
+// cannot be read, is not a regular file or is larger.
+std::string read_output_file(const std::string& path);
 
 }  // namespace tv

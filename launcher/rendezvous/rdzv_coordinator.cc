@@ -6,6 +6,7 @@
 
 #include "common/exit_codes.h"
 #include "common/json_field.h"
+#include "launcher/supervision/free_port.h"
 
 namespace tv {
 
@@ -31,7 +32,9 @@ RdzvCoordinator::RdzvCoordinator(asio::io_context& io, const NetworkClusterConfi
       rdzv_deadline_(io),
       backoff_(io),
       pending_(io, rdzv::handshake_deadline(config.peer_timeout)),
-      agents_(static_cast<size_t>(std::max(config.nnodes, 1))) {
+      agents_(static_cast<size_t>(std::max(config.nnodes, 1))),
+      machine_(std::max(config.nnodes, 1), config.policy, config.base_master_port,
+               config.preflight_unique_id.has_value(), *this) {
   // A job whose master is a loopback address runs on one machine: listen there only.
   boost::system::error_code ec;
   auto master = asio::ip::make_address(config_.master_addr, ec);
@@ -67,7 +70,8 @@ Status RdzvCoordinator::listen() {
   tick();
   rdzv_deadline_.expires_after(config_.rdzv_timeout);
   rdzv_deadline_.async_wait([this, w = std::weak_ptr<bool>(alive_)](boost::system::error_code ec) {
-    if (ec || w.expired() || state_ != State::kGathering || gen_ != 0) return;
+    if (ec || w.expired() || machine_.state() != State::kGathering || machine_.generation() != 0)
+      return;
     lost("rendezvous timed out after " + std::to_string(config_.rdzv_timeout.count()) +
          " s (--rdzv-timeout): " + std::to_string(joined()) + " of " +
          std::to_string(config_.nnodes) + " nodes joined");
@@ -83,7 +87,7 @@ int RdzvCoordinator::joined() const {
 void RdzvCoordinator::accept() {
   acceptor_.async_accept(
       [this, w = std::weak_ptr<bool>(alive_)](boost::system::error_code ec, tcp::socket s) {
-        if (w.expired() || state_ == State::kFinished) return;
+        if (w.expired() || finished()) return;
         if (!ec) on_accepted(std::move(s));
         if (ec != asio::error::operation_aborted) accept();
       });
@@ -97,7 +101,7 @@ void RdzvCoordinator::on_accepted(tcp::socket socket) {
                                                  rdzv::Direction::kToCoordinator);
   pending_.add(conn, remote.address().to_string());
   const auto nonce = rdzv::random_nonce();
-  conn->send(MsgType::kHello, 0, gen_, {{"nonce", rdzv::to_hex(nonce)}});
+  conn->send(MsgType::kHello, 0, machine_.generation(), {{"nonce", rdzv::to_hex(nonce)}});
   conn->set_context(rdzv::make_context(nonce, std::nullopt));
   std::weak_ptr<rdzv::Connection> wc = conn;
   auto w = std::weak_ptr<bool>(alive_);
@@ -123,7 +127,7 @@ void RdzvCoordinator::on_join(const Conn& conn, const Message& m, const rdzv::No
     refuse = "unexpected node rank " + std::to_string(rank);
   else if (agents_[rank])
     refuse = "node rank " + std::to_string(rank) + " has already joined";
-  else if (gen_ != 0 || state_ != State::kGathering)
+  else if (machine_.generation() != 0 || machine_.state() != State::kGathering)
     refuse = "node rank " + std::to_string(rank) + " joined after the job started";
   if (!refuse.empty()) return pending_.drop(conn, refuse);
   pending_.release(conn);
@@ -138,14 +142,14 @@ void RdzvCoordinator::on_join(const Conn& conn, const Message& m, const rdzv::No
       [this, w, rank](const std::string& why) {
         if (!w.expired()) on_agent_gone(rank, why);
       });
-  conn->send(MsgType::kWelcome, 0, gen_);
+  conn->send(MsgType::kWelcome, 0, machine_.generation());
   spdlog::info("rdzv: node {} joined from {} ({}/{})", rank, conn->peer(), joined(),
                config_.nnodes);
   try_start();
 }
 
 void RdzvCoordinator::on_agent_message(int rank, const Message& m) {
-  if (state_ == State::kFinished) return;
+  if (finished()) return;
   if (m.node_rank != rank || m.type == MsgType::kJoin) {
     agents_[rank]->conn->close();
     return on_agent_gone(
@@ -153,24 +157,18 @@ void RdzvCoordinator::on_agent_message(int rank, const Message& m) {
                                   : std::string("second join"));
   }
   agents_[rank]->last_seen = Clock::now();
-  const bool current = m.generation == gen_;
   switch (m.type) {
     case MsgType::kSuccess:
-      if (!current || state_ != State::kRunning) return;
-      succeeded_.insert(rank);
-      if (static_cast<int>(succeeded_.size()) == config_.nnodes)
-        finish(MsgType::kDone, json::object(),
-               "every node succeeded in generation " + std::to_string(gen_));
-      return;
-    case MsgType::kFailure:
-      if (current) on_failure(rank, m);
-      return;
+      return machine_.success(rank, m.generation);
+    case MsgType::kFailure: {
+      auto f = rdzv::failure_from(m);
+      f.node_rank = rank;
+      return machine_.failure(f, Clock::now());
+    }
     case MsgType::kStopped:
-      if (current && state_ == State::kStopping) on_stopped(rank);
-      return;
+      return machine_.stopped(rank, m.generation);
     case MsgType::kProbeResult:
-      if (state_ == State::kPreflight) on_probe_result(rank, m);
-      return;
+      return on_probe_result(rank, m);
     case MsgType::kLeave:
       return lost("node " + std::to_string(rank) + " left: " + rdzv::peer_text(m.body, "why"),
                   json_field(m.body, "signal", 0));
@@ -179,115 +177,70 @@ void RdzvCoordinator::on_agent_message(int rank, const Message& m) {
   }
 }
 
-void RdzvCoordinator::on_failure(int rank, const Message& m) {
-  auto f = rdzv::failure_from(m);
-  f.node_rank = rank;
-  if (state_ != State::kRunning) {
-    spdlog::info("rdzv: node {} also failed in generation {}: {}", rank, gen_, f.summary);
-    return;
-  }
-  root_cause_ = f;
-  state_ = State::kStopping;
-  stopped_ = succeeded_;  // nodes that already succeeded have no workers left
-  spdlog::warn("rdzv: generation {} failed on node {}: {}; stopping every node", gen_, rank,
-               f.summary);
-  broadcast(MsgType::kStop, rdzv::failure_body(f));
-  if (static_cast<int>(stopped_.size()) == config_.nnodes) after_stop();
-}
-
-void RdzvCoordinator::on_stopped(int rank) {
-  stopped_.insert(rank);
-  if (static_cast<int>(stopped_.size()) == config_.nnodes) after_stop();
-}
-
 void RdzvCoordinator::on_probe_result(int rank, const Message& m) {
-  PreflightVerdict v{m.body["passed"].get<bool>(), rdzv::peer_text(m.body, "summary")};
-  // A failed verdict is logged once, below, when every node has reported; a pass here.
-  if (v.passed)
-    spdlog::info("rdzv: node {} preflight passed: {}", rank, v.summary);
+  if (machine_.state() != State::kPreflight) return;
+  const bool passed = m.body["passed"].get<bool>();
+  const auto summary = rdzv::peer_text(m.body, "summary");
+  // A failed verdict's text is logged once, by the state machine when every node has reported.
+  if (passed)
+    spdlog::info("rdzv: node {} preflight passed: {}", rank, summary);
   else
     spdlog::info("rdzv: node {} preflight FAILED", rank);
-  probe_results_.emplace(rank, std::move(v));
-  if (static_cast<int>(probe_results_.size()) < config_.nnodes) return;
-  std::optional<NodeFailure> first;
-  for (const auto& [r, verdict] : probe_results_) {
-    if (verdict.passed) continue;
-    if (first)
-      spdlog::warn("rdzv: preflight also failed on {}", verdict.summary);
-    else
-      first = NodeFailure{0, r, exit_code::kPreflightFailed, verdict.summary};
-  }
-  // Every node (this one included) logs the first failed verdict once, as the reason it exits 69.
-  if (first)
-    return finish(MsgType::kGiveUp, rdzv::failure_body(*first),
-                  "preflight failed on node " + std::to_string(first->node_rank) +
-                      "; no node starts its workers");
-  spdlog::info("rdzv: every node passed the preflight");
-  preflight_passed_ = true;
-  state_ = State::kGathering;
-  try_start();
-}
-
-void RdzvCoordinator::after_stop() {
-  if (!config_.policy.may_restart(gen_)) {
-    return finish(MsgType::kGiveUp, rdzv::failure_body(*root_cause_),
-                  "restarts exhausted (" + std::to_string(gen_) + " of --max-restarts " +
-                      std::to_string(config_.policy.max_restarts) + ")");
-  }
-  state_ = State::kBackoff;
-  const auto pause = RestartPolicy::backoff(gen_ + 1);
-  spdlog::info("rdzv: every node stopped; restart {} in {} ms", gen_ + 1, pause.count());
-  backoff_.expires_after(pause);
-  backoff_.async_wait([this, w = std::weak_ptr<bool>(alive_)](boost::system::error_code ec) {
-    if (ec || w.expired() || state_ != State::kBackoff) return;
-    ++gen_;
-    state_ = State::kGathering;
-    try_start();
-  });
+  machine_.preflight_result(rank, passed, summary, Clock::now());
 }
 
 void RdzvCoordinator::try_start() {
-  if (state_ != State::kGathering || joined() != config_.nnodes) return;
+  if (machine_.state() != State::kGathering || joined() != config_.nnodes) return;
   rdzv_deadline_.cancel();
-  if (gen_ == 0 && config_.preflight_unique_id && !preflight_passed_) {
-    state_ = State::kPreflight;
-    spdlog::info("rdzv: every node joined; preflight on {} nodes before generation 0",
-                 config_.nnodes);
-    return broadcast(MsgType::kPreflight, {{"unique_id", *config_.preflight_unique_id}});
-  }
-  master_port_ = next_master_port();
-  succeeded_.clear();
-  stopped_.clear();
-  state_ = State::kRunning;
-  spdlog::info("rdzv: starting generation {} on {} nodes (MASTER_PORT {})", gen_, config_.nnodes,
-               master_port_);
-  broadcast(MsgType::kStart, {{"restart_count", gen_}, {"master_port", master_port_}});
+  machine_.all_present(Clock::now());
 }
 
-int RdzvCoordinator::next_master_port() {
-  if (gen_ == 0) return config_.base_master_port;
-  boost::system::error_code ec;
-  tcp::acceptor probe(io_);
-  auto addr = asio::ip::make_address(config_.bind_addr, ec);
-  if (!ec) probe.open(tcp::endpoint(addr, 0).protocol(), ec);
-  if (!ec) probe.bind(tcp::endpoint(addr, 0), ec);
-  if (ec) {
-    spdlog::warn("rdzv: no fresh MASTER_PORT from the kernel ({}); reusing {}", ec.message(),
-                 config_.base_master_port);
-    return config_.base_master_port;
-  }
-  return probe.local_endpoint().port();  // released when `probe` closes
+void RdzvCoordinator::begin_preflight() {
+  spdlog::info("rdzv: every node joined; preflight on {} nodes before generation 0",
+               config_.nnodes);
+  broadcast(MsgType::kPreflight, {{"unique_id", config_.preflight_unique_id.value_or("")}});
 }
+
+void RdzvCoordinator::start(const GenerationPlan& plan) {
+  spdlog::info("rdzv: starting generation {} on {} nodes (MASTER_PORT {})", plan.generation,
+               config_.nnodes, plan.master_port);
+  broadcast(MsgType::kStart,
+            {{"restart_count", plan.restart_count}, {"master_port", plan.master_port}});
+}
+
+void RdzvCoordinator::stop(const NodeFailure& f) {
+  spdlog::warn("rdzv: generation {} failed on node {}: {}; stopping every node", f.generation,
+               f.node_rank, f.summary);
+  broadcast(MsgType::kStop, rdzv::failure_body(f));
+}
+
+void RdzvCoordinator::arm_backoff(std::chrono::milliseconds pause) {
+  backoff_.expires_after(pause);
+  backoff_.async_wait([this, w = std::weak_ptr<bool>(alive_)](boost::system::error_code ec) {
+    if (!ec && !w.expired()) machine_.backoff_over(Clock::now());
+  });
+}
+
+int RdzvCoordinator::fresh_port() { return kernel_free_port(config_.bind_addr); }
 
 void RdzvCoordinator::broadcast(MsgType type, const json& body) {
   for (auto& a : agents_)
-    if (a) a->conn->send(type, 0, gen_, body);
+    if (a) a->conn->send(type, 0, machine_.generation(), body);
 }
 
-void RdzvCoordinator::finish(MsgType type, const json& body, const std::string& log) {
-  if (state_ == State::kFinished) return;
-  state_ = State::kFinished;
-  spdlog::log(type == MsgType::kDone ? spdlog::level::info : spdlog::level::warn, "rdzv: {}", log);
+void RdzvCoordinator::finish(const JobEnd& end) {
+  MsgType type = MsgType::kDone;
+  json body = json::object();
+  if (end.kind == JobEnd::Kind::kGiveUp) {
+    type = MsgType::kGiveUp;
+    body = rdzv::failure_body(end.failure);
+  } else if (end.kind == JobEnd::Kind::kLost) {
+    type = MsgType::kLost;
+    body = {{"why", end.why}};
+    if (end.signal > 0) body["signal"] = end.signal;
+  }
+  spdlog::log(type == MsgType::kDone ? spdlog::level::info : spdlog::level::warn, "rdzv: {}{}",
+              type == MsgType::kLost ? "job lost: " : "", end.why);
   broadcast(type, body);
   boost::system::error_code ec;
   acceptor_.close(ec);
@@ -299,17 +252,13 @@ void RdzvCoordinator::finish(MsgType type, const json& body, const std::string& 
     if (a) a->conn->close(/*after_flush=*/true);
 }
 
-void RdzvCoordinator::lost(const std::string& why, int signal) {
-  json body{{"why", why}};
-  if (signal > 0) body["signal"] = signal;
-  finish(MsgType::kLost, body, "job lost: " + why);
-}
+void RdzvCoordinator::lost(const std::string& why, int signal) { machine_.lost(why, signal); }
 
 void RdzvCoordinator::shutdown(const std::string& why, int signal) { lost(why, signal); }
 
 void RdzvCoordinator::on_agent_gone(int rank, const std::string& why) {
-  if (state_ == State::kFinished) return;
-  if (gen_ == 0 && state_ == State::kGathering) {
+  if (finished()) return;
+  if (machine_.generation() == 0 && machine_.state() == State::kGathering) {
     spdlog::warn("rdzv: node {} disconnected before the job started ({}); waiting for it again",
                  rank, why);
     agents_[rank].reset();
@@ -319,14 +268,14 @@ void RdzvCoordinator::on_agent_gone(int rank, const std::string& why) {
 }
 
 void RdzvCoordinator::tick() {
-  if (state_ == State::kFinished) return;
+  if (finished()) return;
   const auto now = Clock::now();
   for (size_t r = 0; r < agents_.size(); ++r) {
     if (!agents_[r]) continue;
     if (now - agents_[r]->last_seen > config_.peer_timeout)
       return lost("node " + std::to_string(r) + " silent for more than " +
                   std::to_string(config_.peer_timeout.count()) + " ms (--peer-timeout)");
-    agents_[r]->conn->send(MsgType::kHeartbeat, 0, gen_);
+    agents_[r]->conn->send(MsgType::kHeartbeat, 0, machine_.generation());
   }
   ticker_.expires_after(tick_interval(config_.peer_timeout));
   ticker_.async_wait([this, w = std::weak_ptr<bool>(alive_)](boost::system::error_code ec) {

@@ -1,18 +1,11 @@
 // The coordinator that node rank 0 serves for the node agents (docs/coordination.md).
 //
-// State machine of the whole job:
-//   gathering(g) --all nnodes joined (g = 0) / all stopped + backoff (g > 0)--> running(g)
-//   gathering(0) --all joined, preflight_unique_id set--> preflight --every node passed-->
-//             running(0) | --all reported, one failed--> give-up (exit 69, the lowest failing
-//             node's summary)
-//   running(g) --any failure--> stopping(g) --all stopped--> gathering(g+1) | give-up
-//   running(g) --all succeeded--> done
-//   any state --node silent for peer_timeout, connection lost or left, or rendezvous timeout
-//             before generation 0--> lost
-// Restarts are counted here, once for the whole job (generation g is restart g), with
-// RestartPolicy's limit and backoff. Generation 0 uses base_master_port; every later generation
-// a fresh port that the coordinator gets from the kernel (bind port 0 on bind_addr, release it),
-// the same for every node, because the old port may still be held by a dying TCPStore.
+// The job's decisions are JobStateMachine's (launcher/supervision/job_state.h), the same state
+// machine a one-node job runs in-process: restarts counted once for the whole job, their pauses,
+// a fresh MASTER_PORT for every restart (from the kernel, on bind_addr), the preflight phase.
+// The coordinator feeds it what the agents report and relays its actions to every node; it adds
+// only what needs a network: joining, the rendezvous deadline, and a node that is lost (silent
+// for peer_timeout, its connection closed or left) -> lost everywhere.
 //
 // Unauthenticated connections (anything before a valid Join) are closed at the first bad frame
 // or after a short handshake deadline, and change nothing; rdzv::PendingConnections bounds them
@@ -24,23 +17,22 @@
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <functional>
-#include <map>
 #include <memory>
 #include <optional>
-#include <set>
 #include <vector>
 
 #include "common/result.h"
 #include "launcher/rendezvous/network_cluster.h"
 #include "launcher/rendezvous/rdzv_connection.h"
 #include "launcher/rendezvous/rdzv_pending.h"
+#include "launcher/supervision/job_state.h"
 
 namespace tv {
 
-class RdzvCoordinator {
+class RdzvCoordinator final : private JobActions {
  public:
   RdzvCoordinator(boost::asio::io_context& io, const NetworkClusterConfig& config);
-  ~RdzvCoordinator();
+  ~RdzvCoordinator() override;
 
   // Binds bind_addr:rdzv_port (0: any) and starts accepting. Error: exit 75 with the address.
   Status listen();
@@ -51,11 +43,11 @@ class RdzvCoordinator {
   void when_flushed(std::function<void()> fn);
 
   // Introspection for tests and figures.
-  int generation() const { return gen_; }
+  int generation() const { return machine_.generation(); }
   int joined() const;
 
  private:
-  enum class State { kGathering, kPreflight, kBackoff, kRunning, kStopping, kFinished };
+  using State = JobStateMachine::State;
   using Conn = std::shared_ptr<rdzv::Connection>;
   using Clock = std::chrono::steady_clock;
   struct Agent {
@@ -68,15 +60,19 @@ class RdzvCoordinator {
   void on_join(const Conn& conn, const rdzv::Message& m, const rdzv::Nonce& nonce);
   void on_agent_message(int rank, const rdzv::Message& m);
   void on_agent_gone(int rank, const std::string& why);
-  void on_failure(int rank, const rdzv::Message& m);
-  void on_stopped(int rank);
   void on_probe_result(int rank, const rdzv::Message& m);
   void try_start();
-  void after_stop();
-  int next_master_port();
   void broadcast(rdzv::MsgType type, const nlohmann::json& body);
-  void finish(rdzv::MsgType type, const nlohmann::json& body, const std::string& log);
   void lost(const std::string& why, int signal = 0);
+  bool finished() const { return machine_.state() == State::kFinished; }
+
+  // JobActions: the machine's decisions, relayed to every node.
+  void begin_preflight() override;
+  void start(const GenerationPlan& plan) override;
+  void stop(const NodeFailure& root_cause) override;
+  void arm_backoff(std::chrono::milliseconds pause) override;
+  void finish(const JobEnd& end) override;
+  int fresh_port() override;
   void tick();
   void flush_poll(std::function<void()> fn, Clock::time_point cap);
 
@@ -89,14 +85,7 @@ class RdzvCoordinator {
   int port_ = 0;
   rdzv::PendingConnections pending_;
   std::vector<std::optional<Agent>> agents_;  // by node rank
-  State state_ = State::kGathering;
-  int gen_ = 0;
-  int master_port_ = 0;
-  std::optional<NodeFailure> root_cause_;
-  std::set<int> succeeded_;
-  std::set<int> stopped_;
-  std::map<int, PreflightVerdict> probe_results_;  // by node rank, the first report of each
-  bool preflight_passed_ = false;
+  JobStateMachine machine_;
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
 };
 

@@ -4,6 +4,7 @@
 
 #include <sys/types.h>
 
+#include <chrono>
 #include <map>
 #include <set>
 #include <vector>
@@ -17,7 +18,10 @@ std::vector<pid_t> descendants_of(pid_t root, const std::map<pid_t, pid_t>& pare
 std::map<pid_t, pid_t> read_process_table();
 
 // SIGKILLs every descendant of this process except `spare` and their own descendants (the warm
-// standbys); returns how many were signalled. The Reaper collects them.
-int kill_descendants(const std::set<pid_t>& spare = {});
+// standbys), then waits up to `limit` until each has died (a zombie counts: Init reaps it), so
+// nothing killed here still runs when trainvisor moves on or exits. Returns how many were
+// signalled.
+int kill_descendants(const std::set<pid_t>& spare = {},
+                     std::chrono::milliseconds limit = std::chrono::milliseconds(1000));
 
 }  // namespace tv

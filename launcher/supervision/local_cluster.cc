@@ -2,45 +2,69 @@
 
 #include <boost/asio/post.hpp>
 
+#include "launcher/supervision/free_port.h"
+
 namespace tv {
 
-LocalCluster::LocalCluster(boost::asio::io_context& io, RestartPolicy policy, int master_port)
-    : io_(io), backoff_(io), policy_(policy), master_port_(master_port) {}
+namespace asio = boost::asio;
+using Clock = JobStateMachine::Clock;
+
+LocalCluster::LocalCluster(asio::io_context& io, RestartPolicy policy, int master_port,
+                           std::string bind_addr)
+    : io_(io),
+      backoff_(io),
+      bind_addr_(std::move(bind_addr)),
+      machine_(1, policy, master_port, false, *this) {}
 
 void LocalCluster::join(Events events) {
   events_ = std::move(events);
-  post_start(0);
+  asio::post(io_, [this] { machine_.all_present(Clock::now()); });
 }
 
-void LocalCluster::post_start(int generation) {
-  GenerationPlan plan{generation, generation, master_port_};
-  boost::asio::post(io_, [this, plan] {
+void LocalCluster::report_success(int generation) { machine_.success(0, generation); }
+
+void LocalCluster::report_failure(const NodeFailure& failure) {
+  machine_.failure(failure, Clock::now());
+}
+
+void LocalCluster::report_stopped(int generation) { machine_.stopped(0, generation); }
+
+void LocalCluster::leave(int) {
+  left_ = true;
+  backoff_.cancel();
+}
+
+void LocalCluster::start(const GenerationPlan& plan) {
+  asio::post(io_, [this, plan] {
     if (!left_) events_.start(plan);
   });
 }
 
-void LocalCluster::report_success(int) {
-  boost::asio::post(io_, [this] { events_.done(); });
+void LocalCluster::stop(const NodeFailure& root_cause) {
+  asio::post(io_, [this, root_cause] { events_.stop(root_cause); });
 }
 
-void LocalCluster::report_failure(const NodeFailure& failure) {
-  if (!failure_) failure_ = failure;
-  boost::asio::post(io_, [this, failure] { events_.stop(failure); });
-}
-
-void LocalCluster::report_stopped(int generation) {
-  if (left_ || !failure_) return;
-  NodeFailure failure = *failure_;
-  failure_.reset();
-  if (!policy_.may_restart(restarts_)) {
-    boost::asio::post(io_, [this, failure] { events_.give_up(failure); });
-    return;
-  }
-  ++restarts_;
-  backoff_.expires_after(RestartPolicy::backoff(restarts_));
-  backoff_.async_wait([this, generation](const boost::system::error_code& ec) {
-    if (!ec) post_start(generation + 1);
+void LocalCluster::arm_backoff(std::chrono::milliseconds pause) {
+  backoff_.expires_after(pause);
+  backoff_.async_wait([this](const boost::system::error_code& ec) {
+    if (!ec && !left_) machine_.backoff_over(Clock::now());
   });
 }
+
+void LocalCluster::finish(const JobEnd& end) {
+  asio::post(io_, [this, end] {
+    if (left_) return;  // the supervisor is ending on its own (a signal): its exit code stands
+    switch (end.kind) {
+      case JobEnd::Kind::kDone:
+        return events_.done();
+      case JobEnd::Kind::kGiveUp:
+        return events_.give_up(end.failure);
+      case JobEnd::Kind::kLost:
+        return events_.lost(end.why, end.signal);
+    }
+  });
+}
+
+int LocalCluster::fresh_port() { return kernel_free_port(bind_addr_); }
 
 }  // namespace tv

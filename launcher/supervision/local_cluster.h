@@ -1,36 +1,45 @@
-// LocalCluster: the Cluster of a one-node job. Starts generation 0 at once, restarts after a
-// failure (RestartPolicy: up to max_restarts, growing backoff), gives up when they are spent.
-// Events are always posted to the event loop, never delivered from inside a report_* call.
+// LocalCluster: the Cluster of a one-node job. It runs the job's state machine
+// (launcher/supervision/job_state.h) in-process, the same one the rendezvous coordinator runs for
+// many nodes, with this node as its only member: restarts, their pauses, fresh MASTER_PORTs and
+// restart counting are the same code for one node and many. Events are always posted to the event
+// loop, never delivered from inside a report_* call.
 #pragma once
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
-#include <optional>
+#include <memory>
 
 #include "launcher/supervision/cluster.h"
+#include "launcher/supervision/job_state.h"
 #include "launcher/supervision/restart_policy.h"
 
 namespace tv {
 
-class LocalCluster final : public Cluster {
+class LocalCluster final : public Cluster, private JobActions {
  public:
-  LocalCluster(boost::asio::io_context& io, RestartPolicy policy, int master_port);
+  // bind_addr: where fresh MASTER_PORTs must be free (0.0.0.0: every address of this node).
+  LocalCluster(boost::asio::io_context& io, RestartPolicy policy, int master_port,
+               std::string bind_addr = "0.0.0.0");
   void join(Events events) override;
   void report_success(int generation) override;
   void report_failure(const NodeFailure& failure) override;
   void report_stopped(int generation) override;
-  void leave(int) override { left_ = true; }
+  void leave(int signal) override;
 
  private:
-  void post_start(int generation);
+  // JobActions
+  void begin_preflight() override {}  // a one-node preflight runs before the Cluster exists
+  void start(const GenerationPlan& plan) override;
+  void stop(const NodeFailure& root_cause) override;
+  void arm_backoff(std::chrono::milliseconds pause) override;
+  void finish(const JobEnd& end) override;
+  int fresh_port() override;
 
   boost::asio::io_context& io_;
   boost::asio::steady_timer backoff_;
-  RestartPolicy policy_;
-  int master_port_;
+  std::string bind_addr_;
+  JobStateMachine machine_;
   Events events_;
-  std::optional<NodeFailure> failure_;  // of the current generation
-  int restarts_ = 0;
   bool left_ = false;
 };
 

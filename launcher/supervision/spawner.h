@@ -1,46 +1,45 @@
-// Spawner: starts one worker process. The real one uses Boost.Process v2's default launcher
-// (fork + execve, exec errors reported back through a CLOEXEC pipe, every other descriptor
-// closed in the child) and detaches at once: the Reaper alone waits for children.
-//
-// Between fork and exec the child only: puts itself in its own process group (so signals reach
-// everything the worker starts), asks for SIGKILL if trainvisor dies (PR_SET_PDEATHSIG), clears
-// the signal mask and restores SIGPIPE to its default.
+// Spawner: the supervisor's seam for starting one worker and learning when it has been reaped.
+// The real one (InitSpawner) is Init::spawn (common/init.h), the one spawner of the process:
+// Boost.Process's launcher, exec errors as 126/127, the child in its own process group with
+// PR_SET_PDEATHSIG=SIGKILL, an empty signal mask and SIGPIPE default, every other descriptor
+// closed. Init's signal thread reaps; InitSpawner posts each exit to the event loop, so the owner
+// sees it as an event there, and drops exits that arrive after it was destroyed.
 #pragma once
 
 #include <sys/types.h>
 
 #include <boost/asio/io_context.hpp>
-#include <string>
-#include <vector>
+#include <functional>
+#include <memory>
+#include <mutex>
 
-#include "common/environment.h"
+#include "common/process.h"
 #include "common/result.h"
 
 namespace tv {
 
-struct SpawnRequest {
-  std::string executable;         // resolved path
-  std::vector<std::string> argv;  // argv[0] included (replaced by executable, as torchrun does)
-  Environment env;
-  int stdout_fd = -1;  // write ends; the spawner does not close them
-  int stderr_fd = -1;
-  int stdin_fd = -1;  // -1: /dev/null (a standby's control socket otherwise)
-};
-
 class Spawner {
  public:
+  using OnExit = std::function<void(pid_t pid, int wait_status)>;
   virtual ~Spawner() = default;
-  // The child's pid (also its process group id), or exit 126/127 with the exec error.
-  virtual Result<pid_t> spawn(const SpawnRequest& req) = 0;
+  // The child's pid (also its process group id), or exit 126/127 with the exec error. `on_exit`
+  // runs on the owner's event loop once the child has been reaped.
+  virtual Result<pid_t> spawn(const SpawnRequest& req, OnExit on_exit) = 0;
 };
 
-class ProcessSpawner final : public Spawner {
+class InitSpawner final : public Spawner {
  public:
-  explicit ProcessSpawner(boost::asio::io_context& io) : io_(io) {}
-  Result<pid_t> spawn(const SpawnRequest& req) override;
+  explicit InitSpawner(boost::asio::io_context& io);
+  ~InitSpawner() override;
+  Result<pid_t> spawn(const SpawnRequest& req, OnExit on_exit) override;
 
  private:
-  boost::asio::io_context& io_;
+  struct Mailbox {
+    explicit Mailbox(boost::asio::io_context* loop) : io(loop) {}
+    std::mutex mu;
+    boost::asio::io_context* io;  // null once the spawner is gone
+  };
+  std::shared_ptr<Mailbox> box_;
 };
 
 }  // namespace tv

@@ -66,14 +66,15 @@ Result<std::unique_ptr<StandbyProcess>> StandbyProcess::start(boost::asio::io_co
     return Error{exit_code::kConfig, std::string("standby pipes: ") + std::strerror(errno)};
   }
   p->err_r_ = e[0];
-  SpawnRequest req{l.executable,
-                   {l.executable, "-u", l.bootstrap, l.command.module ? "module" : "script",
-                    l.command.target, join(l.imports)},
-                   l.env,
-                   o[1],
-                   e[1]};
+  SpawnRequest req;
+  req.executable = l.executable;
+  req.argv = {l.executable,     "-u",           l.bootstrap, l.command.module ? "module" : "script",
+              l.command.target, join(l.imports)};
+  req.env = l.env;
   req.stdin_fd = sv[1];
-  auto pid = spawner.spawn(req);
+  req.stdout_fd = o[1];
+  req.stderr_fd = e[1];
+  auto pid = spawner.spawn(req, l.on_exit);
   ::close(sv[1]);
   ::close(o[1]);
   ::close(e[1]);

@@ -1,7 +1,7 @@
 // StandbyProcess: the OS side of one warm standby (docs/standby.md) — its pid (also its process
 // group), the control socket (the standby's fd 0) and the read ends of the stdout/stderr pipes it
 // will write to once it is a worker. Started through the Supervisor's Spawner, like a worker (own
-// process group, PR_SET_PDEATHSIG, no inherited descriptors); its exit comes from the Reaper.
+// process group, PR_SET_PDEATHSIG, no inherited descriptors); its exit comes to Launch::on_exit.
 #pragma once
 
 #include <sys/types.h>
@@ -28,7 +28,8 @@ class StandbyProcess {
     std::string bootstrap;   // absolute path of standby.py
     PythonCommand command;
     std::vector<std::string> imports;
-    Environment env;  // the rank's import-time environment
+    Environment env;          // the rank's import-time environment
+    Spawner::OnExit on_exit;  // gets the standby's exit, on the event loop
   };
   static Result<std::unique_ptr<StandbyProcess>> start(boost::asio::io_context& io,
                                                        Spawner& spawner, const Launch& launch);
@@ -65,7 +66,7 @@ class StandbyProcess {
   bool activate(const std::string& message);
   // Hands the pipes' read ends over (the caller owns them afterwards).
   void release_pipes(int* out_r, int* err_r);
-  // SIGKILL to its process group; the Reaper collects it.
+  // SIGKILL to its process group; Init reaps it.
   void kill() const;
 
  private:

@@ -5,8 +5,6 @@
 
 #include <filesystem>
 
-#include "launcher/supervision/reaper.h"
-
 namespace tv {
 
 std::unique_ptr<StandbySet> StandbySet::create(boost::asio::io_context& io,
@@ -14,7 +12,7 @@ std::unique_ptr<StandbySet> StandbySet::create(boost::asio::io_context& io,
                                                const std::string& executable,
                                                const std::vector<std::string>& argv,
                                                const std::string& work_dir, int local_ranks,
-                                               Spawner& spawner) {
+                                               Spawner& spawner, Spawner::OnExit on_exit) {
   if (cfg.mode == WarmMode::kOff) return nullptr;
   auto py = python_command(argv);
   if (!py) {
@@ -30,18 +28,20 @@ std::unique_ptr<StandbySet> StandbySet::create(boost::asio::io_context& io,
     spdlog::warn("warm standbys off: {}", s.error().message);
     return nullptr;
   }
-  return std::make_unique<StandbySet>(io, *py, cfg, executable, bootstrap, local_ranks, spawner);
+  return std::make_unique<StandbySet>(io, *py, cfg, executable, bootstrap, local_ranks, spawner,
+                                      std::move(on_exit));
 }
 
 StandbySet::StandbySet(boost::asio::io_context& io, PythonCommand py, WarmStandbyConfig cfg,
                        std::string executable, std::string bootstrap, int local_ranks,
-                       Spawner& spawner)
+                       Spawner& spawner, Spawner::OnExit on_exit)
     : io_(io),
       py_(std::move(py)),
       cfg_(std::move(cfg)),
       executable_(std::move(executable)),
       bootstrap_(std::move(bootstrap)),
       spawner_(spawner),
+      on_exit_(std::move(on_exit)),
       pool_(local_ranks) {}
 
 void StandbySet::prepare(const std::vector<Environment>& rank_env) {
@@ -50,7 +50,7 @@ void StandbySet::prepare(const std::vector<Environment>& rank_env) {
     if (static_cast<size_t>(r) >= rank_env.size()) continue;
     auto p = StandbyProcess::start(
         io_, spawner_,
-        {executable_, bootstrap_, py_, cfg_.imports, rank_env[static_cast<size_t>(r)]});
+        {executable_, bootstrap_, py_, cfg_.imports, rank_env[static_cast<size_t>(r)], on_exit_});
     if (!p) {
       pool_.disable(p.error().message);
       spdlog::warn("warm standbys off: cannot start one: {}", p.error().message);

@@ -1,7 +1,8 @@
 // StandbySet: the Supervisor's warm standbys (docs/standby.md) — one StandbyProcess per local
 // rank, the StandbyPool that decides warm or cold, and the one log line per reason for a cold
-// start. Runs on the Supervisor's event loop; spawns through the Supervisor's Spawner and learns
-// of exits from the Supervisor's Reaper (on_exit), so there is one spawner and one waiter.
+// start. Runs on the Supervisor's event loop; spawns through the Supervisor's Spawner (Init's, the
+// one spawner and the one waiter) with the Supervisor's exit callback, which hands exits of pids
+// that are not workers to on_exit here.
 #pragma once
 
 #include <sys/types.h>
@@ -29,7 +30,7 @@ class StandbySet {
                                             const std::string& executable,
                                             const std::vector<std::string>& argv,
                                             const std::string& work_dir, int local_ranks,
-                                            Spawner& spawner);
+                                            Spawner& spawner, Spawner::OnExit on_exit);
 
   // Starts a standby for every rank that has none, with that rank's environment.
   void prepare(const std::vector<Environment>& rank_env);
@@ -48,7 +49,8 @@ class StandbySet {
   bool all_gone() const { return killed_.empty(); }
 
   StandbySet(boost::asio::io_context& io, PythonCommand py, WarmStandbyConfig cfg,
-             std::string executable, std::string bootstrap, int local_ranks, Spawner& spawner);
+             std::string executable, std::string bootstrap, int local_ranks, Spawner& spawner,
+             Spawner::OnExit on_exit);
 
  private:
   void discard(pid_t pid);
@@ -61,6 +63,7 @@ class StandbySet {
   std::string executable_;
   std::string bootstrap_;
   Spawner& spawner_;
+  Spawner::OnExit on_exit_;
   StandbyPool pool_;
   std::map<pid_t, std::unique_ptr<StandbyProcess>> procs_;
   std::set<pid_t> killed_;  // by shutdown(), not reaped yet

@@ -3,12 +3,15 @@
 #include <spdlog/spdlog.h>
 #include <sys/wait.h>
 
+#include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/post.hpp>
 #include <csignal>
 #include <filesystem>
 #include <thread>
 
 #include "common/exit_codes.h"
+#include "common/init.h"
+#include "common/process.h"
 #include "launcher/supervision/descendants.h"
 #include "launcher/supervision/worker_command.h"
 
@@ -26,19 +29,21 @@ Supervisor::Supervisor(boost::asio::io_context& io, SupervisorConfig cfg, Cluste
       cluster_(cluster),
       spawner_(spawner),
       group_(cfg_.layout.nproc_per_node, *this),
-      reaper_(io, [this](pid_t pid, int status) { on_child_exit(pid, status); }),
-      signals_(io, SIGTERM, SIGINT, SIGHUP),
       grace_timer_(io),
       hang_timer_(io) {
-  signals_.add(SIGUSR1);
-  signals_.add(SIGUSR2);
   standbys_ = StandbySet::create(io_, cfg_.warm, cfg_.executable, cfg_.argv, cfg_.work_dir,
-                                 cfg_.layout.nproc_per_node, spawner_);
+                                 cfg_.layout.nproc_per_node, spawner_,
+                                 [this](pid_t p, int status) { on_child_exit(p, status); });
   rank_env_.resize(static_cast<size_t>(cfg_.layout.nproc_per_node));
 }
 
 int Supervisor::run() {
-  wait_signals();
+  // TERM INT HUP USR1 USR2 are this loop's events while it runs (Init's signal thread posts them).
+  const auto route = Init::instance().route_signals(
+      [this](int sig) { boost::asio::post(io_, [this, sig] { on_signal(sig); }); });
+  // Child exits and signals are posted from Init's thread: the loop must not end for lack of
+  // pending work while it waits for them. Every ending calls io_.stop().
+  const auto keep_running = boost::asio::make_work_guard(io_);
   cluster_.join(cluster_events());
   if (cfg_.hang_timeout.count() > 0) schedule_hang_check();
   io_.run();
@@ -143,8 +148,8 @@ bool Supervisor::start_worker(int local_rank, const GenerationPlan& plan, Worker
     spdlog::error("rank {}: cannot create output pipes: {}", rank, std::strerror(errno));
     return false;
   }
-  SpawnRequest req{cfg_.executable, argv, std::move(env), out_w, err_w};
-  auto pid = spawner_.spawn(req);
+  SpawnRequest req{cfg_.executable, argv, std::move(env), /*stdin_fd=*/-1, out_w, err_w};
+  auto pid = spawner_.spawn(req, [this](pid_t p, int status) { on_child_exit(p, status); });
   ::close(out_w);
   ::close(err_w);
   if (!pid) {
@@ -175,7 +180,7 @@ void Supervisor::on_child_exit(pid_t pid, int status) {
   auto it = by_pid_.find(pid);
   if (it == by_pid_.end()) {
     if (standbys_) standbys_->on_exit(pid, status);
-    return;  // a standby, or an orphan the reaper collected: nothing to report
+    return;  // a standby, or a worker released already (the loop is ending)
   }
   WorkerPtr w = it->second;
   by_pid_.erase(it);
@@ -201,7 +206,7 @@ void Supervisor::end_worker(const WorkerPtr& w) {
   WorkerEnd end;
   end.local_rank = w->id().local_rank;
   end.exit_code = exit_code_from_status(status);
-  end.signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
+  end.signal = signal_from_status(status);
   if (cfg_.observer) cfg_.observer->worker_exited(end.local_rank, end.exit_code);
   if (w->id().generation != group_.generation() || !group_.is_running(end.local_rank)) return;
   if (!end.ok() && group_.state() == GroupState::kHealthy)
@@ -228,7 +233,6 @@ void Supervisor::cancel_grace_timer() { grace_timer_.cancel(); }
 void Supervisor::cleanup_descendants() {
   if (int n = kill_descendants(standbys_ ? standbys_->pids() : std::set<pid_t>{}))
     spdlog::warn("killed {} process(es) the workers left behind", n);
-  reaper_.reap_now();
   for (auto& w : workers_)
     if (w) w->close_pipes();
 }
@@ -264,14 +268,6 @@ void Supervisor::group_succeeded(int generation) {
 void Supervisor::group_stopped(int generation) {
   if (finishing_) return io_.stop();
   cluster_.report_stopped(generation);
-}
-
-void Supervisor::wait_signals() {
-  signals_.async_wait([this](const boost::system::error_code& ec, int sig) {
-    if (ec) return;
-    on_signal(sig);
-    wait_signals();
-  });
 }
 
 void Supervisor::on_signal(int sig) {
@@ -347,11 +343,6 @@ void Supervisor::finish(int exit_code, int stop_with) {
 // handlers run now, so every WorkerProcess is released while the io_context is alive.
 void Supervisor::release_workers() {
   stop_standbys();
-  // Standbys die of SIGKILL at once; reap them (bounded) so none outlives trainvisor's exit.
-  for (int i = 0; i < 200 && standbys_ && !standbys_->all_gone(); ++i) {
-    reaper_.reap_now();
-    if (!standbys_->all_gone()) std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
   for (auto& w : workers_)
     if (w) {
       w->close_pipes();
@@ -361,6 +352,13 @@ void Supervisor::release_workers() {
   by_pid_.clear();
   io_.restart();
   io_.poll();
+  // Standbys die of SIGKILL at once; Init reaps them and posts each exit here. Wait (bounded) so
+  // none outlives trainvisor's exit.
+  for (int i = 0; i < 200 && standbys_ && !standbys_->all_gone(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    io_.restart();
+    io_.poll();
+  }
 }
 
 namespace {

@@ -1,18 +1,18 @@
-// Supervisor: the one event loop of `trainvisor run`. It owns the Asio io_context on which
-// signals (signal_set), child exits (the Reaper), worker output (WorkerProcess pipes) and timers
-// (grace period, hang checks, output drain) arrive as events, and all supervisor state: the
-// WorkerGroup state machine, the live WorkerProcesses, the root causes.
+// Supervisor: the one event loop of `trainvisor run`. It runs the Asio io_context on which
+// signals (routed from Init while run() runs), child exits (from Init, through the Spawner),
+// worker output (WorkerProcess pipes) and timers (grace period, hang checks, output drain) arrive
+// as events, and owns all supervisor state: the WorkerGroup state machine, the live
+// WorkerProcesses, the root causes.
 //
 // A start, a failure and a restart (docs/architecture.md has the whole flow):
 //   Cluster.start(plan) -> find the resume checkpoint (hook) -> WorkerGroup.start -> spawn each
-//   worker -> ... a worker exits non-zero (Reaper) -> its output is drained -> WorkerGroup fails
-//   the generation -> root cause recorded, Cluster.report_failure -> SIGTERM the others, SIGKILL
-//   after the grace period -> all gone, leftovers killed -> Cluster.report_stopped -> the Cluster
-//   decides: start(next plan) after a backoff, or give_up(root cause).
+//   worker -> ... a worker exits non-zero (Init reaps it) -> its output is drained -> WorkerGroup
+//   fails the generation -> root cause recorded, Cluster.report_failure -> SIGTERM the others,
+//   SIGKILL after the grace period -> all gone, leftovers killed -> Cluster.report_stopped -> the
+//   Cluster decides: start(next plan) after a backoff, or give_up(root cause).
 #pragma once
 
 #include <boost/asio/io_context.hpp>
-#include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <chrono>
 #include <csignal>
@@ -24,7 +24,6 @@
 #include <vector>
 
 #include "launcher/supervision/cluster.h"
-#include "launcher/supervision/reaper.h"
 #include "launcher/supervision/root_cause.h"
 #include "launcher/supervision/run_observer.h"
 #include "launcher/supervision/spawner.h"
@@ -85,7 +84,6 @@ class Supervisor final : public GroupActions {
   Cluster::Events cluster_events();
   void on_start(const GenerationPlan& plan);
   void on_signal(int sig);
-  void wait_signals();
   void on_child_exit(pid_t pid, int status);
   void maybe_end_worker(const WorkerPtr& w);
   void end_worker(const WorkerPtr& w);
@@ -106,8 +104,6 @@ class Supervisor final : public GroupActions {
   Cluster& cluster_;
   Spawner& spawner_;
   WorkerGroup group_;
-  Reaper reaper_;
-  boost::asio::signal_set signals_;
   boost::asio::steady_timer grace_timer_;
   boost::asio::steady_timer hang_timer_;
   std::vector<WorkerPtr> workers_;        // this generation's, by local rank

@@ -15,10 +15,6 @@ namespace tv {
 // argv for every worker (before --resume-arg is appended). Usage error (64) when empty.
 Result<std::vector<std::string>> build_worker_argv(const Options& opts, const Environment& env);
 
-// Finds argv0 the way execvp would (PATH from env when argv0 has no '/'). Exit 127 when it does
-// not exist, 126 when it exists but is not an executable file; the message names it.
-Result<std::string> resolve_executable(const std::string& argv0, const Environment& env);
-
 // "--checkpoint={}" with path -> "--checkpoint=/ckpt/agent_100.pt"; a template without {}
 // gets the path as a separate argument after it.
 

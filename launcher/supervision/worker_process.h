@@ -47,7 +47,8 @@ class WorkerProcess : public std::enable_shared_from_this<WorkerProcess> {
   void attach(pid_t pid, std::function<void()> on_streams_closed);
   void close_pipes();
   // Observers of the raw stdout/stderr bytes (an empty view: end of stream); set before attach().
-  void set_taps(std::function<void(std::string_view)> out, std::function<void(std::string_view)> err) {
+  void set_taps(std::function<void(std::string_view)> out,
+                std::function<void(std::string_view)> err) {
     out_.tap = std::move(out);
     err_.tap = std::move(err);
   }
@@ -61,7 +62,7 @@ class WorkerProcess : public std::enable_shared_from_this<WorkerProcess> {
   const Identity& id() const { return id_; }
   pid_t pid() const { return pid_; }
   bool streams_open() const { return open_streams_ > 0; }
-  std::optional<int> wait_status;  // set by the supervisor when the reaper reports it
+  std::optional<int> wait_status;  // set by the supervisor when Init reports the exit
   bool ended = false;              // reported to the WorkerGroup
   boost::asio::steady_timer drain_timer;
   std::vector<std::string> tail() const { return {tail_.begin(), tail_.end()}; }

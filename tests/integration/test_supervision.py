@@ -230,6 +230,38 @@ def test_restart_then_success_with_new_restart_count(tmp_path):
     assert len(errs) == 6, "a fresh error file per worker and attempt"
 
 
+def test_every_one_node_restart_gets_a_fresh_free_master_port(tmp_path):
+    # One node runs the same job state machine as many: each restart gets a port the kernel
+    # reports free (the old one may still be held by a dying TCPStore or by another job). Each
+    # attempt's worker binds its MASTER_PORT (as the first rank's TCPStore would) before saying so.
+    base = free_port()
+    script = tmp_path / "w.py"
+    script.write_text(textwrap.dedent("""
+        import os, socket, sys
+        port, count = int(os.environ["MASTER_PORT"]), int(os.environ["TORCHELASTIC_RESTART_COUNT"])
+        s = socket.socket()
+        s.bind(("0.0.0.0", port))
+        s.listen()
+        print(f"bound attempt={count} port={port}", flush=True)
+        sys.exit(0 if count == 2 else 1)
+    """))
+    r = tv("--nproc-per-node", 1, "--max-restarts", 2, "--master-port", base, str(script))
+    assert r.returncode == 0, r.stderr
+    ports = {int(a): int(p) for a, p in re.findall(r"bound attempt=(\d) port=(\d+)", r.stdout)}
+    assert sorted(ports) == [0, 1, 2], r.stdout + r.stderr
+    assert ports[0] == base
+    assert len({ports[0], ports[1], ports[2]}) == 3, ports
+
+
+def test_first_restart_is_immediate_quick_failures_back_off():
+    # Every attempt fails at once: the first restart starts without a pause, the next ones (quick
+    # succession) wait 100 ms, then 200 ms.
+    r = tv("--nproc-per-node", 1, "--max-restarts", 3, "--no-python", *helper("tv_exit", 3))
+    assert r.returncode == 3
+    pauses = [int(ms) for ms in re.findall(r"restart \d in (\d+) ms", r.stderr)]
+    assert pauses == [0, 100, 200], r.stderr
+
+
 def test_restarts_exhausted_exit_with_root_cause_code():
     r = tv("--nproc-per-node", 2, "--max-restarts", 2, "--no-python", *helper("tv_exit", 9))
     assert r.returncode == 9

@@ -6,11 +6,12 @@
 #include <filesystem>
 #include <fstream>
 
+#include "cli/run_options.h"
 #include "common/options.h"
+#include "common/process.h"
 #include "launcher/supervision/descendants.h"
 #include "launcher/supervision/line_splitter.h"
 #include "launcher/supervision/root_cause.h"
-#include "cli/run_options.h"
 #include "launcher/supervision/worker_command.h"
 #include "launcher/supervision/worker_env.h"
 
@@ -103,17 +104,18 @@ TEST(WorkerCommand, TorchrunForms) {
 
 TEST(WorkerCommand, ResolveExecutable) {
   Environment env({{"PATH", "/nonexistent:/bin:/usr/bin"}});
-  EXPECT_TRUE(resolve_executable("sh", env).ok());
-  EXPECT_EQ(resolve_executable("no-such-command-xyz", env).error().exit_code, 127);
-  const std::string plain = std::filesystem::temp_directory_path() / ("tv-noexec-" + std::to_string(::getpid()));
+  EXPECT_TRUE(find_executable("sh", env).ok());
+  EXPECT_EQ(find_executable("no-such-command-xyz", env).error().exit_code, 127);
+  const std::string plain =
+      std::filesystem::temp_directory_path() / ("tv-noexec-" + std::to_string(::getpid()));
   std::ofstream(plain) << "data";
   ::chmod(plain.c_str(), 0644);
-  auto r = resolve_executable(plain, env);
+  auto r = find_executable(plain, env);
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().exit_code, 126);
   std::filesystem::remove(plain);
-  EXPECT_EQ(resolve_executable("/tmp", env).error().exit_code, 126);
-  EXPECT_EQ(resolve_executable("/no/such/file", env).error().exit_code, 127);
+  EXPECT_EQ(find_executable("/tmp", env).error().exit_code, 126);
+  EXPECT_EQ(find_executable("/no/such/file", env).error().exit_code, 127);
 }
 
 TEST(Descendants, WalksTheTreeAndSurvivesCycles) {
@@ -130,7 +132,8 @@ TEST(Descendants, ProcessTableHasThisProcessAndItsParent) {
 }
 
 TEST(RootCause, ParsesTorchErrorFiles) {
-  auto f = parse_error_file(R"({"message": {"message": "ValueError: boom", "extraInfo": {"py_callstack": "Traceback...\nValueError: boom\n", "timestamp": "1700000000"}}})");
+  auto f = parse_error_file(
+      R"({"message": {"message": "ValueError: boom", "extraInfo": {"py_callstack": "Traceback...\nValueError: boom\n", "timestamp": "1700000000"}}})");
   ASSERT_TRUE(f);
   EXPECT_EQ(f->message, "ValueError: boom");
   EXPECT_EQ(f->traceback, "Traceback...\nValueError: boom\n");

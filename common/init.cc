@@ -1,0 +1,240 @@
+#include "common/init.h"
+
+// GCC 12 reports a false array-bounds/stringop-overflow/restrict in Boost.Process 1.81's
+// default_launcher::close_all_fds (`fd_whitelist = {0, 1, 2}` after inlining). Boost's code, not
+// ours: silenced for this file only. GCC's names only: clang does not know the last two and
+// would fail on them under -Werror (-Wunknown-warning-option).
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Warray-bounds"
+#pragma GCC diagnostic ignored "-Wstringop-overflow"
+#pragma GCC diagnostic ignored "-Wrestrict"
+#endif
+
+#include <fcntl.h>
+#include <pthread.h>
+#include <spdlog/spdlog.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <boost/asio/io_context.hpp>
+#include <boost/process/v2/environment.hpp>
+// Boost 1.81 header-only mode omits this implementation file (process_environment::on_setup).
+#include <boost/process/v2/impl/environment.ipp>
+#include <boost/process/v2/posix/default_launcher.hpp>
+#include <boost/process/v2/process.hpp>
+#include <boost/process/v2/stdio.hpp>
+#include <csignal>
+#include <cstdlib>
+#include <vector>
+
+#include "common/exit_codes.h"
+#include "common/log.h"
+
+namespace tv {
+namespace bp = boost::process::v2;
+
+namespace {
+
+Init* g_init = nullptr;
+
+sigset_t owned_signals() {
+  sigset_t set;
+  ::sigemptyset(&set);
+  for (int s : {SIGTERM, SIGINT, SIGHUP, SIGUSR1, SIGUSR2, SIGCHLD}) ::sigaddset(&set, s);
+  return set;
+}
+
+// Closes every descriptor above stderr except the launcher's whitelist (its exec-error pipe).
+// Boost 1.81's own close_all() skips the gaps between whitelisted descriptors (it compares an
+// element with itself), which leaks descriptors into children; this runs first and does it right.
+void close_inherited_fds(std::vector<int>& keep) {  // sorted in place: no allocation after fork
+  std::sort(keep.begin(), keep.end());
+  unsigned from = 3;
+  for (int fd : keep) {
+    if (fd < 0 || static_cast<unsigned>(fd) < from) continue;
+    if (static_cast<unsigned>(fd) > from) ::close_range(from, static_cast<unsigned>(fd) - 1, 0);
+    from = static_cast<unsigned>(fd) + 1;
+  }
+  ::close_range(from, ~0U, 0);
+}
+
+// Runs in the child between fork and exec, after stdio is in place: async-signal-safe calls only.
+struct ChildSetup {
+  pid_t parent;
+  template <class Launcher>
+  bp::error_code on_exec_setup(Launcher& launcher, const bp::filesystem::path&,
+                               const char* const*) {
+    close_inherited_fds(launcher.fd_whitelist);
+    ::setpgid(0, 0);
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (::getppid() != parent) ::_exit(exit_code::kSignalBase + SIGKILL);  // parent already gone
+    sigset_t none;
+    ::sigemptyset(&none);
+    ::sigprocmask(SIG_SETMASK, &none, nullptr);
+    ::signal(SIGPIPE, SIG_DFL);
+    return {};
+  }
+  // exec failed (the errno is already on its way to the parent): leave without running the
+  // parent's atexit handlers and static destructors in this copy of it.
+  template <class Launcher>
+  void on_exec_error(Launcher&, const bp::filesystem::path&, const char* const*,
+                     const bp::error_code&) {
+    ::_exit(exit_code::kNotExecutable);
+  }
+};
+
+Error exec_error(const std::string& exe, const bp::error_code& ec) {
+  const int code = ec.value() == ENOENT ? exit_code::kNotFound : exit_code::kNotExecutable;
+  return Error{code, "cannot execute " + exe + ": " + ec.message()};
+}
+
+boost::asio::io_context& fork_context() {  // Boost.Process wants one for notify_fork only
+  static boost::asio::io_context ctx;
+  return ctx;
+}
+
+struct NullFd {  // /dev/null for the standard streams a request leaves at -1
+  int fd = ::open("/dev/null", O_RDWR | O_CLOEXEC);
+  ~NullFd() {
+    if (fd >= 0) ::close(fd);
+  }
+  int operator()(int wanted) const { return wanted >= 0 ? wanted : fd; }
+};
+
+}  // namespace
+
+Init::Init() : pid1_(::getpid() == 1) {
+  if (g_init) std::abort();    // one per process
+  ::signal(SIGCHLD, SIG_DFL);  // never SIG_IGN: that would reap children behind our back
+  ::signal(SIGPIPE, SIG_IGN);  // a closed socket or pipe is an error code, not a death
+  const sigset_t set = owned_signals();
+  ::pthread_sigmask(SIG_BLOCK, &set, nullptr);
+  if (!pid1_ && ::prctl(PR_SET_CHILD_SUBREAPER, 1) != 0)
+    spdlog::warn("cannot become child subreaper: orphaned grandchildren will not be reaped here");
+  g_init = this;
+  thread_ = std::thread([this] { loop(); });
+}
+
+Init::~Init() {
+  {
+    std::lock_guard lock(mu_);
+    stopping_ = true;
+  }
+  ::pthread_kill(thread_.native_handle(), SIGCHLD);  // wakes sigwaitinfo
+  thread_.join();
+  g_init = nullptr;
+}
+
+Init& Init::instance() {
+  if (!g_init) {
+    std::fprintf(stderr, "trainvisor: internal error: no Init object\n");
+    std::abort();
+  }
+  return *g_init;
+}
+
+void Init::loop() {
+  const sigset_t set = owned_signals();
+  for (;;) {
+    siginfo_t info{};
+    const int sig = ::sigwaitinfo(&set, &info);
+    {
+      std::lock_guard lock(mu_);
+      if (stopping_) return;
+    }
+    if (sig == SIGCHLD)
+      reap();
+    else if (sig > 0)
+      on_signal(sig);
+  }
+}
+
+void Init::reap() {
+  std::vector<std::pair<OnExit, std::pair<pid_t, int>>> ended;
+  {
+    std::lock_guard lock(mu_);
+    for (;;) {
+      int status = 0;
+      const pid_t pid = ::waitpid(-1, &status, WNOHANG);
+      if (pid < 0 && errno == EINTR) continue;
+      if (pid <= 0) break;  // 0: children still running; ECHILD: none left
+      auto it = children_.find(pid);
+      if (it == children_.end()) continue;  // an orphan: reaped, nothing to report
+      ended.emplace_back(std::move(it->second), std::make_pair(pid, status));
+      children_.erase(it);
+    }
+  }
+  for (auto& [fn, ps] : ended)
+    if (fn) fn(ps.first, ps.second);
+}
+
+void Init::on_signal(int sig) {
+  std::lock_guard route_lock(route_mu_);
+  if (route_) return route_(sig);
+  if (sig == SIGUSR1 || sig == SIGUSR2) {
+    spdlog::debug("SIG{} before any worker exists: ignored", sigabbrev_np(sig));
+    return;
+  }
+  shutdown_now(sig);
+}
+
+void Init::shutdown_now(int sig) {
+  std::string phase;
+  std::vector<pid_t> pids;
+  {
+    std::lock_guard lock(mu_);
+    phase = phase_;
+    for (const auto& [pid, _] : children_) pids.push_back(pid);
+  }
+  spdlog::warn(
+      "received SIG{} during {}: {}exiting {}", sigabbrev_np(sig), phase,
+      pids.empty() ? "" : "killing " + std::to_string(pids.size()) + " child process(es), ",
+      exit_code::kSignalBase + sig);
+  for (pid_t pid : pids) ::kill(-pid, SIGKILL);
+  flush_logs();
+  ::_exit(exit_code::kSignalBase + sig);
+}
+
+Result<pid_t> Init::spawn(const SpawnRequest& req, OnExit on_exit) {
+  std::vector<std::string> args(req.argv.begin() + (req.argv.empty() ? 0 : 1), req.argv.end());
+  const NullFd null;
+  bp::error_code ec;
+  bp::posix::default_launcher launcher;
+  std::lock_guard lock(mu_);  // no waitpid between the fork and the registration below
+  auto proc =
+      launcher(fork_context().get_executor(), ec, bp::filesystem::path(req.executable), args,
+               bp::process_stdio{null(req.stdin_fd), null(req.stdout_fd), null(req.stderr_fd)},
+               bp::process_environment(req.env.to_envp()), ChildSetup{::getpid()});
+  if (ec) return exec_error(req.executable, ec);
+  const pid_t pid = proc.id();
+  ::setpgid(pid, pid);  // also here, so the group exists before anyone signals it
+  proc.detach();        // Init reaps, never Boost.Process (boostorg/process#187)
+  children_.emplace(pid, std::move(on_exit));
+  return pid;
+}
+
+Init::Route Init::route_signals(OnSignal fn) {
+  std::lock_guard lock(route_mu_);
+  route_ = std::move(fn);
+  return Route(this);
+}
+
+Init::Route::~Route() {
+  if (!init_) return;
+  std::lock_guard lock(init_->route_mu_);
+  init_->route_ = nullptr;
+}
+
+void Init::set_phase(std::string phase) {
+  std::lock_guard lock(mu_);
+  phase_ = std::move(phase);
+}
+
+size_t Init::live_children() const {
+  std::lock_guard lock(mu_);
+  return children_.size();
+}
+
+}  // namespace tv

@@ -1,0 +1,100 @@
+// Init: what makes trainvisor a correct first process (PID 1) of a container, for the whole life
+// of the process. Created first in main(), before any other thread exists (tini does the same).
+//
+// It owns three OS resources, and nothing else touches them:
+// - The signals TERM INT HUP USR1 USR2 CHLD: blocked in every thread (threads inherit the mask
+//   of main, which Init sets before any thread starts) and taken by one signal thread with
+//   sigwaitinfo. Signal handlers of libraries therefore never run in trainvisor (and PID 1 never
+//   loads vendor libraries: health/isolated_query.h).
+// - The subreaper: as PID 1 every orphan of the container comes back to us; otherwise Init sets
+//   PR_SET_CHILD_SUBREAPER so orphaned grandchildren do.
+// - waitpid(-1): called only on the signal thread, after each SIGCHLD, until nothing is left.
+//   Each status goes to the owner that started the child (the OnExit given to spawn); statuses of
+//   processes nobody started here (orphans) are dropped.
+//
+// Starting a child is spawn(): the one spawner (Boost.Process v2's launcher; exec errors come
+// back as 126/127; in the child: every other descriptor closed, own process group,
+// PR_SET_PDEATHSIG=SIGKILL, empty signal mask, SIGPIPE default). The child's pid is registered
+// under the same lock that waitpid runs under, so no exit can be reaped before its owner is known.
+//
+// TERM/INT/HUP/USR1/USR2 go to the handler installed with route_signals (the supervisor, once it
+// runs). With none installed (options, topology, preflight, rendezvous, probes: any phase before
+// the supervisor or after it), TERM/INT/HUP SIGKILL every live child's process group, log one
+// line naming the phase, and exit 128+N at once; USR1/USR2 are dropped.
+//
+// Threading: spawn, route_signals and set_phase may be called from any thread. OnExit and
+// OnSignal run on the signal thread: they must be short and must not call back into Init's
+// spawn (post to your own event loop or wake your own waiter instead).
+#pragma once
+
+#include <sys/types.h>
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <utility>
+
+#include "common/process.h"
+#include "common/result.h"
+
+namespace tv {
+
+class Init {
+ public:
+  using OnExit = std::function<void(pid_t pid, int wait_status)>;
+  using OnSignal = std::function<void(int sig)>;
+
+  Init();
+  ~Init();
+  Init(const Init&) = delete;
+  Init& operator=(const Init&) = delete;
+
+  // The process's Init (main's). Calling it when none exists is a programming error: abort.
+  static Init& instance();
+
+  // Starts `req`; `on_exit` gets the child's wait status once it has been reaped. The pid, or
+  // 127/126 with the exec error.
+  Result<pid_t> spawn(const SpawnRequest& req, OnExit on_exit);
+
+  // While the returned Route lives, TERM/INT/HUP/USR1/USR2 go to `fn` (on the signal thread).
+  class Route {
+   public:
+    Route() = default;
+    Route(Route&& o) noexcept : init_(std::exchange(o.init_, nullptr)) {}
+    Route& operator=(Route&&) = delete;
+    ~Route();
+
+   private:
+    friend class Init;
+    explicit Route(Init* init) : init_(init) {}
+    Init* init_ = nullptr;
+  };
+  [[nodiscard]] Route route_signals(OnSignal fn);
+
+  // Names what the process is doing, for the log line of a signal that ends it ("preflight").
+  void set_phase(std::string phase);
+
+  bool is_pid1() const { return pid1_; }
+  // Live children started with spawn (tests and figures).
+  size_t live_children() const;
+
+ private:
+  void loop();
+  void on_signal(int sig);
+  void reap();
+  void shutdown_now(int sig);
+
+  bool pid1_;
+  mutable std::mutex mu_;  // children_, phase_, stopping_; waitpid runs under it
+  std::map<pid_t, OnExit> children_;
+  std::string phase_ = "startup";
+  std::mutex route_mu_;  // held while the route runs, so a Route never ends mid-call
+  OnSignal route_;
+  bool stopping_ = false;
+  std::thread thread_;
+};
+
+}  // namespace tv

@@ -1,0 +1,140 @@
+#include "launcher/supervision/job_state.h"
+
+#include <spdlog/spdlog.h>
+
+#include "common/exit_codes.h"
+
+namespace tv {
+namespace {
+
+// Field by field: GCC 12 at -O3 warns (maybe-uninitialized, an error under -Werror) on an
+// aggregate JobEnd with a value-initialized NodeFailure inside.
+JobEnd ending(JobEnd::Kind kind, std::string why, int signal = 0,
+              const std::optional<NodeFailure>& failure = std::nullopt) {
+  JobEnd e;
+  e.kind = kind;
+  e.why = std::move(why);
+  e.signal = signal;
+  if (failure) e.failure = *failure;
+  return e;
+}
+
+}  // namespace
+
+JobStateMachine::JobStateMachine(int nnodes, RestartPolicy policy, int base_master_port,
+                                 bool preflight, JobActions& actions)
+    : nnodes_(nnodes),
+      policy_(policy),
+      base_master_port_(base_master_port),
+      preflight_(preflight),
+      actions_(actions) {}
+
+std::chrono::milliseconds JobStateMachine::restart_pause(int generation, Clock::duration ran,
+                                                         int quick_before) {
+  if (generation == 0 || ran >= kSettled) return std::chrono::milliseconds(0);
+  return RestartPolicy::backoff(quick_before + 1);
+}
+
+void JobStateMachine::all_present(Clock::time_point now) {
+  if (state_ != State::kGathering || gen_ != 0) return;
+  if (!preflight_) return start_generation(now);
+  state_ = State::kPreflight;
+  actions_.begin_preflight();
+}
+
+void JobStateMachine::preflight_result(int node, bool passed, const std::string& summary,
+                                       Clock::time_point now) {
+  if (state_ != State::kPreflight) return;
+  verdicts_.emplace(node, std::make_pair(passed, summary));
+  if (static_cast<int>(verdicts_.size()) < nnodes_) return;
+  // The first failed verdict is the reason every node gives (once) when it exits 69; the others
+  // are logged here, once each.
+  std::optional<NodeFailure> first;
+  for (const auto& [n, v] : verdicts_) {
+    if (v.first) continue;
+    if (first)
+      spdlog::warn("job: preflight also failed on {}", v.second);
+    else
+      first = NodeFailure{0, n, exit_code::kPreflightFailed, v.second};
+  }
+  if (first)
+    return end(ending(JobEnd::Kind::kGiveUp,
+                      "preflight failed on node " + std::to_string(first->node_rank) +
+                          "; no node starts its workers",
+                      0, *first));
+  spdlog::info("job: every node passed the preflight");
+  start_generation(now);
+}
+
+void JobStateMachine::start_generation(Clock::time_point now) {
+  master_port_ = gen_ == 0 ? base_master_port_ : actions_.fresh_port();
+  if (master_port_ == 0) {
+    spdlog::warn("job: no fresh MASTER_PORT from the kernel; reusing {}", base_master_port_);
+    master_port_ = base_master_port_;
+  }
+  succeeded_.clear();
+  stopped_.clear();
+  root_cause_.reset();
+  state_ = State::kRunning;
+  started_at_ = now;
+  actions_.start(GenerationPlan{gen_, gen_, master_port_});
+}
+
+void JobStateMachine::success(int node, int generation) {
+  if (state_ != State::kRunning || generation != gen_) return;
+  succeeded_.insert(node);
+  if (static_cast<int>(succeeded_.size()) == nnodes_)
+    end(ending(JobEnd::Kind::kDone, "every node succeeded in generation " + std::to_string(gen_)));
+}
+
+void JobStateMachine::failure(NodeFailure f, Clock::time_point now) {
+  if (f.generation != gen_) return;
+  if (state_ != State::kRunning) {
+    if (state_ == State::kStopping)
+      spdlog::info("job: node {} also failed in generation {}: {}", f.node_rank, gen_, f.summary);
+    return;
+  }
+  const auto ran = now - started_at_;
+  next_pause_ = restart_pause(gen_, ran, quick_);
+  quick_ = gen_ > 0 && ran < kSettled ? quick_ + 1 : 0;
+  root_cause_ = f;
+  state_ = State::kStopping;
+  stopped_ = succeeded_;  // nodes that already succeeded have no workers left
+  actions_.stop(f);
+  if (static_cast<int>(stopped_.size()) == nnodes_) after_stop();
+}
+
+void JobStateMachine::stopped(int node, int generation) {
+  if (state_ != State::kStopping || generation != gen_) return;
+  stopped_.insert(node);
+  if (static_cast<int>(stopped_.size()) == nnodes_) after_stop();
+}
+
+void JobStateMachine::after_stop() {
+  if (!policy_.may_restart(gen_))
+    return end(ending(JobEnd::Kind::kGiveUp,
+                      "restarts exhausted (" + std::to_string(gen_) + " of --max-restarts " +
+                          std::to_string(policy_.max_restarts) + ")",
+                      0, *root_cause_));
+  state_ = State::kBackoff;
+  spdlog::info("job: every node stopped; restart {} in {} ms", gen_ + 1, next_pause_.count());
+  actions_.arm_backoff(next_pause_);
+}
+
+void JobStateMachine::backoff_over(Clock::time_point now) {
+  if (state_ != State::kBackoff) return;
+  ++gen_;
+  start_generation(now);
+}
+
+void JobStateMachine::lost(const std::string& why, int signal) {
+  end(ending(JobEnd::Kind::kLost, why, signal));
+}
+
+void JobStateMachine::end(JobEnd e) {
+  if (state_ == State::kFinished) return;
+  state_ = State::kFinished;
+  actions_.finish(e);
+}
+
+}  // namespace tv

@@ -1,0 +1,105 @@
+// JobStateMachine: the whole job's decisions, for one node and for many. Pure: no sockets, timers,
+// clock or ports of its own. The caller feeds it what happened (with the time it happened) and it
+// answers through JobActions. A one-node job runs it in-process (LocalCluster); a multi-node job
+// runs it in the rendezvous coordinator on node 0 (RdzvCoordinator), which relays its actions to
+// every node. So restarts, fresh ports and restart counting are the same code for 1..N nodes.
+//
+//   gathering(0) --every node present, preflight asked--> preflight --every node passed-->
+//                 running(0) | --every node reported, one failed--> give up (69, the lowest
+//                 failing node's summary)
+//   gathering(0) --every node present--> running(0)
+//   running(g)   --any failure--> stopping(g) --every node stopped--> backoff --> running(g+1)
+//                                                                  | give up (restarts spent)
+//   running(g)   --every node succeeded--> done
+//   any state    --lost(why)--> lost
+// Generation g is restart g (TORCHELASTIC_RESTART_COUNT). Generation 0 uses the base
+// MASTER_PORT; every later one a fresh port from JobActions::fresh_port (the old one may still be
+// held by a dying TCPStore, or taken by another job on the node).
+//
+// Restart pause (restart_pause): none for the first restart, nor after a generation that ran at
+// least kSettled (a crash after a long run restarts at once); a generation that was itself a
+// restart and failed within kSettled is a failure in quick succession: 0.1 s, 0.2 s, ... 5 s.
+//
+// Not thread-safe; call it from one thread (the event loop).
+#pragma once
+
+#include <chrono>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+
+#include "launcher/supervision/cluster.h"
+#include "launcher/supervision/restart_policy.h"
+
+namespace tv {
+
+struct JobEnd {
+  enum class Kind { kDone, kGiveUp, kLost };
+  Kind kind = Kind::kDone;
+  NodeFailure failure;  // kGiveUp: the root cause (exit_code is the job's)
+  std::string why;      // kLost: the reason; kGiveUp: a log line
+  int signal = 0;       // kLost: the signal that made a node leave (0: none), for 128+N everywhere
+};
+
+class JobActions {
+ public:
+  virtual ~JobActions() = default;
+  virtual void begin_preflight() = 0;                    // every node: run the preflight
+  virtual void start(const GenerationPlan& plan) = 0;    // every node: start this generation
+  virtual void stop(const NodeFailure& root_cause) = 0;  // every node: stop the workers
+  virtual void arm_backoff(std::chrono::milliseconds pause) = 0;  // then call backoff_over()
+  virtual void finish(const JobEnd& end) = 0;                     // the end, once
+  virtual int fresh_port() = 0;                                   // a free port; 0 when none
+};
+
+class JobStateMachine {
+ public:
+  using Clock = std::chrono::steady_clock;
+  enum class State { kGathering, kPreflight, kBackoff, kRunning, kStopping, kFinished };
+  static constexpr std::chrono::seconds kSettled{10};
+
+  JobStateMachine(int nnodes, RestartPolicy policy, int base_master_port, bool preflight,
+                  JobActions& actions);
+
+  // Every node is present (before generation 0).
+  void all_present(Clock::time_point now);
+  void preflight_result(int node, bool passed, const std::string& summary, Clock::time_point now);
+  void success(int node, int generation);
+  void failure(NodeFailure f, Clock::time_point now);  // f.node_rank, f.generation
+  void stopped(int node, int generation);
+  void backoff_over(Clock::time_point now);
+  void lost(const std::string& why, int signal = 0);
+
+  State state() const { return state_; }
+  int generation() const { return gen_; }
+  int master_port() const { return master_port_; }
+
+  // The pause before restarting after generation `generation` failed having run for `ran`;
+  // `quick_before`: how many restarts in a row before it were failures in quick succession.
+  static std::chrono::milliseconds restart_pause(int generation, Clock::duration ran,
+                                                 int quick_before);
+
+ private:
+  void start_generation(Clock::time_point now);
+  void after_stop();
+  void end(JobEnd e);
+
+  int nnodes_;
+  RestartPolicy policy_;
+  int base_master_port_;
+  bool preflight_;
+  JobActions& actions_;
+  State state_ = State::kGathering;
+  int gen_ = 0;
+  int master_port_ = 0;
+  int quick_ = 0;  // restarts in a row that failed within kSettled
+  Clock::time_point started_at_{};
+  std::chrono::milliseconds next_pause_{0};
+  std::optional<NodeFailure> root_cause_;
+  std::set<int> succeeded_;
+  std::set<int> stopped_;
+  std::map<int, std::pair<bool, std::string>> verdicts_;  // by node: passed, summary
+};
+
+}  // namespace tv

@@ -1,0 +1,278 @@
+"""PID 1 answers SIGTERM at every moment, and never loads a vendor library itself.
+
+- Vendor libraries (libcuda, libfabric, libnccl) are loaded only by `trainvisor __query` children:
+  fake ones on LD_LIBRARY_PATH log which process loaded them; the real Debian libfabric is never
+  in trainvisor's own /proc/PID/maps.
+- A query that hangs is killed at TRAINVISOR_CHECK_TIMEOUT and fails its check.
+- SIGTERM at many points of a startup as PID 1 (`unshare --pid --fork --mount-proc`), with each
+  --preflight setting and on both nodes of a 2-node rendezvous on loopback: every one exits 143,
+  and nothing the run started is left.
+
+The fake libraries' constructor does what libinfinipath does to a process that loads it: installs
+SIGTERM/SIGINT handlers that exit(1) and unblocks those signals; optionally it then hangs in
+dlopen (TV_FAKE_HANG seconds). Were it ever loaded into trainvisor, a SIGTERM would exit 1.
+
+Environment (set by ctest): TRAINVISOR_BIN, TV_HELPERS, TV_SOURCE_DIR, TV_PYTHON.
+"""
+import os
+import shutil
+import signal
+import subprocess
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+from tvtest import free_ports, processes_with_marker
+
+SOURCE_DIR = Path(os.environ.get("TV_SOURCE_DIR", Path(__file__).resolve().parents[2]))
+TRAINVISOR = Path(os.environ.get("TRAINVISOR_BIN", SOURCE_DIR / "build" / "trainvisor"))
+MARKER = "TV_PID1_SIGNALS_TEST"
+SESSION = uuid.uuid4().hex
+
+FAKE_LIB = r'''
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+static void die(int sig) { (void)sig; exit(1); }
+__attribute__((constructor)) static void fake_init(void) {
+  const char* log = getenv("TV_FAKE_LOG");
+  if (log) {
+    char cmd[4096] = {0};
+    int fd = open("/proc/self/cmdline", O_RDONLY);
+    ssize_t n = fd >= 0 ? read(fd, cmd, sizeof(cmd) - 1) : 0;
+    if (fd >= 0) close(fd);
+    for (ssize_t i = 0; i < n; ++i) if (cmd[i] == 0) cmd[i] = ' ';
+    FILE* f = fopen(log, "a");
+    if (f) { fprintf(f, "%s %s\n", LIBNAME, cmd); fclose(f); }
+  }
+  signal(SIGTERM, die);
+  signal(SIGINT, die);
+  sigset_t s; sigemptyset(&s); sigaddset(&s, SIGTERM); sigaddset(&s, SIGINT);
+  pthread_sigmask(SIG_UNBLOCK, &s, NULL);
+  const char* hang = getenv("TV_FAKE_HANG");
+  if (hang) sleep((unsigned)atoi(hang));
+}
+'''
+
+
+@pytest.fixture(scope="module")
+def fake_libs(tmp_path_factory):
+    cc = shutil.which("cc") or shutil.which("gcc")
+    if not cc:
+        pytest.skip("no C compiler to build the fake vendor libraries")
+    d = tmp_path_factory.mktemp("fakelibs")
+    src = d / "fake.c"
+    src.write_text(FAKE_LIB)
+    for name in ("libcuda.so.1", "libfabric.so.1", "libnccl.so.2"):
+        subprocess.run([cc, "-shared", "-fPIC", "-o", str(d / name), f'-DLIBNAME="{name}"',
+                        str(src), "-lpthread"], check=True)
+    return d
+
+
+@pytest.fixture(autouse=True)
+def no_leftovers():
+    yield
+    for pid in processes_with_marker(MARKER, SESSION):
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
+
+
+def env(**extra):
+    e = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": os.environ.get("HOME", "/root"),
+         "LANG": "C.UTF-8", MARKER: SESSION, "PYTHON_EXEC": "/nonexistent/python3"}
+    for k in ("ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS", "TMPDIR"):
+        if k in os.environ:
+            e[k] = os.environ[k]
+    e.update({k: str(v) for k, v in extra.items()})
+    return e
+
+
+def fake_env(libs, log, **extra):
+    return env(LD_LIBRARY_PATH=libs, TV_FAKE_LOG=log, **extra)
+
+
+def loaders(log):
+    return [line for line in Path(log).read_text().splitlines()] if Path(log).exists() else []
+
+
+def assert_only_children_loaded(log):
+    lines = loaders(log)
+    assert lines, "the fake vendor libraries were never loaded"
+    for line in lines:
+        assert " __query " in line, f"a vendor library was loaded outside a __query child: {line}"
+
+
+def left_behind():
+    return [p for p in processes_with_marker(MARKER, SESSION)
+            if not Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[-1].strip().startswith("Z")]
+
+
+# --- vendor libraries only in children ---------------------------------------------------------
+
+def test_run_preflight_loads_vendor_libraries_only_in_children(fake_libs, tmp_path):
+    log = tmp_path / "loaded"
+    r = subprocess.run([str(TRAINVISOR), "run", "--preflight", "basic", "--", "true"],
+                       env=fake_env(fake_libs, log), capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert_only_children_loaded(log)
+    assert any("libcuda.so.1" in l for l in loaders(log))
+    assert any("libfabric.so.1" in l for l in loaders(log))
+
+
+def test_preflight_and_version_load_vendor_libraries_only_in_children(fake_libs, tmp_path):
+    log = tmp_path / "loaded"
+    for cmd in (["preflight", "--json"], ["version"], ["version", "--json"]):
+        r = subprocess.run([str(TRAINVISOR), *cmd], env=fake_env(fake_libs, log),
+                           capture_output=True, text=True, timeout=120)
+        assert r.returncode in (0, 69), r.stderr
+    assert_only_children_loaded(log)
+    assert any("libnccl.so.2" in l for l in loaders(log)), "version did not query NCCL"
+
+
+def test_real_libfabric_is_never_in_trainvisors_own_maps(tmp_path):
+    if not Path("/usr/lib/x86_64-linux-gnu/libfabric.so.1").exists():
+        pytest.skip("Debian's libfabric is not installed")
+    # The worker looks at its parent (trainvisor) after the preflight asked the real libfabric.
+    script = "grep -cE 'libfabric|libcuda|libnccl' /proc/$PPID/maps; true"
+    r = subprocess.run([str(TRAINVISOR), "run", "--preflight", "basic", "--no-python", "--",
+                        "/bin/sh", "-c", script], env=env(), capture_output=True, text=True,
+                       timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert "libfabric" in r.stderr and "libfabric.so.1 could not be loaded" not in r.stderr, r.stderr
+    assert r.stdout.strip().splitlines()[-1].endswith("0"), r.stdout
+
+
+def test_a_hung_vendor_query_is_killed_and_fails_its_check(fake_libs, tmp_path):
+    log = tmp_path / "loaded"
+    t0 = time.monotonic()
+    r = subprocess.run([str(TRAINVISOR), "preflight", "--level", "basic"],
+                       env=fake_env(fake_libs, log, TV_FAKE_HANG=600, TRAINVISOR_CHECK_TIMEOUT=2),
+                       capture_output=True, text=True, timeout=120)
+    took = time.monotonic() - t0
+    assert r.returncode == 69, r.stdout + r.stderr
+    assert "gpu" in r.stdout and "hung: killed after 2 s" in r.stdout, r.stdout
+    assert "libfabric" in r.stdout
+    assert took < 60
+    assert not left_behind()
+
+
+# --- SIGTERM at every moment -------------------------------------------------------------------
+
+def can_unshare_pid():
+    try:
+        return subprocess.run(["unshare", "--pid", "--fork", "--mount-proc", "true"],
+                              capture_output=True, timeout=10).returncode == 0
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+
+
+needs_unshare = pytest.mark.skipif(not can_unshare_pid(),
+                                   reason="needs `unshare --pid --fork --mount-proc` (root)")
+
+
+def init_exists(pid):
+    """Whether trainvisor's Init exists: the process is trainvisor, SIGTERM is blocked and Init's
+    signal thread runs (the first thread main starts). The mask alone is not enough: unshare
+    blocks SIGTERM around its fork, and its child unblocks it again before the exec."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+        threads = len(list(Path(f"/proc/{pid}/task").iterdir()))
+    except OSError:
+        return False
+    fields = dict(line.split(":", 1) for line in status.splitlines() if ":" in line)
+    blocked = int(fields["SigBlk"].strip(), 16) & (1 << (signal.SIGTERM - 1))
+    return fields["Name"].strip() == "trainvisor" and bool(blocked) and threads >= 2
+
+
+def trainvisor_pid(launcher_pid, timeout=20):
+    """The trainvisor process under `unshare --fork` (its child), once its Init exists. Before
+    that instant (exec, the dynamic loader) the kernel drops SIGTERM sent to a namespace's PID 1
+    that has no handler yet, for any init (tini too); the test starts its clock there."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        for task in Path(f"/proc/{launcher_pid}/task").glob("*"):
+            kids = (task / "children").read_text().split()
+            if kids and init_exists(int(kids[0])):
+                return int(kids[0])
+        time.sleep(0.001)
+    raise AssertionError("unshare did not start trainvisor")
+
+
+def pid1_run(args, e, ports=None):
+    return subprocess.Popen(["unshare", "--pid", "--fork", "--mount-proc", str(TRAINVISOR), "run",
+                             *map(str, args)], env=e, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+
+
+def term_after(procs, delay):
+    pids = [trainvisor_pid(p.pid) for p in procs]
+    time.sleep(delay)
+    for pid in pids:
+        os.kill(pid, signal.SIGTERM)
+    out = []
+    for p in procs:
+        try:
+            stdout, stderr = p.communicate(timeout=60)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            stdout, stderr = p.communicate()
+            raise AssertionError("still running 60 s after SIGTERM: " + stderr[-3000:])
+        out.append((p.returncode, stderr))
+    return out
+
+
+DELAYS = [0.0, 0.01, 0.05, 0.15, 0.4, 1.0]
+
+
+@needs_unshare
+@pytest.mark.parametrize("preflight", ["none", "basic", "full", "auto"])
+@pytest.mark.parametrize("delay", DELAYS)
+def test_sigterm_at_any_moment_of_a_pid1_startup_exits_143(fake_libs, tmp_path, preflight, delay):
+    # The fake libraries hang in dlopen for 2 s, so the preflight's queries are running when
+    # the later signals land; the worker sleeps, so the last ones land while it runs.
+    e = fake_env(fake_libs, tmp_path / "loaded", TV_FAKE_HANG=2)
+    p = pid1_run(["--preflight", preflight, "--grace-period", 5, "--", "sleep", 30], e)
+    [(code, stderr)] = term_after([p], delay)
+    assert code == 143, stderr[-3000:]
+    assert not left_behind()
+
+
+@needs_unshare
+@pytest.mark.parametrize("preflight", ["none", "full"])
+@pytest.mark.parametrize("delay", [0.0, 0.05, 0.3, 1.0])
+def test_sigterm_on_both_nodes_of_a_rendezvous_exits_143(tmp_path, preflight, delay):
+    master, rdzv = free_ports(2)
+    procs = []
+    for node in (0, 1):
+        args = ["--preflight", preflight, "--nnodes", 2, "--node-rank", node, "--nproc-per-node", 1,
+                "--master-addr", "127.0.0.1", "--master-port", master, "--rdzv-port", rdzv,
+                "--grace-period", 5, "--", "sleep", 30]
+        procs.append(pid1_run(args, env()))
+    for node, (code, stderr) in enumerate(term_after(procs, delay)):
+        assert code == 143, f"node {node}: " + stderr[-3000:]
+    assert not left_behind()
+
+
+def test_sigterm_during_the_preflight_without_pid1_leaves_no_child(fake_libs, tmp_path):
+    # Not PID 1 (nothing kills the children for us when trainvisor exits): the query children
+    # are killed by trainvisor itself.
+    e = fake_env(fake_libs, tmp_path / "loaded", TV_FAKE_HANG=30)
+    p = subprocess.Popen([str(TRAINVISOR), "run", "--preflight", "basic", "--", "sleep", "30"],
+                         env=e, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 30
+    while not loaders(tmp_path / "loaded") and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert loaders(tmp_path / "loaded"), "the query never started"
+    p.send_signal(signal.SIGTERM)
+    _, stderr = p.communicate(timeout=30)
+    assert p.returncode == 143, stderr
+    assert "received SIGTERM during preflight" in stderr, stderr
+    time.sleep(0.2)
+    assert not left_behind()

@@ -1,0 +1,171 @@
+// Init and ChildGroup against real child processes: each exit reaches the owner that started the
+// child, orphans are reaped and dropped, routed signals reach the route, deadlines kill.
+#include "common/init.h"
+
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#include <condition_variable>
+#include <csignal>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+#include <optional>
+#include <string>
+
+#include "common/children.h"
+
+namespace tv {
+namespace {
+
+using namespace std::chrono_literals;
+
+SpawnRequest sh(const std::string& script, int out_fd = -1) {
+  return SpawnRequest{
+      "/bin/sh", {"sh", "-c", script}, Environment{{"PATH", "/usr/bin:/bin"}}, -1, out_fd, -1};
+}
+
+struct Waiter {
+  std::mutex mu;
+  std::condition_variable cv;
+  std::optional<int> value;
+  void set(int v) {
+    {
+      std::lock_guard lock(mu);
+      value = v;
+    }
+    cv.notify_all();
+  }
+  std::optional<int> wait(std::chrono::seconds limit = 30s) {
+    std::unique_lock lock(mu);
+    cv.wait_for(lock, limit, [&] { return value.has_value(); });
+    return value;
+  }
+};
+
+int zombie_children() {
+  int n = 0;
+  for (const auto& e : std::filesystem::directory_iterator("/proc")) {
+    const std::string name = e.path().filename();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream in(e.path() / "stat");
+    std::string stat((std::istreambuf_iterator<char>(in)), {});
+    const auto paren = stat.rfind(')');
+    if (paren == std::string::npos) continue;
+    char state = 0;
+    int ppid = 0;
+    if (std::sscanf(stat.c_str() + paren + 1, " %c %d", &state, &ppid) == 2 && state == 'Z' &&
+        ppid == ::getpid())
+      ++n;
+  }
+  return n;
+}
+
+class InitTest : public ::testing::Test {
+ protected:
+  Init init;
+};
+
+TEST_F(InitTest, EachExitReachesTheOwnerThatStartedTheChild) {
+  Waiter a, b;
+  auto pa = init.spawn(sh("exit 7"), [&](pid_t, int st) { a.set(exit_code_from_status(st)); });
+  auto pb = init.spawn(sh("kill -9 $$"), [&](pid_t, int st) { b.set(exit_code_from_status(st)); });
+  ASSERT_TRUE(pa.ok() && pb.ok());
+  EXPECT_EQ(a.wait(), 7);
+  EXPECT_EQ(b.wait(), 128 + SIGKILL);
+  EXPECT_EQ(init.live_children(), 0u);
+}
+
+TEST_F(InitTest, ExecErrorsAre127And126) {
+  auto missing = init.spawn(SpawnRequest{"/no/such/program", {"x"}, {}, -1, -1, -1}, nullptr);
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.error().exit_code, 127);
+  auto dir = init.spawn(SpawnRequest{"/tmp", {"x"}, {}, -1, -1, -1}, nullptr);
+  ASSERT_FALSE(dir.ok());
+  EXPECT_EQ(dir.error().exit_code, 126);
+}
+
+TEST_F(InitTest, OrphansComeBackAndAreReapedWithoutAnOwner) {
+  int subreaper = 0;
+  ::prctl(PR_GET_CHILD_SUBREAPER, &subreaper);
+  EXPECT_EQ(subreaper, 1);
+  Waiter w;
+  // The sleeps outlive their parent: they are re-parented to us and must not stay zombies.
+  ASSERT_TRUE(init.spawn(sh("sleep 0.2 & sleep 0.2 & exit 0"), [&](pid_t, int) { w.set(0); }).ok());
+  ASSERT_TRUE(w.wait().has_value());
+  for (int i = 0; i < 100 && zombie_children() > 0; ++i) std::this_thread::sleep_for(50ms);
+  std::this_thread::sleep_for(500ms);  // the orphans have ended by now
+  EXPECT_EQ(zombie_children(), 0);
+}
+
+TEST_F(InitTest, RoutedSignalsGoToTheRouteOnly) {
+  Waiter got;
+  {
+    auto route = init.route_signals([&](int sig) { got.set(sig); });
+    ::kill(::getpid(), SIGUSR1);
+    EXPECT_EQ(got.wait(), SIGUSR1);
+  }
+  // Without a route USR1/USR2 are dropped (TERM/INT/HUP would end the process).
+  ::kill(::getpid(), SIGUSR2);
+  std::this_thread::sleep_for(100ms);
+  SUCCEED();
+}
+
+TEST_F(InitTest, ChildrenStartWithAnEmptySignalMaskAndTheirOwnGroup) {
+  int fds[2];
+  ASSERT_EQ(::pipe2(fds, O_CLOEXEC), 0);
+  ChildGroup group;
+  ASSERT_TRUE(group
+                  .spawn(sh("grep SigBlk /proc/self/status; echo pgid=$(($(cut -d' ' -f5 "
+                            "/proc/self/stat) == $$))",
+                            fds[1]))
+                  .ok());
+  ::close(fds[1]);
+  auto ends = group.wait_all(ChildGroup::Clock::now() + 30s);
+  char buf[512] = {};
+  const ssize_t n = ::read(fds[0], buf, sizeof(buf) - 1);
+  ::close(fds[0]);
+  ASSERT_GT(n, 0);
+  EXPECT_EQ(ends[0].code, 0);
+  EXPECT_NE(std::string(buf).find("SigBlk:\t0000000000000000"), std::string::npos) << buf;
+  EXPECT_NE(std::string(buf).find("pgid=1"), std::string::npos) << buf;
+}
+
+TEST_F(InitTest, ChildGroupKillsWhatRunsPastTheDeadline) {
+  ChildGroup group;
+  ASSERT_TRUE(group.spawn(sh("exit 3")).ok());
+  ASSERT_TRUE(group.spawn(sh("sleep 60")).ok());
+  const auto t0 = ChildGroup::Clock::now();
+  auto ends = group.wait_all(t0 + 300ms);
+  EXPECT_LT(ChildGroup::Clock::now() - t0, 20s);
+  ASSERT_EQ(ends.size(), 2u);
+  EXPECT_FALSE(ends[0].timed_out);
+  EXPECT_EQ(ends[0].code, 3);
+  EXPECT_TRUE(ends[1].timed_out);
+  EXPECT_EQ(ends[1].code, 128 + SIGKILL);
+}
+
+TEST_F(InitTest, ADestroyedChildGroupLeavesNothingRunning) {
+  pid_t pid = -1;
+  {
+    ChildGroup group;
+    auto p = group.spawn(sh("sleep 60"));
+    ASSERT_TRUE(p.ok());
+    pid = *p;
+  }
+  for (int i = 0; i < 200 && ::kill(pid, 0) == 0; ++i) std::this_thread::sleep_for(50ms);
+  EXPECT_NE(::kill(pid, 0), 0);
+}
+
+TEST(ProcessTest, OnePathLookupWith127And126) {
+  const Environment env{{"PATH", "/no/such/dir:/usr/bin:/bin"}};
+  EXPECT_TRUE(find_executable("sh", env).ok());
+  EXPECT_EQ(find_executable("no-such-command-xyz", env).error().exit_code, 127);
+  EXPECT_EQ(find_executable("/tmp", env).error().exit_code, 126);
+  EXPECT_EQ(find_executable("", env).error().exit_code, 127);
+}
+
+}  // namespace
+}  // namespace tv

@@ -1,0 +1,193 @@
+// The job state machine, driven with scripted events and a fake clock (no sockets, no sleeping).
+#include "launcher/supervision/job_state.h"
+
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "common/exit_codes.h"
+
+namespace tv {
+namespace {
+
+using namespace std::chrono_literals;
+using Clock = JobStateMachine::Clock;
+
+struct FakeActions : JobActions {
+  std::vector<GenerationPlan> starts;
+  std::vector<NodeFailure> stops;
+  std::vector<std::chrono::milliseconds> pauses;
+  std::vector<JobEnd> ends;
+  int preflights = 0;
+  int next_port = 40000;
+  void begin_preflight() override { ++preflights; }
+  void start(const GenerationPlan& p) override { starts.push_back(p); }
+  void stop(const NodeFailure& f) override { stops.push_back(f); }
+  void arm_backoff(std::chrono::milliseconds p) override { pauses.push_back(p); }
+  void finish(const JobEnd& e) override { ends.push_back(e); }
+  int fresh_port() override { return next_port++; }
+};
+
+class JobState : public ::testing::Test {
+ protected:
+  JobStateMachine make(int nnodes, int max_restarts, bool preflight = false) {
+    return JobStateMachine(nnodes, RestartPolicy{max_restarts}, 29500, preflight, actions);
+  }
+  NodeFailure fail(int node, int gen, int code = 1) { return {gen, node, code, "boom"}; }
+  // Fails generation `gen` on node 0 after it ran `ran`, stops every node, ends the pause.
+  void crash(JobStateMachine& m, int nnodes, Clock::duration ran) {
+    const int gen = m.generation();
+    now += ran;
+    m.failure(fail(0, gen), now);
+    for (int n = 0; n < nnodes; ++n) m.stopped(n, gen);
+    if (m.state() == JobStateMachine::State::kBackoff) m.backoff_over(now);
+  }
+  FakeActions actions;
+  Clock::time_point now{};
+};
+
+TEST_F(JobState, OneNodeStartsAtOnceAndEndsWhenItSucceeds) {
+  auto m = make(1, 3);
+  m.all_present(now);
+  ASSERT_EQ(actions.starts.size(), 1u);
+  EXPECT_EQ(actions.starts[0].generation, 0);
+  EXPECT_EQ(actions.starts[0].master_port, 29500);
+  m.success(0, 0);
+  ASSERT_EQ(actions.ends.size(), 1u);
+  EXPECT_EQ(actions.ends[0].kind, JobEnd::Kind::kDone);
+}
+
+TEST_F(JobState, EveryRestartGetsAFreshPortOnOneNodeAsOnMany) {
+  for (int nnodes : {1, 3}) {
+    actions = FakeActions{};
+    auto m = make(nnodes, 3);
+    m.all_present(now);
+    crash(m, nnodes, 1s);
+    crash(m, nnodes, 1s);
+    ASSERT_EQ(actions.starts.size(), 3u) << nnodes;
+    EXPECT_EQ(actions.starts[0].master_port, 29500);
+    EXPECT_EQ(actions.starts[1].master_port, 40000);
+    EXPECT_EQ(actions.starts[2].master_port, 40001);
+    EXPECT_EQ(actions.starts[2].restart_count, 2);
+  }
+}
+
+TEST_F(JobState, NoFreshPortFallsBackToTheBasePort) {
+  actions.next_port = 0;
+  auto m = make(1, 1);
+  m.all_present(now);
+  actions.next_port = 0;
+  crash(m, 1, 1s);
+  ASSERT_EQ(actions.starts.size(), 2u);
+  EXPECT_EQ(actions.starts[1].master_port, 29500);
+}
+
+TEST_F(JobState, FirstRestartAndRestartAfterALongRunAreImmediateQuickFailuresBackOff) {
+  auto m = make(1, 10);
+  m.all_present(now);
+  crash(m, 1, 100ms);  // generation 0: the first restart
+  crash(m, 1, 100ms);  // a restart that failed at once: quick succession
+  crash(m, 1, 2s);     // again
+  crash(m, 1, 1h);     // ran a long while: at once
+  crash(m, 1, 1s);     // quick again, the streak starts over
+  const std::vector<std::chrono::milliseconds> want{0ms, 100ms, 200ms, 0ms, 100ms};
+  EXPECT_EQ(actions.pauses, want);
+}
+
+TEST_F(JobState, NoRestartUntilEveryNodeStopped) {
+  auto m = make(3, 3);
+  m.all_present(now);
+  m.failure(fail(2, 0), now);
+  ASSERT_EQ(actions.stops.size(), 1u);
+  EXPECT_EQ(actions.stops[0].node_rank, 2);
+  m.stopped(0, 0);
+  m.stopped(2, 0);
+  EXPECT_TRUE(actions.pauses.empty());
+  m.stopped(1, 0);
+  EXPECT_EQ(actions.pauses.size(), 1u);
+}
+
+TEST_F(JobState, NodesThatAlreadySucceededCountAsStopped) {
+  auto m = make(2, 3);
+  m.all_present(now);
+  m.success(1, 0);
+  m.failure(fail(0, 0), now);
+  m.stopped(0, 0);
+  EXPECT_EQ(actions.pauses.size(), 1u);
+}
+
+TEST_F(JobState, SecondFailureOfAGenerationIsNotANewRootCause) {
+  auto m = make(2, 3);
+  m.all_present(now);
+  m.failure(fail(1, 0, 7), now);
+  m.failure(fail(0, 0, 9), now);
+  EXPECT_EQ(actions.stops.size(), 1u);
+  m.stopped(0, 0);
+  m.stopped(1, 0);
+  m.backoff_over(now);
+  EXPECT_EQ(m.generation(), 1);
+}
+
+TEST_F(JobState, StaleReportsOfAnOldGenerationChangeNothing) {
+  auto m = make(2, 3);
+  m.all_present(now);
+  crash(m, 2, 1s);
+  m.failure(fail(1, 0), now);
+  m.success(0, 0);
+  m.success(1, 0);
+  EXPECT_EQ(m.state(), JobStateMachine::State::kRunning);
+  EXPECT_TRUE(actions.ends.empty());
+}
+
+TEST_F(JobState, RestartsExhaustedGivesUpWithTheRootCause) {
+  auto m = make(2, 1);
+  m.all_present(now);
+  crash(m, 2, 1s);
+  m.failure(fail(1, 1, 42), now);
+  m.stopped(0, 1);
+  m.stopped(1, 1);
+  ASSERT_EQ(actions.ends.size(), 1u);
+  EXPECT_EQ(actions.ends[0].kind, JobEnd::Kind::kGiveUp);
+  EXPECT_EQ(actions.ends[0].failure.exit_code, 42);
+  EXPECT_EQ(actions.ends[0].failure.node_rank, 1);
+  EXPECT_EQ(actions.starts.size(), 2u);
+}
+
+TEST_F(JobState, PreflightRunsBeforeGenerationZeroAndAFailureGivesUpEverywhere) {
+  auto m = make(3, 3, true);
+  m.all_present(now);
+  EXPECT_EQ(actions.preflights, 1);
+  EXPECT_TRUE(actions.starts.empty());
+  m.preflight_result(2, false, "node 2: gpu: none", now);
+  m.preflight_result(0, true, "node 0: passed", now);
+  EXPECT_TRUE(actions.ends.empty());
+  m.preflight_result(1, false, "node 1: nccl-probe: timed out", now);
+  ASSERT_EQ(actions.ends.size(), 1u);
+  EXPECT_EQ(actions.ends[0].failure.exit_code, exit_code::kPreflightFailed);
+  EXPECT_EQ(actions.ends[0].failure.node_rank, 1);  // the lowest failing node
+  EXPECT_TRUE(actions.starts.empty());
+}
+
+TEST_F(JobState, PreflightPassedEverywhereStartsGenerationZero) {
+  auto m = make(2, 3, true);
+  m.all_present(now);
+  m.preflight_result(0, true, "", now);
+  m.preflight_result(0, false, "a second report counts once", now);
+  m.preflight_result(1, true, "", now);
+  ASSERT_EQ(actions.starts.size(), 1u);
+  EXPECT_EQ(actions.starts[0].master_port, 29500);
+}
+
+TEST_F(JobState, LostEndsTheJobOnceFromAnyState) {
+  auto m = make(2, 3);
+  m.lost("rendezvous timed out");
+  m.all_present(now);
+  m.lost("again");
+  ASSERT_EQ(actions.ends.size(), 1u);
+  EXPECT_EQ(actions.ends[0].kind, JobEnd::Kind::kLost);
+  EXPECT_EQ(actions.ends[0].why, "rendezvous timed out");
+  EXPECT_TRUE(actions.starts.empty());
+}
+
+}  // namespace
+}  // namespace tv
