@@ -23,19 +23,19 @@ std::string scope(const MetricsIdentity& id) {
 std::string advice_lines(const GoodputSnapshot& s) {
   std::string out;
   if (s.checkpoint_cost)
-    out += fmt::format("  {:<22}{:>10.1f} s\n", "checkpoint cost C", *s.checkpoint_cost);
+    out += fmt::format("  {:<26}{:>10.1f} s\n", "checkpoint cost C", *s.checkpoint_cost);
   else
-    out += fmt::format("  {:<22}{:>10}\n", "checkpoint cost C", "unknown (no checkpoint seen)");
+    out += fmt::format("  {:<26}{:>10}\n", "checkpoint cost C", "unknown (no checkpoint seen)");
   if (s.mtbf)
-    out += fmt::format("  {:<22}{:>10.0f} s ({})\n", "MTBF of the job", *s.mtbf, s.mtbf_source);
+    out += fmt::format("  {:<26}{:>10.0f} s ({})\n", "MTBF of the job", *s.mtbf, s.mtbf_source);
   else
-    out += fmt::format("  {:<22}{:>10}\n", "MTBF of the job",
+    out += fmt::format("  {:<26}{:>10}\n", "MTBF of the job",
                        "unknown (no failure; set --mtbf-hours)");
   if (s.advised_interval)
-    out += fmt::format("  {:<22}{:>10.0f} s (Young/Daly: sqrt(2 x C x MTBF))\n", "advised interval",
+    out += fmt::format("  {:<26}{:>10.0f} s (Young/Daly: sqrt(2 x C x MTBF))\n", "advised interval",
                        *s.advised_interval);
   if (s.checkpoint_interval)
-    out += fmt::format("  {:<22}{:>10.0f} s\n", "observed interval", *s.checkpoint_interval);
+    out += fmt::format("  {:<26}{:>10.0f} s\n", "observed interval", *s.checkpoint_interval);
   return out;
 }
 
@@ -43,18 +43,18 @@ std::string advice_lines(const GoodputSnapshot& s) {
 
 std::string format_summary_table(const GoodputSnapshot& s, const MetricsIdentity& id) {
   std::string out = fmt::format("goodput summary ({})\n", scope(id));
-  out += fmt::format("  {:<22}{:>10.1f} s\n", "wall time", s.wall);
-  out += fmt::format("  {:<22}{:>10.1f} s {:>6.1f} %\n", "productive", s.productive,
+  out += fmt::format("  {:<26}{:>10.1f} s\n", "wall time", s.wall);
+  out += fmt::format("  {:<26}{:>10.1f} s {:>6.1f} %\n", "productive", s.productive,
                      share(s.productive, s.wall));
   for (std::size_t i = 0; i < kBadputCount; ++i)
-    out += fmt::format("  {:<22}{:>10.1f} s {:>6.1f} %\n",
+    out += fmt::format("  {:<26}{:>10.1f} s {:>6.1f} %\n",
                        std::string("badput: ") + badput_name(static_cast<Badput>(i)), s.badput[i],
                        share(s.badput[i], s.wall));
-  out += fmt::format("  {:<22}{:>10.3f}\n", "goodput", s.goodput);
-  out += fmt::format("  {:<22}{:>10}\n", "restarts", s.restarts);
-  out += fmt::format("  {:<22}{:>10}{}\n", "lost steps", s.lost_steps,
+  out += fmt::format("  {:<26}{:>10.3f}\n", "goodput", s.goodput);
+  out += fmt::format("  {:<26}{:>10}\n", "restarts", s.restarts);
+  out += fmt::format("  {:<26}{:>10}{}\n", "lost steps", s.lost_steps,
                      s.lost_progress_known ? "" : " (some lost work not measurable)");
-  if (s.step) out += fmt::format("  {:<22}{:>10}\n", "last step", *s.step);
+  if (s.step) out += fmt::format("  {:<26}{:>10}\n", "last step", *s.step);
   return out + advice_lines(s);
 }
 

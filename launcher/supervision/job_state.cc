@@ -5,6 +5,21 @@
 #include "common/exit_codes.h"
 
 namespace tv {
+namespace {
+
+// Field by field: GCC 12 at -O3 warns (maybe-uninitialized, an error under -Werror) on an
+// aggregate JobEnd with a value-initialized NodeFailure inside.
+JobEnd ending(JobEnd::Kind kind, std::string why, int signal = 0,
+              const std::optional<NodeFailure>& failure = std::nullopt) {
+  JobEnd e;
+  e.kind = kind;
+  e.why = std::move(why);
+  e.signal = signal;
+  if (failure) e.failure = *failure;
+  return e;
+}
+
+}  // namespace
 
 JobStateMachine::JobStateMachine(int nnodes, RestartPolicy policy, int base_master_port,
                                  bool preflight, JobActions& actions)
@@ -43,10 +58,10 @@ void JobStateMachine::preflight_result(int node, bool passed, const std::string&
       first = NodeFailure{0, n, exit_code::kPreflightFailed, v.second};
   }
   if (first)
-    return end({JobEnd::Kind::kGiveUp, *first,
-                "preflight failed on node " + std::to_string(first->node_rank) +
-                    "; no node starts its workers",
-                0});
+    return end(ending(JobEnd::Kind::kGiveUp,
+                      "preflight failed on node " + std::to_string(first->node_rank) +
+                          "; no node starts its workers",
+                      0, *first));
   spdlog::info("job: every node passed the preflight");
   start_generation(now);
 }
@@ -69,7 +84,7 @@ void JobStateMachine::success(int node, int generation) {
   if (state_ != State::kRunning || generation != gen_) return;
   succeeded_.insert(node);
   if (static_cast<int>(succeeded_.size()) == nnodes_)
-    end({JobEnd::Kind::kDone, {}, "every node succeeded in generation " + std::to_string(gen_), 0});
+    end(ending(JobEnd::Kind::kDone, "every node succeeded in generation " + std::to_string(gen_)));
 }
 
 void JobStateMachine::failure(NodeFailure f, Clock::time_point now) {
@@ -97,10 +112,10 @@ void JobStateMachine::stopped(int node, int generation) {
 
 void JobStateMachine::after_stop() {
   if (!policy_.may_restart(gen_))
-    return end({JobEnd::Kind::kGiveUp, *root_cause_,
-                "restarts exhausted (" + std::to_string(gen_) + " of --max-restarts " +
-                    std::to_string(policy_.max_restarts) + ")",
-                0});
+    return end(ending(JobEnd::Kind::kGiveUp,
+                      "restarts exhausted (" + std::to_string(gen_) + " of --max-restarts " +
+                          std::to_string(policy_.max_restarts) + ")",
+                      0, *root_cause_));
   state_ = State::kBackoff;
   spdlog::info("job: every node stopped; restart {} in {} ms", gen_ + 1, next_pause_.count());
   actions_.arm_backoff(next_pause_);
@@ -113,7 +128,7 @@ void JobStateMachine::backoff_over(Clock::time_point now) {
 }
 
 void JobStateMachine::lost(const std::string& why, int signal) {
-  end({JobEnd::Kind::kLost, {}, why, signal});
+  end(ending(JobEnd::Kind::kLost, why, signal));
 }
 
 void JobStateMachine::end(JobEnd e) {

@@ -179,19 +179,29 @@ def test_worker_turning_its_error_file_into_a_fifo_does_not_freeze_the_superviso
     assert "exit 3" in failure.read_text()
 
 
-def test_an_800_mb_error_file_costs_no_memory(tmp_path):
-    script = write_worker(tmp_path, "with open(err, 'wb') as f:\n    f.truncate(800 << 20)\n"
+def run_with_error_file_of(tmp_path, size):
+    """(exit code, stderr, peak RSS in KiB of trainvisor or its largest reaped descendant) of a
+    run whose one worker leaves an error file of `size` bytes and exits 4."""
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    script = write_worker(tmp_path, f"with open(err, 'wb') as f:\n    f.truncate({size})\n"
                                     "sys.exit(4)\n")
     p = subprocess.Popen([str(TRAINVISOR), "run", "--preflight", "none", "--nproc-per-node", "1",
                           "--max-restarts", "0", str(script)], env=base_env(),
                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     err = p.stderr.read()
     _, status, usage = os.wait4(p.pid, 0)
-    p.returncode = os.waitstatus_to_exitcode(status)
-    assert p.returncode == 4, err
+    return os.waitstatus_to_exitcode(status), err, usage.ru_maxrss
+
+
+def test_an_800_mb_error_file_costs_no_memory(tmp_path):
+    code, err, peak = run_with_error_file_of(tmp_path / "big", 800 << 20)
+    assert code == 4, err
     assert "larger than 4194304 bytes" in err
-    # ru_maxrss (KiB) of trainvisor (or its largest reaped descendant): before, 1.6 GB.
-    assert usage.ru_maxrss < 200 * 1024, usage.ru_maxrss
+    # Against the same binary with a small error file (an ASan build alone is ~200 MB): before the
+    # bounded read, the 800 MB file cost 1.6 GB more.
+    code, err, baseline = run_with_error_file_of(tmp_path / "small", 100)
+    assert code == 4, err
+    assert peak - baseline < 100 * 1024, (peak, baseline)
 
 
 # ---- Files trainvisor writes --------------------------------------------------------------------
@@ -297,6 +307,20 @@ def test_worker_error_message_with_newlines_and_ansi_lands_escaped(tmp_path):
     own = log_lines(r.stderr)
     assert not any(l.startswith("[trainvisor 00:00:00.000") for l in r.stderr.splitlines())
     assert any("boom\\n[trainvisor 00:00:00.000 E] forged line\\x1b[31m red" in l for l in own)
+
+
+@pytest.mark.parametrize("record", [
+    {"message": {"message": {"py_callstack": "Traceback"}, "extraInfo": {"py_callstack": 7}}},
+    {"message": {"message": ["x"], "extraInfo": {"timestamp": {"t": 1}}}},
+])
+def test_error_file_with_fields_of_another_type_is_ignored_not_an_abort(tmp_path, record):
+    # Found by fuzz_error_file: a nested object where torch writes a string aborted trainvisor.
+    failure = tmp_path / "failure"
+    script = (f"import json, os, sys; open(os.environ['TORCHELASTIC_ERROR_FILE'], 'w')"
+              f".write(json.dumps({record!r})); print('last words', flush=True); sys.exit(5)")
+    r = run("--max-restarts", 0, "--failure-file", failure, "--no-python", PYTHON, "-c", script)
+    assert r.returncode == 5, r.stderr
+    assert "exit 5" in failure.read_text()
 
 
 # ---- Worker exit codes that collide with trainvisor's own ---------------------------------------

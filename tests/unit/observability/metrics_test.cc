@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <regex>
 #include <set>
 #include <sstream>
 
@@ -82,6 +83,20 @@ TEST(Summary, TableHasEveryCauseAndTheAdvice) {
        {"node 0 of 2: job-level figures", "wall time", "productive", "badput: lost_progress",
         "badput: checkpoint_stall", "restarts", "advised interval", "Young/Daly"})
     EXPECT_NE(t.find(expected), std::string::npos) << expected << "\nin:\n" << t;
+}
+
+TEST(Summary, FiguresEndInOneColumn) {
+  const std::string t = format_summary_table(sample(), {"1", 0, 1});
+  // "  <label> <figure> s ...": the labels are padded wide enough for the longest one
+  // ("badput: checkpoint_stall"), so every figure ends in the same column.
+  std::set<std::size_t> columns;
+  std::istringstream lines(t);
+  for (std::string line; std::getline(lines, line);)
+    if (line.rfind("  wall time", 0) == 0 || line.rfind("  productive", 0) == 0 ||
+        line.rfind("  badput: ", 0) == 0)
+      if (std::smatch m; std::regex_search(line, m, std::regex(R"([0-9.]+ s)")))
+        columns.insert(static_cast<std::size_t>(m.position(0) + m.length(0)));
+  EXPECT_EQ(columns.size(), 1u) << t;
 }
 
 TEST(Summary, JsonSharesAddUpToOne) {
