@@ -8,6 +8,7 @@
 #include <fstream>
 
 #include "cli/commands.h"
+#include "common/bounded_read.h"
 #include "common/exit_codes.h"
 #include "common/file_system.h"
 #include "common/options.h"
@@ -56,7 +57,7 @@ Result<Rendered> render_from(const Options& o) {
     return Error{exit_code::kUsage,
                  "usage: trainvisor render --config FILE --target kubeflow|sagemaker|batch|slurm"};
   std::string why;
-  const auto text = RealFileSystem().read(config->value, &why);
+  const auto text = RealFileSystem().read(config->value, kConfigFileCap, &why);
   if (!text)
     return Error{exit_code::kConfig, "--config " + config->value + ": cannot read: " + why};
   auto job = parse_job_config(*text, config->value);

@@ -1,23 +1,42 @@
 #include "common/file_system.h"
 
+#include <algorithm>
 #include <filesystem>
 
 #include "common/bounded_read.h"
 
 namespace tv {
+namespace fs = std::filesystem;
 
 bool RealFileSystem::exists(const std::string& path) const {
   std::error_code ec;
-  return std::filesystem::exists(path, ec);
+  return fs::exists(path, ec);
 }
 
 bool RealFileSystem::is_directory(const std::string& path) const {
   std::error_code ec;
-  return std::filesystem::is_directory(path, ec);
+  return fs::is_directory(path, ec);
 }
 
-std::optional<std::string> RealFileSystem::read(const std::string& path, std::string* why) const {
-  auto text = read_regular_file(path, kConfigFileCap);
+std::vector<std::string> RealFileSystem::list(const std::string& dir) const {
+  std::vector<std::string> names;
+  std::error_code ec;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec))
+    names.push_back(it->path().filename().string());
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+std::optional<std::string> RealFileSystem::read_link(const std::string& path) const {
+  std::error_code ec;
+  auto target = fs::read_symlink(path, ec);
+  if (ec) return std::nullopt;
+  return target.string();
+}
+
+std::optional<std::string> RealFileSystem::read(const std::string& path, std::size_t max_bytes,
+                                                std::string* why) const {
+  auto text = read_regular_file(path, max_bytes);
   if (!text) {
     // The message starts with the path; the caller names the file itself.
     const std::string& m = text.error().message;
@@ -25,25 +44,6 @@ std::optional<std::string> RealFileSystem::read(const std::string& path, std::st
     return std::nullopt;
   }
   return std::move(*text);
-}
-
-bool FakeFileSystem::exists(const std::string& path) const {
-  return files_.count(path) || is_directory(path);
-}
-
-bool FakeFileSystem::is_directory(const std::string& path) const {
-  std::string prefix = path.ends_with('/') ? path : path + "/";
-  auto it = files_.lower_bound(prefix);
-  return it != files_.end() && it->first.starts_with(prefix);
-}
-
-std::optional<std::string> FakeFileSystem::read(const std::string& path, std::string* why) const {
-  auto it = files_.find(path);
-  if (it == files_.end()) {
-    if (why) *why = "No such file or directory";
-    return std::nullopt;
-  }
-  return it->second;
 }
 
 }  // namespace tv

@@ -1,21 +1,32 @@
-// Read-only file access behind an interface, so pure logic (topology, checkpoint discovery) can be
-// tested against in-memory trees. RealFileSystem is the one implementation that touches the OS.
+// Read-only file access behind an interface: configuration files, sysfs and /dev nodes, so pure
+// logic (topology, the SageMaker entry point, the EFA checks) can be unit-tested against in-memory
+// trees (tests/unit/fakes/fake_file_system.h). RealFileSystem is the one implementation that
+// touches the OS. Checkpoint discovery has its own seam (checkpoint/checkpoint_fs.h): it needs
+// stat, byte ranges and a clock.
 #pragma once
 
-#include <map>
+#include <cstddef>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace tv {
 
 class FileSystem {
  public:
   virtual ~FileSystem() = default;
+  // True for anything at path (a file, a directory, a device node; a link whose target exists).
   virtual bool exists(const std::string& path) const = 0;
   virtual bool is_directory(const std::string& path) const = 0;
-  // Whole file contents, or nullopt when it cannot be read (the reason in *why when given). The
-  // real one reads only regular files, at most 4 MiB, and never blocks (common/bounded_read.h).
-  virtual std::optional<std::string> read(const std::string& path,
+  // Entry names in a directory, sorted; empty when it does not exist or cannot be read.
+  virtual std::vector<std::string> list(const std::string& dir) const = 0;
+  // Target of a symbolic link as written; nullopt when path is not a link.
+  virtual std::optional<std::string> read_link(const std::string& path) const = 0;
+  // Whole file contents, or nullopt when it cannot be read (the reason in *why when given, without
+  // the path: the caller names the file). Each caller picks the cap that matches what it reads
+  // (common/bounded_read.h: kSmallFileCap for sysfs, kConfigFileCap for configuration files). The
+  // real one reads only regular files, at most max_bytes, and never blocks.
+  virtual std::optional<std::string> read(const std::string& path, std::size_t max_bytes,
                                           std::string* why = nullptr) const = 0;
 };
 
@@ -23,19 +34,10 @@ class RealFileSystem final : public FileSystem {
  public:
   bool exists(const std::string& path) const override;
   bool is_directory(const std::string& path) const override;
-  std::optional<std::string> read(const std::string& path, std::string* why) const override;
-};
-
-// For unit tests: a map from path to contents; directories are the parents of the files.
-class FakeFileSystem final : public FileSystem {
- public:
-  void add(const std::string& path, std::string contents) { files_[path] = std::move(contents); }
-  bool exists(const std::string& path) const override;
-  bool is_directory(const std::string& path) const override;
-  std::optional<std::string> read(const std::string& path, std::string* why) const override;
-
- private:
-  std::map<std::string, std::string> files_;
+  std::vector<std::string> list(const std::string& dir) const override;
+  std::optional<std::string> read_link(const std::string& path) const override;
+  std::optional<std::string> read(const std::string& path, std::size_t max_bytes,
+                                  std::string* why) const override;
 };
 
 }  // namespace tv

@@ -1,6 +1,9 @@
 #include "health/efa_check.h"
 
 #include <algorithm>
+#include <cctype>
+
+#include "common/bounded_read.h"
 
 namespace tv {
 namespace {
@@ -12,15 +15,23 @@ std::string basename_of(const std::string& path) {
   return slash == std::string::npos ? path : path.substr(slash + 1);
 }
 
-RdmaDevice read_device(const Sysfs& sysfs, const std::string& name) {
+// A sysfs attribute: one short line (at most kSmallFileCap read), trailing whitespace removed.
+std::optional<std::string> read_attribute(const FileSystem& fs, const std::string& path) {
+  auto text = fs.read(path, kSmallFileCap);
+  if (!text) return std::nullopt;
+  while (!text->empty() && std::isspace(static_cast<unsigned char>(text->back()))) text->pop_back();
+  return text;
+}
+
+RdmaDevice read_device(const FileSystem& fs, const std::string& name) {
   RdmaDevice d;
   d.name = name;
   const std::string dev = std::string(kClass) + "/" + name + "/device";
-  if (auto link = sysfs.read_link(dev + "/driver")) d.driver = basename_of(*link);
-  d.vendor = sysfs.read(dev + "/vendor").value_or("");
-  for (const auto& uv : sysfs.list(dev + "/infiniband_verbs")) {
+  if (auto link = fs.read_link(dev + "/driver")) d.driver = basename_of(*link);
+  d.vendor = read_attribute(fs, dev + "/vendor").value_or("");
+  for (const auto& uv : fs.list(dev + "/infiniband_verbs")) {
     d.uverbs.push_back(uv);
-    if (!sysfs.exists("/dev/infiniband/" + uv)) d.missing_nodes.push_back("/dev/infiniband/" + uv);
+    if (!fs.exists("/dev/infiniband/" + uv)) d.missing_nodes.push_back("/dev/infiniband/" + uv);
   }
   return d;
 }
@@ -41,16 +52,16 @@ std::string names(const std::vector<RdmaDevice>& devs) {
 
 }  // namespace
 
-RdmaInventory find_rdma_devices(const Sysfs& sysfs) {
+RdmaInventory find_rdma_devices(const FileSystem& fs) {
   RdmaInventory inv;
-  for (const auto& name : sysfs.list(kClass)) {
-    RdmaDevice d = read_device(sysfs, name);
+  for (const auto& name : fs.list(kClass)) {
+    RdmaDevice d = read_device(fs, name);
     (d.is_efa() ? inv.efa : inv.other).push_back(std::move(d));
   }
   return inv;
 }
 
-bool efa_devices_present() { return !find_rdma_devices(RealSysfs{}).efa.empty(); }
+bool efa_devices_present() { return !find_rdma_devices(RealFileSystem{}).efa.empty(); }
 
 CheckResult efa_devices_check(const RdmaInventory& inv, const std::string& required) {
   nlohmann::json details = {{"efa", nlohmann::json::array()}, {"other", nlohmann::json::array()}};

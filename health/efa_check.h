@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
+#include "common/file_system.h"
 #include "health/dynamic_library.h"
 #include "health/preflight.h"
-#include "health/sysfs.h"
 
 namespace tv {
 
@@ -27,7 +27,7 @@ struct RdmaInventory {
   std::vector<RdmaDevice> other;  // mlx5 and other non-EFA RDMA devices
 };
 
-RdmaInventory find_rdma_devices(const Sysfs& sysfs);
+RdmaInventory find_rdma_devices(const FileSystem& fs);
 // required: the resolved --require-transport (any|net|efa).
 CheckResult efa_devices_check(const RdmaInventory& inv, const std::string& required);
 
@@ -46,7 +46,7 @@ struct LibfabricInfo {
   std::vector<std::string> domains;  // rdmap16s27-rdm, ...
 };
 
-LibfabricInfo query_libfabric(const LibraryLoader& loader, const Sysfs& sysfs,
+LibfabricInfo query_libfabric(const LibraryLoader& loader, const FileSystem& fs,
                               const std::string& provider);
 // efa_present: EFA devices in sysfs; required: resolved --require-transport.
 CheckResult libfabric_check(const LibfabricInfo& info, bool efa_present,

@@ -9,10 +9,10 @@
 #include <filesystem>
 
 #include "common/exit_codes.h"
+#include "common/file_system.h"
 #include "common/json_text.h"
 #include "health/dynamic_library.h"
 #include "health/subprocess.h"
-#include "health/sysfs.h"
 
 namespace tv {
 
@@ -171,7 +171,7 @@ int vendor_query_main(const std::vector<std::string>& args) {
   if (kind == "gpu" && args.size() == 1) {
     print(query_gpus(DlopenLoader{}));
   } else if (kind == "libfabric" && args.size() == 2) {
-    print(query_libfabric(DlopenLoader{}, RealSysfs{}, arg));
+    print(query_libfabric(DlopenLoader{}, RealFileSystem{}, arg));
   } else if (kind == "nccl" && args.size() == 2) {
     print(load_nccl(DlopenLoader{}, arg));
   } else if (kind == "nccl-unique-id" && args.size() == 2) {

@@ -20,10 +20,10 @@ struct FabricApi {
   const char* (*strerror)(int) = nullptr;
 };
 
-std::shared_ptr<DynamicLibrary> open_libfabric(const LibraryLoader& loader, const Sysfs& sysfs,
+std::shared_ptr<DynamicLibrary> open_libfabric(const LibraryLoader& loader, const FileSystem& fs,
                                                std::string* why) {
   if (auto lib = loader.open("libfabric.so.1", why)) return lib;
-  if (!sysfs.exists(kInstallerLib)) return nullptr;
+  if (!fs.exists(kInstallerLib)) return nullptr;
   return loader.open(kInstallerLib, why);
 }
 
@@ -67,13 +67,13 @@ bool same_file(const std::string& a, const std::string& b) {
 
 }  // namespace
 
-LibfabricInfo query_libfabric(const LibraryLoader& loader, const Sysfs& sysfs,
+LibfabricInfo query_libfabric(const LibraryLoader& loader, const FileSystem& fs,
                               const std::string& provider) {
   LibfabricInfo info;
   info.provider = provider;
-  if (sysfs.exists(kInstallerLib)) info.installer_path = kInstallerLib;
+  if (fs.exists(kInstallerLib)) info.installer_path = kInstallerLib;
   std::string why;
-  auto lib = open_libfabric(loader, sysfs, &why);
+  auto lib = open_libfabric(loader, fs, &why);
   if (!lib) {
     info.error = "libfabric.so.1 could not be loaded (" + why + ")";
     return info;

@@ -194,12 +194,12 @@ void probe_checks(const PreflightConfig& cfg, int gpus, const std::string& requi
 PreflightReport run_preflight(const PreflightConfig& cfg) {
   const auto start = std::chrono::steady_clock::now();
   PreflightReport report;
-  RealSysfs sysfs;
+  const RealFileSystem fs;
   const auto gpu_query = isolated_query_gpus(cfg.env);
   const GpuInventory gpus = gpu_query ? *gpu_query : GpuInventory{};
   report.checks.push_back(gpu_query ? gpu_check(gpus, cfg.expected_gpus)
                                     : failed_query("gpu", gpu_query.error()));
-  const RdmaInventory rdma = find_rdma_devices(sysfs);
+  const RdmaInventory rdma = find_rdma_devices(fs);
   const bool efa = !rdma.efa.empty();
   const int nnodes = cfg.single_node_net ? std::max(2, cfg.nnodes) : cfg.nnodes;
   const std::string required = resolve_require_transport(cfg.require_transport, nnodes, efa);

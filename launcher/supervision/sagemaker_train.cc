@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/bounded_read.h"
 #include "common/exit_codes.h"
 
 namespace tv {
@@ -56,7 +57,7 @@ Result<std::vector<std::string>> sagemaker_train_command(const FileSystem& fs,
                                                          const SageMakerPaths& paths) {
   const std::string& file = paths.hyperparameters;
   std::string why;
-  const auto text = fs.read(file, &why);
+  const auto text = fs.read(file, kConfigFileCap, &why);
   if (!text)
     return Error{
         exit_code::kNotFound,

@@ -1,4 +1,5 @@
 // SageMaker Training Jobs: the resource config file (launcher/resource_config.h).
+#include "common/bounded_read.h"
 #include "launcher/topology/resource_config.h"
 #include "launcher/topology/topology_sources.h"
 
@@ -11,7 +12,7 @@ bool sagemaker_detected(const FileSystem& fs, const std::string& path) {
 Result<Topology> sagemaker_source(const Environment& env, const FileSystem& fs,
                                   const std::string& path) {
   std::string why;
-  auto text = fs.read(path, &why);
+  auto text = fs.read(path, kConfigFileCap, &why);
   if (!text)
     return config_error("file " + path + " cannot be read (" + why +
                         "): expected SageMaker's resource config (--resource-config)");

@@ -69,7 +69,7 @@ TEST(BoundedRead, RealFileSystemSaysWhy) {
   const std::string fifo = (d.path / "fifo").string();
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
   std::string why;
-  EXPECT_FALSE(RealFileSystem().read(fifo, &why));
+  EXPECT_FALSE(RealFileSystem().read(fifo, kConfigFileCap, &why));
   EXPECT_EQ(why, "not a regular file (a FIFO)");
 }
 

@@ -4,11 +4,14 @@
 
 #include "health/nccl_api.h"
 #include "health/nccl_plugin.h"
+#include "tests/unit/fakes/fake_file_system.h"
 
 namespace tv {
 namespace {
 
-void add_device(FakeSysfs& fs, const std::string& name, const std::string& driver,
+using testing::FakeFileSystem;
+
+void add_device(FakeFileSystem& fs, const std::string& name, const std::string& driver,
                 const std::string& vendor, const std::string& uverbs, bool node) {
   const std::string dev = "/sys/class/infiniband/" + name + "/device";
   fs.add_link(dev + "/driver", "../../../../bus/pci/drivers/" + driver);
@@ -18,7 +21,7 @@ void add_device(FakeSysfs& fs, const std::string& name, const std::string& drive
 }
 
 TEST(EfaDevices, FoundWithNodes) {
-  FakeSysfs fs;
+  FakeFileSystem fs;
   add_device(fs, "rdmap16s27", "efa", "0x1d0f", "uverbs0", true);
   add_device(fs, "rdmap32s27", "efa", "0x1d0f", "uverbs1", true);
   auto inv = find_rdma_devices(fs);
@@ -27,7 +30,7 @@ TEST(EfaDevices, FoundWithNodes) {
 }
 
 TEST(EfaDevices, MissingUverbsNodeFailsWithAdvice) {
-  FakeSysfs fs;
+  FakeFileSystem fs;
   add_device(fs, "rdmap16s27", "efa", "0x1d0f", "uverbs0", false);
   auto r = efa_devices_check(find_rdma_devices(fs), "any");
   EXPECT_EQ(r.outcome, Outcome::kFail);
@@ -36,7 +39,7 @@ TEST(EfaDevices, MissingUverbsNodeFailsWithAdvice) {
 }
 
 TEST(EfaDevices, Mlx5BesideEfaWarns) {
-  FakeSysfs fs;
+  FakeFileSystem fs;
   add_device(fs, "rdmap16s27", "efa", "0x1d0f", "uverbs0", true);
   add_device(fs, "mlx5_0", "mlx5_core", "0x15b3", "uverbs1", true);
   auto inv = find_rdma_devices(fs);
@@ -46,8 +49,20 @@ TEST(EfaDevices, Mlx5BesideEfaWarns) {
   EXPECT_NE(r.message.find("mlx5_0"), std::string::npos);
 }
 
+TEST(EfaDevices, VendorReadTrimmedAndBounded) {
+  FakeFileSystem fs;  // no driver link: the vendor alone says EFA, once its newline is gone
+  fs.add_file("/sys/class/infiniband/efa_0/device/vendor", "0x1d0f \n");
+  fs.add_file("/sys/class/infiniband/big_0/device/vendor", "0x1d0f" + std::string(64 * 1024, ' '));
+  auto inv = find_rdma_devices(fs);
+  ASSERT_EQ(inv.efa.size(), 1u);
+  EXPECT_EQ(inv.efa[0].name, "efa_0");
+  EXPECT_EQ(inv.efa[0].vendor, "0x1d0f");
+  ASSERT_EQ(inv.other.size(), 1u);  // over kSmallFileCap: not read, so not taken for EFA
+  EXPECT_EQ(inv.other[0].vendor, "");
+}
+
 TEST(EfaDevices, NoneIsSkipUnlessRequired) {
-  FakeSysfs fs;
+  FakeFileSystem fs;
   EXPECT_EQ(efa_devices_check(find_rdma_devices(fs), "any").outcome, Outcome::kSkip);
   EXPECT_EQ(efa_devices_check(find_rdma_devices(fs), "efa").outcome, Outcome::kFail);
 }

@@ -8,9 +8,12 @@
 #include <filesystem>
 
 #include "common/exit_codes.h"
+#include "tests/unit/fakes/fake_file_system.h"
 
 namespace tv {
 namespace {
+
+using testing::FakeFileSystem;
 
 const char* kHp = "/opt/ml/input/config/hyperparameters.json";
 
@@ -22,9 +25,9 @@ std::vector<std::string> command(const FakeFileSystem& fs) {
 
 TEST(SageMakerTrain, ScriptAndDecodedHyperparametersSortedWithoutSageMakerOnes) {
   FakeFileSystem fs;
-  fs.add(kHp, R"({"sagemaker_program": "\"train.py\"", "sagemaker_region": "\"us-west-2\"",
+  fs.add_file(kHp, R"({"sagemaker_program": "\"train.py\"", "sagemaker_region": "\"us-west-2\"",
                   "lr": "0.001", "epochs": "\"10\"", "fp16": "true", "name": "plain text", "n": 3})");
-  fs.add("/opt/ml/code/train.py", "");
+  fs.add_file("/opt/ml/code/train.py", "");
   EXPECT_EQ(command(fs),
             (std::vector<std::string>{"/opt/ml/code/train.py", "--epochs", "10", "--fp16", "True",
                                       "--lr", "0.001", "--n", "3", "--name", "plain text"}));
@@ -32,8 +35,8 @@ TEST(SageMakerTrain, ScriptAndDecodedHyperparametersSortedWithoutSageMakerOnes) 
 
 TEST(SageMakerTrain, ShellScriptRunsUnderSh) {
   FakeFileSystem fs;
-  fs.add(kHp, R"({"sagemaker_program": "train.sh"})");
-  fs.add("/opt/ml/code/train.sh", "");
+  fs.add_file(kHp, R"({"sagemaker_program": "train.sh"})");
+  fs.add_file("/opt/ml/code/train.sh", "");
   EXPECT_EQ(command(fs), (std::vector<std::string>{"/bin/sh", "/opt/ml/code/train.sh"}));
 }
 
@@ -51,23 +54,23 @@ TEST(SageMakerTrain, SaysWhatIsMissing) {
   EXPECT_NE(e.message.find(kHp), std::string::npos);
 
   FakeFileSystem no_program;
-  no_program.add(kHp, R"({"epochs": "3"})");
+  no_program.add_file(kHp, R"({"epochs": "3"})");
   e = error_for(no_program);
   EXPECT_EQ(e.exit_code, exit_code::kConfig);
   EXPECT_NE(e.message.find("no \"sagemaker_program\""), std::string::npos);
 
   FakeFileSystem no_script;
-  no_script.add(kHp, R"({"sagemaker_program": "\"train.py\""})");
+  no_script.add_file(kHp, R"({"sagemaker_program": "\"train.py\""})");
   e = error_for(no_script);
   EXPECT_EQ(e.exit_code, exit_code::kNotFound);
   EXPECT_NE(e.message.find("/opt/ml/code/train.py does not exist"), std::string::npos);
 
   FakeFileSystem bad;
-  bad.add(kHp, "[1, 2");
+  bad.add_file(kHp, "[1, 2");
   EXPECT_EQ(error_for(bad).exit_code, exit_code::kConfig);
 
   FakeFileSystem escape;
-  escape.add(kHp, R"({"sagemaker_program": "../../etc/passwd"})");
+  escape.add_file(kHp, R"({"sagemaker_program": "../../etc/passwd"})");
   EXPECT_NE(error_for(escape).message.find("expected a file name inside /opt/ml/code"),
             std::string::npos);
 }

@@ -9,8 +9,9 @@
 #include <sstream>
 
 #include "common/exit_codes.h"
-#include "launcher/topology/topology_options.h"
 #include "launcher/topology/topology.h"
+#include "launcher/topology/topology_options.h"
+#include "tests/unit/fakes/fake_file_system.h"
 
 namespace tv::testing {
 

@@ -12,7 +12,7 @@ using testing::TopologyTest;
 // ---- SageMaker ----
 
 TEST_F(TopologyTest, SageMakerPlain) {
-  fs.add(kRc, topology_data("resourceconfig_plain.json"));
+  fs.add_file(kRc, topology_data("resourceconfig_plain.json"));
   set("TRAINING_JOB_NAME", "isaac-ppo-2026");
   gpu_count = 8;
   auto t = ok();
@@ -30,13 +30,13 @@ TEST_F(TopologyTest, SageMakerPlain) {
 }
 
 TEST_F(TopologyTest, SageMakerKeepsAnExistingSocketIfname) {
-  fs.add(kRc, topology_data("resourceconfig_plain.json"));
+  fs.add_file(kRc, topology_data("resourceconfig_plain.json"));
   set("NCCL_SOCKET_IFNAME", "^lo,docker");
   EXPECT_TRUE(ok().worker_env.empty());
 }
 
 TEST_F(TopologyTest, SageMakerHeterogeneous) {
-  fs.add(kRc, topology_data("resourceconfig_hetero.json"));
+  fs.add_file(kRc, topology_data("resourceconfig_hetero.json"));
   auto t = ok();
   EXPECT_EQ(t.nnodes, 3);
   EXPECT_EQ(t.node_rank, 2);
@@ -46,7 +46,7 @@ TEST_F(TopologyTest, SageMakerHeterogeneous) {
 }
 
 TEST_F(TopologyTest, SageMakerPathOverride) {
-  fs.add("/tmp/rc.json", topology_data("resourceconfig_ten_hosts.json"));
+  fs.add_file("/tmp/rc.json", topology_data("resourceconfig_ten_hosts.json"));
   args = {"--resource-config", "/tmp/rc.json"};
   auto t = ok();
   EXPECT_EQ(t.nnodes, 10);
@@ -54,11 +54,11 @@ TEST_F(TopologyTest, SageMakerPathOverride) {
 }
 
 TEST_F(TopologyTest, SageMakerRefusals) {
-  fs.add(kRc, topology_data("resourceconfig_malformed.json"));
+  fs.add_file(kRc, topology_data("resourceconfig_malformed.json"));
   std::string m = refused();
   EXPECT_THAT(m, HasSubstr(std::string("file ") + kRc));
   EXPECT_THAT(m, HasSubstr("not valid JSON"));
-  fs.add(kRc, topology_data("resourceconfig_stranger.json"));
+  fs.add_file(kRc, topology_data("resourceconfig_stranger.json"));
   EXPECT_THAT(refused(), HasSubstr("current_host \"algo-9\" is not in hosts"));
 }
 
@@ -70,7 +70,7 @@ TEST_F(TopologyTest, ForcedSageMakerWithoutTheFile) {
 }
 
 TEST_F(TopologyTest, ForcedSageMakerWithAgreeingAndConflictingFlags) {
-  fs.add(kRc, topology_data("resourceconfig_plain.json"));
+  fs.add_file(kRc, topology_data("resourceconfig_plain.json"));
   args = {"--platform", "sagemaker", "--nnodes", "4", "--node-rank", "1"};
   EXPECT_EQ(ok().nnodes, 4);
   args = {"--platform", "sagemaker", "--node-rank", "0"};
@@ -366,7 +366,7 @@ TEST_F(TopologyTest, ForcedSlurmWithoutAJob) {
 }
 
 TEST_F(TopologyTest, ForcedPlatformIgnoresOtherSources) {
-  fs.add(kRc, topology_data("resourceconfig_plain.json"));
+  fs.add_file(kRc, topology_data("resourceconfig_plain.json"));
   slurm_env(env, "2", "1", "n[1-2]");
   args = {"--platform", "slurm"};
   EXPECT_EQ(ok().platform, "slurm");

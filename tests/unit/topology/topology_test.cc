@@ -159,7 +159,7 @@ TEST_F(TopologyTest, ForcedLocalRefusesMoreNodes) {
 }
 
 TEST_F(TopologyTest, AutoDetectionOrderSageMakerFirst) {
-  fs.add(kRc, testing::topology_data("resourceconfig_minimal.json"));
+  fs.add_file(kRc, testing::topology_data("resourceconfig_minimal.json"));
   set("PET_NNODES", "2");
   set("AWS_BATCH_JOB_NUM_NODES", "2");
   set("SLURM_JOB_ID", "1");

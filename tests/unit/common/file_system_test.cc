@@ -1,0 +1,97 @@
+// RealFileSystem against a real tree (and /dev/null), and the unit tests' FakeFileSystem against
+// the same tree held in memory: the fake must answer as the real one does, or the tests that use it
+// prove nothing about the product.
+#include "common/file_system.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "tests/unit/fakes/fake_file_system.h"
+
+namespace tv {
+namespace {
+
+namespace fs = std::filesystem;
+
+// A sysfs-like tree: class/infiniband/efa_0/device/{vendor,big,driver -> drivers/efa}.
+struct Tree {
+  fs::path root = fs::temp_directory_path() / ("tv-fs-" + std::to_string(::getpid()));
+  std::string dev = (root / "class/infiniband/efa_0/device").string();
+  std::string driver_dir = (root / "drivers/efa").string();
+  testing::FakeFileSystem fake;
+
+  Tree() {
+    fs::create_directories(dev);
+    fs::create_directories(driver_dir);
+    file(dev + "/vendor", "0x1d0f\n");
+    file(dev + "/big", std::string(100, 'x'));
+    file(driver_dir + "/bind", "");
+    fs::create_directory_symlink(driver_dir, dev + "/driver");
+    fake.add_link(dev + "/driver", driver_dir);
+    fake.add_node("/dev/null");
+  }
+  ~Tree() { fs::remove_all(root); }
+  void file(const std::string& path, const std::string& text) {
+    std::ofstream(path, std::ios::binary) << text;
+    fake.add_file(path, text);
+  }
+};
+
+struct Answers {
+  bool exists, is_directory;
+  std::vector<std::string> list;
+  std::optional<std::string> read_link, read;
+  std::string why;
+  bool operator==(const Answers&) const = default;
+};
+
+std::ostream& operator<<(std::ostream& os, const Answers& a) {
+  os << "exists=" << a.exists << " is_directory=" << a.is_directory << " list=[";
+  for (const auto& n : a.list) os << n << " ";
+  return os << "] read_link=" << a.read_link.value_or("-") << " read=" << a.read.value_or("-")
+            << " why=" << a.why;
+}
+
+Answers ask(const FileSystem& f, const std::string& path) {
+  Answers a{f.exists(path), f.is_directory(path), f.list(path), f.read_link(path), {}, {}};
+  a.read = f.read(path, 10, &a.why);
+  return a;
+}
+
+TEST(FileSystem, RealAnswers) {
+  Tree t;
+  const RealFileSystem real;
+  EXPECT_EQ(real.list(t.root.string()), (std::vector<std::string>{"class", "drivers"}));
+  EXPECT_EQ(real.list(t.dev), (std::vector<std::string>{"big", "driver", "vendor"}));
+  EXPECT_TRUE(real.list(t.dev + "/none").empty());
+  EXPECT_EQ(real.read_link(t.dev + "/driver"), t.driver_dir);
+  EXPECT_FALSE(real.read_link(t.dev + "/vendor"));
+  EXPECT_EQ(real.read(t.dev + "/vendor", 10, nullptr), "0x1d0f\n");
+  std::string why;
+  EXPECT_FALSE(real.read(t.dev + "/big", 99, &why));
+  EXPECT_EQ(why, "larger than 99 bytes (100); not read");
+  EXPECT_FALSE(real.read("/dev/null", 10, &why));
+  EXPECT_EQ(why, "not a regular file (a character device)");
+}
+
+TEST(FileSystem, FakeAnswersAsTheRealOneDoes) {
+  Tree t;
+  const RealFileSystem real;
+  for (const std::string& path :
+       {t.root.string(), (t.root / "class/infiniband").string(), t.dev, t.dev + "/vendor",
+        t.dev + "/big", t.dev + "/none", t.driver_dir, (t.root / "none/deeper").string()})
+    EXPECT_EQ(ask(t.fake, path), ask(real, path)) << path;
+  // A device node (not listed: the real /dev holds more) and a link (the fake does not follow it).
+  EXPECT_EQ(t.fake.exists("/dev/null"), real.exists("/dev/null"));
+  std::string real_why, fake_why;
+  EXPECT_EQ(t.fake.read("/dev/null", 10, &fake_why), real.read("/dev/null", 10, &real_why));
+  EXPECT_EQ(fake_why, real_why);
+  EXPECT_EQ(t.fake.exists(t.dev + "/driver"), real.exists(t.dev + "/driver"));
+  EXPECT_EQ(t.fake.read_link(t.dev + "/driver"), real.read_link(t.dev + "/driver"));
+}
+
+}  // namespace
+}  // namespace tv

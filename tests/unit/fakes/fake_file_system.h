@@ -1,0 +1,39 @@
+// The in-memory FileSystem of the unit tests (topology, supervision, health): files, symbolic
+// links and device nodes in maps; directories are implied by the paths under them. A link exists
+// and has its target for read_link, but is not followed (reading it is "No such file"). Its other
+// answers, refusals included, are the real one's (tests/unit/common/file_system_test.cc compares
+// the two).
+#pragma once
+
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "common/file_system.h"
+
+namespace tv::testing {
+
+class FakeFileSystem final : public FileSystem {
+ public:
+  void add_file(const std::string& path, std::string contents) {
+    files_[path] = std::move(contents);
+  }
+  void add_link(const std::string& path, std::string target) { links_[path] = std::move(target); }
+  // A device node such as /dev/infiniband/uverbs0: it exists, it is not a regular file.
+  void add_node(const std::string& path) { nodes_.insert(path); }
+
+  bool exists(const std::string& path) const override;
+  bool is_directory(const std::string& path) const override;
+  std::vector<std::string> list(const std::string& dir) const override;
+  std::optional<std::string> read_link(const std::string& path) const override;
+  std::optional<std::string> read(const std::string& path, std::size_t max_bytes,
+                                  std::string* why) const override;
+
+ private:
+  std::map<std::string, std::string> files_;
+  std::map<std::string, std::string> links_;
+  std::set<std::string> nodes_;
+};
+
+}  // namespace tv::testing
