@@ -110,18 +110,26 @@ std::optional<Checkpoint> select_glob(CheckpointFs& fs, const Tree& tree, const 
 
 }  // namespace
 
-std::vector<Candidate> discover_in(CheckpointFs& fs, const Tree& tree, const std::string& format) {
-  if (format.starts_with("glob:")) return glob_candidates(tree, format.substr(5), fs);
-  std::vector<Candidate> out;
+void each_candidate_oldest_first(CheckpointFs& fs, const Tree& tree, const std::string& format,
+                                 const KnownKey& known, const EachCandidate& each) {
+  if (format.starts_with("glob:")) {
+    auto candidates = glob_candidates(tree, format.substr(5), fs);
+    for (auto it = candidates.rbegin(); it != candidates.rend(); ++it)
+      if (!known(it->checkpoint.path)) each(it->checkpoint.path, *it);
+    return;
+  }
   Keys keys = recognize(tree, layouts_of_format(format), fs);
-  KeyHeap heap(std::move(keys.keys), keys.run_ns, tree);
-  while (auto k = heap.next()) out.push_back(materialize(tree, *k, fs));
-  return out;
-}
-
-std::vector<Candidate> discover(CheckpointFs& fs, const std::string& dir,
-                                const std::string& format) {
-  return discover_in(fs, walk_tree(fs, dir), format);
+  const Newer newer{&tree, &keys.run_ns};
+  std::sort(keys.keys.begin(), keys.keys.end(),
+            [&](const Key& a, const Key& b) { return newer(b, a); });
+  std::set<CandidateId> done;
+  for (const Key& k : keys.keys) {
+    const ListedDir& d = tree.dirs[k.dir];
+    const std::string path = k.name == kNoDir ? d.path : join_path(d.path, d.files[k.name]);
+    if (known(path) || !done.insert(id_of(k)).second) continue;
+    Candidate c = materialize(tree, k, fs);
+    each(path, c);
+  }
 }
 
 std::optional<Checkpoint> select_checkpoint(CheckpointFs& fs, const Tree& tree,

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -13,11 +14,15 @@
 
 namespace tv {
 
-// Every candidate of `format` under the tree, newest first (the watcher looks at all of them).
+// The watcher's pass: candidates of `format`, oldest first (events come out in the order the
+// checkpoints were written). `known` is asked with the path a key names (its file, or its
+// directory) before the key is materialized; true skips it, so a scan over 100,000 checkpoints
+// already reported builds none of them. `each` gets that path and the candidate.
 // `format` must have passed validate_checkpoint_format.
-std::vector<Candidate> discover_in(CheckpointFs& fs, const Tree& tree, const std::string& format);
-std::vector<Candidate> discover(CheckpointFs& fs, const std::string& dir,
-                                const std::string& format);
+using KnownKey = std::function<bool(const std::string& key_path)>;
+using EachCandidate = std::function<void(const std::string& key_path, Candidate& candidate)>;
+void each_candidate_oldest_first(CheckpointFs& fs, const Tree& tree, const std::string& format,
+                                 const KnownKey& known, const EachCandidate& each);
 
 struct SelectOptions {
   std::string mode = "latest";  // latest|best

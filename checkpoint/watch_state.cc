@@ -34,46 +34,57 @@ std::vector<CheckpointEvent> WatchState::pass(CheckpointFs& fs, bool report) {
   const Tree tree = walk_tree(fs, dir_);
   directories_.clear();
   for (const auto& d : tree.dirs) directories_.push_back(d.path);
-  std::vector<Candidate> candidates = discover_in(fs, tree, format_);
   const std::int64_t now = fs.now_ns();
   std::map<std::string, Sig> seen;
   settling_ = false;
   std::vector<CheckpointEvent> events;
-  // Oldest first, so events come out in the order the checkpoints were written.
-  for (auto it = candidates.rbegin(); it != candidates.rend(); ++it) {
-    Candidate& c = *it;
-    auto done = done_.find(c.primary);
-    if (done != done_.end() && c.write_once) continue;
-    auto st = fs.stat(c.primary);
-    if (!st) continue;  // not there yet (e.g. DCP .metadata): nothing to say
-    const Sig sig{st->size, st->mtime_ns};
-    if (done != done_.end() && done->second == sig) continue;
-    first_seen_ns_.try_emplace(c.primary, now);
-    for (const auto& f : c.checkpoint.files)
-      if (auto fst = fs.stat(f); fst && fst->is_regular) seen[f] = Sig{fst->size, fst->mtime_ns};
-    Judge judge{now, settle_ns_,
-                [this](const std::string& p, const FileStat& s) { return stable(p, s); }};
-    const Judgement j = evaluate(c, fs, judge);
-    if (!report && j.verdict != Verdict::kIncomplete) {
-      done_[c.primary] = sig;  // already there at start (settling or not): not news
-      continue;
-    }
-    settling_ = settling_ || j.verdict == Verdict::kSettling;
-    if (j.verdict == Verdict::kComplete) {
-      done_[c.primary] = sig;
-      const Checkpoint& k = c.checkpoint;
-      const std::int64_t begun = k.started_ns > 0 ? k.started_ns : first_seen_ns_[c.primary];
-      const double write = begun > 0 && begun <= k.mtime_ns ? seconds(k.mtime_ns - begun) : -1;
-      const double since = previous_event_ns_ < 0 ? -1 : seconds(k.mtime_ns - previous_event_ns_);
-      previous_event_ns_ = k.mtime_ns;
-      events.push_back({k, write, since});
-    } else if (j.verdict == Verdict::kIncomplete && report &&
-               logged_.insert(c.checkpoint.path + "\n" + j.reason).second) {
-      spdlog::info("checkpoint: not complete (yet): {}: {}", c.checkpoint.path, j.reason);
-    }
-  }
+  // Oldest first, so events come out in the order the checkpoints were written. A write-once
+  // checkpoint already done is not even materialized again (known_keys_).
+  auto known = [this](const std::string& key_path) { return known_keys_.contains(key_path); };
+  each_candidate_oldest_first(fs, tree, format_, known, [&](const std::string& key, Candidate& c) {
+    look(fs, key, c, report, now, seen, events);
+  });
   for (auto& [path, sig] : seen) previous_[path] = sig;
   return events;
+}
+
+void WatchState::look(CheckpointFs& fs, const std::string& key, Candidate& c, bool report,
+                      std::int64_t now, std::map<std::string, Sig>& seen,
+                      std::vector<CheckpointEvent>& events) {
+  auto done = done_.find(c.primary);
+  if (done != done_.end() && c.write_once) {
+    known_keys_.insert(key);
+    return;
+  }
+  auto st = fs.stat(c.primary);
+  if (!st) return;  // not there yet (e.g. DCP .metadata): nothing to say
+  const Sig sig{st->size, st->mtime_ns};
+  if (done != done_.end() && done->second == sig) return;
+  first_seen_ns_.try_emplace(c.primary, now);
+  for (const auto& f : c.checkpoint.files)
+    if (auto fst = fs.stat(f); fst && fst->is_regular) seen[f] = Sig{fst->size, fst->mtime_ns};
+  Judge judge{now, settle_ns_,
+              [this](const std::string& p, const FileStat& s) { return stable(p, s); }};
+  const Judgement j = evaluate(c, fs, judge);
+  if (!report && j.verdict != Verdict::kIncomplete) {
+    done_[c.primary] = sig;  // already there at start (settling or not): not news
+    if (c.write_once) known_keys_.insert(key);
+    return;
+  }
+  settling_ = settling_ || j.verdict == Verdict::kSettling;
+  if (j.verdict == Verdict::kComplete) {
+    done_[c.primary] = sig;
+    if (c.write_once) known_keys_.insert(key);
+    const Checkpoint& k = c.checkpoint;
+    const std::int64_t begun = k.started_ns > 0 ? k.started_ns : first_seen_ns_[c.primary];
+    const double write = begun > 0 && begun <= k.mtime_ns ? seconds(k.mtime_ns - begun) : -1;
+    const double since = previous_event_ns_ < 0 ? -1 : seconds(k.mtime_ns - previous_event_ns_);
+    previous_event_ns_ = k.mtime_ns;
+    events.push_back({k, write, since});
+  } else if (j.verdict == Verdict::kIncomplete && report &&
+             logged_.insert(c.checkpoint.path + "\n" + j.reason).second) {
+    spdlog::info("checkpoint: not complete (yet): {}: {}", c.checkpoint.path, j.reason);
+  }
 }
 
 }  // namespace tv

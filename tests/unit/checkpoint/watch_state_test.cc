@@ -157,3 +157,53 @@ TEST(WatchState, AskForASecondLookWhileAFileIsSettling) {
 
 }  // namespace
 }  // namespace tv
+
+namespace tv {
+namespace {
+
+// Counts what a scan touches of the checkpoint files themselves.
+class CountingFs final : public CheckpointFs {
+ public:
+  FakeCheckpointFs inner;
+  int touched = 0;
+  Status list_each(const std::string& dir, const EachEntry& each) override {
+    return inner.list_each(dir, each);
+  }
+  Result<FileStat> stat(const std::string& path) override {
+    touched += path.ends_with(".pt");
+    return inner.stat(path);
+  }
+  Result<std::string> read_range(const std::string& path, std::uint64_t offset,
+                                 std::uint64_t length) override {
+    touched += path.ends_with(".pt");
+    return inner.read_range(path, offset, length);
+  }
+  std::int64_t now_ns() override { return inner.now_ns(); }
+  void sleep_for(std::chrono::milliseconds d) override { inner.sleep_for(d); }
+};
+
+TEST(WatchState, CheckpointsAlreadyReportedAreNotReadAgain) {
+  CountingFs fs;
+  FakeCheckpointFs& tree = fs.inner;
+  for (int t = 1; t <= 300; ++t)  // skrl store_separately: a set of two modules per step
+    for (const char* module : {"policy", "value"})
+      tree.add_file(kDir + "/" + module + "_" + std::to_string(t * 10) + ".pt", make_zip(),
+                    tree.now());
+  tree.set_now(tree.now() + 10 * kS);
+  WatchState w("/ckpt", "auto");
+  w.baseline(fs);
+  EXPECT_GT(fs.touched, 0);
+  fs.touched = 0;
+  EXPECT_TRUE(w.scan(fs).empty());
+  EXPECT_EQ(fs.touched, 0);  // 300 sets, none stat'ed or read again
+  const std::string next = kDir + "/policy_3010.pt";
+  tree.add_file(next, make_zip(), tree.now() - 10 * kS);
+  tree.add_file(kDir + "/value_3010.pt", make_zip(), tree.now() - 10 * kS);
+  EXPECT_EQ(paths(w.scan(fs)), std::vector<std::string>{next});
+  fs.touched = 0;
+  EXPECT_TRUE(w.scan(fs).empty());
+  EXPECT_EQ(fs.touched, 0);
+}
+
+}  // namespace
+}  // namespace tv
