@@ -23,7 +23,8 @@ constexpr Command kCommands[] = {
     {"topology", tv::topology_command, "print the topology run would use: topology [--json]"},
     {"preflight", tv::preflight_command, "GPU, EFA and NCCL health checks: preflight [--json]"},
     {"checkpoint", tv::checkpoint_command, "checkpoint latest --dir D [--format F]"},
-    {"render", tv::render_command, "job spec for a platform: render --config F --target kubeflow|sagemaker|batch|slurm"},
+    {"render", tv::render_command,
+     "job spec for a platform: render --config F --target kubeflow|sagemaker|batch|slurm"},
     {"version", tv::version_command, "versions of trainvisor and the libraries it finds"},
     {"__probe-rank", tv::probe_rank_command, nullptr},
     {"__query", tv::query_command, nullptr},
@@ -39,10 +40,14 @@ int usage(FILE* out) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  // First, before any thread exists: the signal mask, the subreaper and the one waitpid(-1), for
+  // The default logger exists before Init's signal thread does: that thread logs (a signal that
+  // ends the run), and replacing the default logger while it logs is a use-after-free (found by
+  // ASan with a SIGTERM at once). init_logging starts no thread; later calls only change the
+  // format.
+  tv::init_logging(tv::LogFormat::kText);
+  // Then, before any thread exists: the signal mask, the subreaper and the one waitpid(-1), for
   // the life of the process (common/init.h).
   tv::Init init;
-  tv::init_logging(tv::LogFormat::kText);
   if (argc < 2) return usage(stderr);
   const std::string word = argv[1];
   if (word == "--help" || word == "-h" || word == "help") return usage(stdout);

@@ -1,5 +1,6 @@
 // Init: what makes trainvisor a correct first process (PID 1) of a container, for the whole life
-// of the process. Created first in main(), before any other thread exists (tini does the same).
+// of the process. Created in main() before any other thread exists (tini does the same), right
+// after the default logger (its signal thread logs).
 //
 // It owns three OS resources, and nothing else touches them:
 // - The signals TERM INT HUP USR1 USR2 CHLD: blocked in every thread (threads inherit the mask

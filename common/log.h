@@ -10,8 +10,9 @@ namespace tv {
 
 enum class LogFormat { kText, kJson };
 
-// Sets up the default spdlog logger on stderr. Call once from main before anything logs;
-// later calls replace the format.
+// Sets up the default spdlog logger on stderr. Call once from main before any thread exists
+// (it starts none); later calls change only the format, never the logger, so a thread that is
+// logging meanwhile is safe.
 void init_logging(LogFormat format);
 
 // Waits (a few seconds at most) until queued log and worker lines are written. Call before exit.
