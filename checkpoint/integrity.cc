@@ -5,6 +5,7 @@
 #include <set>
 
 #include "checkpoint/dcp_metadata.h"
+#include "checkpoint/little_endian.h"
 #include "checkpoint/names.h"
 #include "checkpoint/pickle.h"
 #include "checkpoint/zip_end_record.h"
@@ -121,8 +122,7 @@ Judgement check_safetensors(Checkpoint& c, CheckpointFs& fs, const std::string& 
   if (!st) return incomplete(path + ": cannot stat: " + st.error().message);
   auto head = fs.read_range(path, 0, 8);
   if (!head || head->size() != 8) return incomplete(path + ": no safetensors header");
-  std::uint64_t n = 0;
-  for (int i = 7; i >= 0; --i) n = (n << 8) | static_cast<unsigned char>((*head)[i]);
+  const std::uint64_t n = little_endian(*head, 0, 8);
   if (n > kMaxSafetensorsHeader || n > st->size - 8)
     return incomplete(path + ": header length " + std::to_string(n) + " does not fit the file");
   auto text = fs.read_range(path, 8, n);

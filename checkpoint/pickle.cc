@@ -4,6 +4,7 @@
 #include <cstring>
 #include <unordered_map>
 
+#include "checkpoint/little_endian.h"
 #include "common/exit_codes.h"
 
 namespace tv {
@@ -50,8 +51,7 @@ class Parser {
   bool uint_le(std::size_t n, std::uint64_t& v) {
     std::string_view b;
     if (!take(n, b)) return false;
-    v = 0;
-    for (std::size_t i = n; i-- > 0;) v = (v << 8) | static_cast<unsigned char>(b[i]);
+    v = little_endian(b, 0, n);
     return true;
   }
   bool line(std::string_view& out) {
@@ -135,8 +135,7 @@ class Parser {
     if (!take(static_cast<std::size_t>(len), b)) return false;
     if (b.empty()) return push_int(0);
     if (b.size() > 8) return push_int(0, true);
-    std::uint64_t v = 0;
-    for (std::size_t i = b.size(); i-- > 0;) v = (v << 8) | static_cast<unsigned char>(b[i]);
+    std::uint64_t v = little_endian(b, 0, b.size());
     if (b.size() < 8 && (static_cast<unsigned char>(b.back()) & 0x80))
       v |= ~std::uint64_t{0} << (8 * b.size());  // sign-extend
     return push_int(static_cast<std::int64_t>(v));

@@ -1,5 +1,6 @@
 #include "checkpoint/zip_end_record.h"
 
+#include "checkpoint/little_endian.h"
 #include "common/exit_codes.h"
 
 namespace tv {
@@ -12,12 +13,6 @@ constexpr std::size_t kEndSize = 22;
 constexpr std::size_t kLocatorSize = 20;
 constexpr std::size_t kZip64EndSize = 56;
 
-std::uint64_t le(std::string_view s, std::size_t at, int bytes) {
-  std::uint64_t v = 0;
-  for (int i = bytes - 1; i >= 0; --i) v = (v << 8) | static_cast<unsigned char>(s[at + i]);
-  return v;
-}
-
 Error bad(std::string why) { return Error{exit_code::kNone, std::move(why)}; }
 
 // Position of the end record inside `tail`: the last signature whose comment runs exactly to the
@@ -27,26 +22,28 @@ std::size_t find_end_record(std::string_view tail) {
   const std::size_t last = tail.size() - kEndSize;
   const std::size_t first = last > 65535 ? last - 65535 : 0;
   for (std::size_t pos = last + 1; pos-- > first;) {
-    if (le(tail, pos, 4) != kEndSignature) continue;
-    if (le(tail, pos + 20, 2) == tail.size() - pos - kEndSize) return pos;
+    if (little_endian(tail, pos, 4) != kEndSignature) continue;
+    if (little_endian(tail, pos + 20, 2) == tail.size() - pos - kEndSize) return pos;
   }
   return std::string_view::npos;
 }
 
 Result<ZipEndRecord> parse_zip64(std::string_view tail, std::size_t end_pos, std::uint64_t base) {
-  if (end_pos < kLocatorSize || le(tail, end_pos - kLocatorSize, 4) != kZip64LocatorSignature)
+  if (end_pos < kLocatorSize ||
+      little_endian(tail, end_pos - kLocatorSize, 4) != kZip64LocatorSignature)
     return bad("zip64 end record locator missing before the end record");
-  const std::uint64_t record = le(tail, end_pos - kLocatorSize + 8, 8);
+  const std::uint64_t record = little_endian(tail, end_pos - kLocatorSize + 8, 8);
   const std::size_t room = end_pos - kLocatorSize;  // bytes of the tail before the locator
   if (record < base || room < kZip64EndSize || record - base > room - kZip64EndSize)
     return bad("zip64 end record offset " + std::to_string(record) + " is outside the file tail");
   const std::size_t at = static_cast<std::size_t>(record - base);
-  if (le(tail, at, 4) != kZip64EndSignature) return bad("zip64 end record signature missing");
+  if (little_endian(tail, at, 4) != kZip64EndSignature)
+    return bad("zip64 end record signature missing");
   ZipEndRecord r;
   r.zip64 = true;
-  r.entries = le(tail, at + 32, 8);
-  r.central_directory_size = le(tail, at + 40, 8);
-  r.central_directory_offset = le(tail, at + 48, 8);
+  r.entries = little_endian(tail, at + 32, 8);
+  r.central_directory_size = little_endian(tail, at + 40, 8);
+  r.central_directory_offset = little_endian(tail, at + 48, 8);
   r.record_offset = record;
   return r;
 }
@@ -61,9 +58,9 @@ Result<ZipEndRecord> parse_zip_end_record(std::string_view tail, std::uint64_t f
     return bad("no end-of-central-directory record at the end (cut off mid-write?)");
   const std::uint64_t base = file_size - tail.size();
   ZipEndRecord r;
-  r.entries = le(tail, pos + 10, 2);
-  r.central_directory_size = le(tail, pos + 12, 4);
-  r.central_directory_offset = le(tail, pos + 16, 4);
+  r.entries = little_endian(tail, pos + 10, 2);
+  r.central_directory_size = little_endian(tail, pos + 12, 4);
+  r.central_directory_offset = little_endian(tail, pos + 16, 4);
   r.record_offset = base + pos;
   if (r.entries == 0xFFFF || r.central_directory_size == 0xFFFFFFFF ||
       r.central_directory_offset == 0xFFFFFFFF) {
@@ -81,7 +78,7 @@ Result<ZipEndRecord> parse_zip_end_record(std::string_view tail, std::uint64_t f
 }
 
 bool is_central_directory_header(std::string_view four_bytes) {
-  return four_bytes.size() == 4 && le(four_bytes, 0, 4) == 0x02014b50;
+  return four_bytes.size() == 4 && little_endian(four_bytes, 0, 4) == 0x02014b50;
 }
 
 }  // namespace tv

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "checkpoint/little_endian.h"
 #include "checkpoint/zip_end_record.h"
 #include "common/exit_codes.h"
 
@@ -15,12 +16,6 @@ constexpr std::uint32_t kLocalSignature = 0x04034b50;
 constexpr std::size_t kCentralSize = 46;
 constexpr std::size_t kLocalSize = 30;
 constexpr std::uint64_t kChunk = 1 << 20;
-
-std::uint64_t le(std::string_view s, std::size_t at, int bytes) {
-  std::uint64_t v = 0;
-  for (int i = bytes - 1; i >= 0; --i) v = (v << 8) | static_cast<unsigned char>(s[at + i]);
-  return v;
-}
 
 Error bad(std::string why) { return Error{exit_code::kNone, std::move(why)}; }
 
@@ -35,14 +30,14 @@ struct Entry {
 // Applies the zip64 extra field (id 1) to the fields that were 0xFFFFFFFF.
 bool apply_zip64(std::string_view extra, Entry& e) {
   for (std::size_t at = 0; at + 4 <= extra.size();) {
-    const auto id = le(extra, at, 2), len = le(extra, at + 2, 2);
+    const auto id = little_endian(extra, at, 2), len = little_endian(extra, at + 2, 2);
     if (at + 4 + len > extra.size()) return false;
     if (id == 1) {
       std::size_t p = at + 4;
       for (std::uint64_t* f : {&e.uncompressed, &e.compressed, &e.local_offset}) {
         if (*f != 0xFFFFFFFF) continue;
         if (p + 8 > at + 4 + len) return false;
-        *f = le(extra, p, 8);
+        *f = little_endian(extra, p, 8);
         p += 8;
       }
       return true;
@@ -53,17 +48,18 @@ bool apply_zip64(std::string_view extra, Entry& e) {
 }
 
 Result<Entry> central_entry(std::string_view cd, std::size_t& at) {
-  if (cd.size() - at < kCentralSize || le(cd, at, 4) != kCentralSignature)
+  if (cd.size() - at < kCentralSize || little_endian(cd, at, 4) != kCentralSignature)
     return bad("central directory entry at +" + std::to_string(at) + " is malformed");
   Entry e;
-  e.flags = static_cast<std::uint16_t>(le(cd, at + 8, 2));
-  e.method = static_cast<std::uint16_t>(le(cd, at + 10, 2));
-  e.crc = static_cast<std::uint32_t>(le(cd, at + 16, 4));
-  e.compressed = le(cd, at + 20, 4);
-  e.uncompressed = le(cd, at + 24, 4);
-  const std::size_t name_len = le(cd, at + 28, 2), extra_len = le(cd, at + 30, 2),
-                    comment_len = le(cd, at + 32, 2);
-  e.local_offset = le(cd, at + 42, 4);
+  e.flags = static_cast<std::uint16_t>(little_endian(cd, at + 8, 2));
+  e.method = static_cast<std::uint16_t>(little_endian(cd, at + 10, 2));
+  e.crc = static_cast<std::uint32_t>(little_endian(cd, at + 16, 4));
+  e.compressed = little_endian(cd, at + 20, 4);
+  e.uncompressed = little_endian(cd, at + 24, 4);
+  const std::size_t name_len = little_endian(cd, at + 28, 2),
+                    extra_len = little_endian(cd, at + 30, 2),
+                    comment_len = little_endian(cd, at + 32, 2);
+  e.local_offset = little_endian(cd, at + 42, 4);
   const std::size_t total = kCentralSize + name_len + extra_len + comment_len;
   if (cd.size() - at < total) return bad("central directory entry runs past its end");
   e.name = cd.substr(at + kCentralSize, name_len);
@@ -96,16 +92,18 @@ Status check_entry(CheckpointFs& fs, const std::string& path, const Entry& e,
                " is not before the central directory");
   auto head = fs.read_range(path, e.local_offset, kLocalSize + e.name.size());
   if (!head) return head.error();
-  if (head->size() != kLocalSize + e.name.size() || le(*head, 0, 4) != kLocalSignature)
+  if (head->size() != kLocalSize + e.name.size() || little_endian(*head, 0, 4) != kLocalSignature)
     return bad("entry " + name + ": no local header at " + std::to_string(e.local_offset));
   if (std::string_view(*head).substr(kLocalSize) != e.name)
     return bad("entry " + name + ": local header names another file");
   const bool descriptor = (e.flags & 8) != 0;
-  const std::uint64_t lcrc = le(*head, 14, 4), lcomp = le(*head, 18, 4), luncomp = le(*head, 22, 4);
+  const std::uint64_t lcrc = little_endian(*head, 14, 4), lcomp = little_endian(*head, 18, 4),
+                      luncomp = little_endian(*head, 22, 4);
   if (!descriptor && lcrc != e.crc) return bad("entry " + name + ": local CRC differs");
   if (!descriptor && lcomp != 0xFFFFFFFF && (lcomp != e.compressed || luncomp != e.uncompressed))
     return bad("entry " + name + ": local sizes differ from the central directory");
-  const std::uint64_t data = e.local_offset + kLocalSize + e.name.size() + le(*head, 28, 2);
+  const std::uint64_t data =
+      e.local_offset + kLocalSize + e.name.size() + little_endian(*head, 28, 2);
   if (data > cd_offset || e.compressed > cd_offset - data)
     return bad("entry " + name + ": data runs into the central directory");
   if (e.method != 0) return ok_status();  // deflated: bounds only
@@ -173,9 +171,10 @@ Result<std::string> read_stored_entry(CheckpointFs& fs, const std::string& path,
     if (e->compressed > limit) return bad(std::string(e->name) + " is too large");
     auto head = fs.read_range(path, e->local_offset, kLocalSize);
     if (!head) return head.error();
-    if (head->size() != kLocalSize || le(*head, 0, 4) != kLocalSignature)
+    if (head->size() != kLocalSize || little_endian(*head, 0, 4) != kLocalSignature)
       return bad("no local header for " + std::string(e->name));
-    const std::uint64_t data = e->local_offset + kLocalSize + le(*head, 26, 2) + le(*head, 28, 2);
+    const std::uint64_t data =
+        e->local_offset + kLocalSize + little_endian(*head, 26, 2) + little_endian(*head, 28, 2);
     auto bytes = fs.read_range(path, data, e->compressed);
     if (!bytes) return bytes.error();
     if (bytes->size() != e->compressed) return bad(std::string(e->name) + " cut off");
