@@ -91,6 +91,22 @@ std::optional<ErrorFileInfo> read_error_file(const std::string& path, std::strin
   return parse_error_file(*text);
 }
 
+std::size_t earliest_failure(const std::vector<FailureTime>& times) {
+  std::size_t best = 0;
+  for (std::size_t i = 1; i < times.size(); ++i)
+    if (times[i].when() < times[best].when()) best = i;
+  return best;
+}
+
+std::optional<std::chrono::system_clock::time_point> error_file_written(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return std::nullopt;
+  const auto since_epoch =
+      std::chrono::seconds(st.st_mtim.tv_sec) + std::chrono::nanoseconds(st.st_mtim.tv_nsec);
+  return std::chrono::system_clock::time_point(
+      std::chrono::duration_cast<std::chrono::system_clock::duration>(since_epoch));
+}
+
 std::string summary_line(const FailureRecord& f) {
   std::ostringstream out;
   out << "rank " << f.rank << " (node " << f.node_rank << ", local " << f.local_rank

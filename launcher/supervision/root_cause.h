@@ -4,6 +4,7 @@
 // orchestrator shows it (SageMaker's failure file, Kubernetes' termination log).
 #pragma once
 
+#include <chrono>
 #include <deque>
 #include <optional>
 #include <string>
@@ -38,6 +39,23 @@ struct FailureRecord {
   std::optional<ErrorFileInfo> error;
   std::vector<std::string> tail;  // last lines of output, when there is no error file
 };
+
+// When a worker's failure happened, as well as trainvisor can tell: torch's @record writes the
+// error file as the exception leaves the worker, so the file's mtime (nanoseconds) is the moment
+// of failure; a worker without one is placed at the moment trainvisor reaped it (no earlier than
+// its death). The error file's own "timestamp" is whole seconds: two ranks failing in the same
+// second tie there, which is how a collateral "Connection closed by peer" on rank 0 used to be
+// named the root cause instead of rank 1's exception.
+struct FailureTime {
+  int local_rank = 0;
+  std::optional<std::chrono::system_clock::time_point> error_written;
+  std::chrono::system_clock::time_point reaped;
+  std::chrono::system_clock::time_point when() const { return error_written.value_or(reaped); }
+};
+// The index of the earliest failure (ties: the first in the list). `times` is not empty.
+std::size_t earliest_failure(const std::vector<FailureTime>& times);
+// The mtime of the worker's error file when it is a regular file, else nullopt.
+std::optional<std::chrono::system_clock::time_point> error_file_written(const std::string& path);
 
 // The worker's text (message, traceback, output) is escaped (common/escape.h): one summary line
 // stays one line, and no ANSI code or carriage return reaches the failure file or the log.

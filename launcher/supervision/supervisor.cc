@@ -102,6 +102,7 @@ void Supervisor::on_start(const GenerationPlan& plan) {
   resume_ = cfg_.find_resume ? cfg_.find_resume() : std::nullopt;  // the resume hook
   if (resume_) spdlog::info("attempt {}: resuming from {}", plan.generation, resume_->path);
   if (cfg_.observer) cfg_.observer->generation_started(plan.generation);
+  pending_cause_.reset();
   spdlog::info("attempt {}: starting {} worker(s), ranks {}-{}, MASTER_ADDR={} MASTER_PORT={}",
                plan.generation, cfg_.layout.nproc_per_node, global_rank(cfg_.layout, 0),
                global_rank(cfg_.layout, cfg_.layout.nproc_per_node - 1), cfg_.layout.master_addr,
@@ -126,6 +127,8 @@ bool Supervisor::start_worker(int local_rank, const GenerationPlan& plan, Worker
   WorkerProcess::Identity id{local_rank,         rank,
                              plan.generation,    dir + "/error.json",
                              dir + "/heartbeat", cfg_.keep_logs ? dir : ""};
+  // An error file left by an earlier run in the same --log-dir would be read as this worker's.
+  std::filesystem::remove(id.error_file, ec);
   auto w = std::make_shared<WorkerProcess>(io_, id);
 
   WorkerAttempt attempt{local_rank,    plan.restart_count, plan.master_port,
@@ -185,7 +188,10 @@ void Supervisor::on_child_exit(pid_t pid, int status) {
   WorkerPtr w = it->second;
   by_pid_.erase(it);
   w->wait_status = status;
-  if (!w->streams_open()) return end_worker(w);
+  w->reaped_at = std::chrono::system_clock::now();
+  // Posted, not called: the other exits Init reaped in the same pass are already queued and get
+  // their status first, so the root cause is chosen among all of them (group_failed).
+  if (!w->streams_open()) return post_end_worker(w);
   // Let the last lines arrive (they matter for the root cause), but never wait on a pipe that a
   // surviving grandchild keeps open.
   w->drain_timer.expires_after(kDrainWindow);
@@ -195,8 +201,12 @@ void Supervisor::on_child_exit(pid_t pid, int status) {
 void Supervisor::maybe_end_worker(const WorkerPtr& w) {
   if (w->wait_status) {
     w->drain_timer.cancel();
-    end_worker(w);
+    post_end_worker(w);
   }
+}
+
+void Supervisor::post_end_worker(const WorkerPtr& w) {
+  boost::asio::post(io_, [this, w] { end_worker(w); });
 }
 
 void Supervisor::end_worker(const WorkerPtr& w) {
@@ -211,10 +221,18 @@ void Supervisor::end_worker(const WorkerPtr& w) {
   if (w->id().generation != group_.generation() || !group_.is_running(end.local_rank)) return;
   if (!end.ok() && group_.state() == GroupState::kHealthy)
     spdlog::warn("rank {} ended: exit code {}", w->id().rank, end.exit_code);
+  if (pending_cause_ && pending_cause_->local_rank == end.local_rank) {
+    const WorkerEnd fallback = pending_cause_->first_seen;  // it exited 0 after all
+    pending_cause_.reset();
+    report_failure(group_.generation(), end.ok() ? fallback : end);
+  }
   group_.on_worker_end(end);
 }
 
 void Supervisor::signal_worker(int local_rank, int sig) {
+  // The root cause is on its way out (its error file is written): its own exit status is the one
+  // to report, so it gets no SIGTERM, only the SIGKILL when the grace period ends.
+  if (sig != SIGKILL && pending_cause_ && pending_cause_->local_rank == local_rank) return;
   if (auto& w = workers_.at(static_cast<size_t>(local_rank))) w->signal(sig);
 }
 
@@ -237,7 +255,51 @@ void Supervisor::cleanup_descendants() {
     if (w) w->close_pipes();
 }
 
-void Supervisor::group_failed(int generation, const WorkerEnd& first) {
+// The failure that happened first among the workers of this generation: the one the group saw
+// fail first, the others trainvisor has reaped with a failing status, and those still running that
+// have written their error file (torch's @record writes it as the exception leaves the worker,
+// which may then spend seconds in teardown while a peer's collateral error ends that peer first).
+// Ordered by root_cause.h's FailureTime. A hang or a failed start stands as it is.
+Supervisor::Cause Supervisor::earliest_failure_of(int generation, const WorkerEnd& first) const {
+  if (first.hang || first.start_failed) return {first, false};
+  std::vector<FailureTime> times;
+  std::vector<Cause> causes;
+  for (const auto& w : workers_) {
+    if (!w || w->id().generation != generation) continue;
+    const int local_rank = w->id().local_rank;
+    WorkerEnd end;
+    end.local_rank = local_rank;
+    auto written = error_file_written(w->id().error_file);
+    if (w->wait_status) {
+      end.exit_code = exit_code_from_status(*w->wait_status);
+      end.signal = signal_from_status(*w->wait_status);
+      if (end.ok()) continue;
+      times.push_back({local_rank, written, w->reaped_at});
+    } else if (written && group_.is_running(local_rank)) {
+      times.push_back({local_rank, written, *written});
+    } else {
+      continue;
+    }
+    causes.push_back({end, !w->wait_status});
+  }
+  if (times.empty()) return {first, false};
+  return causes[earliest_failure(times)];
+}
+
+void Supervisor::group_failed(int generation, const WorkerEnd& first_seen) {
+  const Cause cause = earliest_failure_of(generation, first_seen);
+  if (cause.still_running) {
+    // Reported when it ends (end_worker): its exit status belongs in the root cause.
+    pending_cause_ = PendingCause{cause.end.local_rank, first_seen};
+    spdlog::info("rank {} wrote its error file before rank {} failed: waiting for it to exit",
+                 global_rank(cfg_.layout, cause.end.local_rank),
+                 global_rank(cfg_.layout, first_seen.local_rank));
+    return;
+  }
+  report_failure(generation, cause.end);
+}
+
+void Supervisor::report_failure(int generation, const WorkerEnd& first) {
   const auto& w = workers_.at(static_cast<size_t>(first.local_rank));
   FailureRecord rec;
   rec.generation = generation;

@@ -75,7 +75,13 @@ class Supervisor final : public GroupActions {
   void arm_grace_timer() override;
   void cancel_grace_timer() override;
   void cleanup_descendants() override;
-  void group_failed(int generation, const WorkerEnd& first) override;
+  void group_failed(int generation, const WorkerEnd& first_seen) override;
+  struct Cause {
+    WorkerEnd end;
+    bool still_running = false;  // wrote its error file, not reaped yet
+  };
+  Cause earliest_failure_of(int generation, const WorkerEnd& first) const;
+  void report_failure(int generation, const WorkerEnd& first);
   void group_succeeded(int generation) override;
   void group_stopped(int generation) override;
 
@@ -87,6 +93,7 @@ class Supervisor final : public GroupActions {
   void on_child_exit(pid_t pid, int status);
   void maybe_end_worker(const WorkerPtr& w);
   void end_worker(const WorkerPtr& w);
+  void post_end_worker(const WorkerPtr& w);
   bool attach_worker(const WorkerPtr& w, pid_t pid);
   void schedule_hang_check();
   void check_hangs();
@@ -113,6 +120,11 @@ class Supervisor final : public GroupActions {
   GenerationPlan plan_;
   std::optional<ResumeTarget> resume_;  // this generation's checkpoint
   std::vector<FailureRecord> causes_;   // this node's root cause per failed generation
+  struct PendingCause {
+    int local_rank = 0;  // wrote its error file first; its exit completes the root cause
+    WorkerEnd first_seen;
+  };
+  std::optional<PendingCause> pending_cause_;
   std::optional<NodeFailure> final_failure_;
   int shutdown_signal_ = 0;
   int stop_signal_ = 0;  // the termination signal that ended the job (here or on a peer), or 0

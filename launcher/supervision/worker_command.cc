@@ -15,7 +15,8 @@ std::string python_exec(const Environment& env) {
 Result<std::vector<std::string>> build_worker_argv(const Options& opts, const Environment& env) {
   const auto& cmd = opts.positional;
   if (cmd.empty())
-    return Error{exit_code::kUsage, "no command given: expected `trainvisor run [OPTIONS] -- CMD [ARGS...]`"};
+    return Error{exit_code::kUsage,
+                 "no command given: expected `trainvisor run [OPTIONS] -- CMD [ARGS...]`"};
   std::vector<std::string> argv;
   if (opts.flag("no-python")) {
     if (opts.flag("module"))

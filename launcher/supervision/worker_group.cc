@@ -7,11 +7,16 @@ namespace tv {
 
 const char* to_string(GroupState s) {
   switch (s) {
-    case GroupState::kInit: return "init";
-    case GroupState::kHealthy: return "healthy";
-    case GroupState::kStopping: return "stopping";
-    case GroupState::kSucceeded: return "succeeded";
-    case GroupState::kStopped: return "stopped";
+    case GroupState::kInit:
+      return "init";
+    case GroupState::kHealthy:
+      return "healthy";
+    case GroupState::kStopping:
+      return "stopping";
+    case GroupState::kSucceeded:
+      return "succeeded";
+    case GroupState::kStopped:
+      return "stopped";
   }
   return "?";
 }

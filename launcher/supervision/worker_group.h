@@ -6,7 +6,8 @@
 //   kInit ───────────► kHealthy ─────────────────────────────────────► kStopping
 //     ▲                   │ every worker exited 0                         │ every worker gone
 //     │                   ▼                                               ▼
-//     └──── start() ── kSucceeded                                     kStopped ── start() ──► kHealthy
+//     └──── start() ── kSucceeded                                     kStopped ── start() ──►
+//     kHealthy
 //
 // Failure handling is all-or-nothing, as in torchelastic: the first failure of a generation is
 // its root cause; the others get SIGTERM (or the signal trainvisor received), SIGKILL after the
@@ -62,8 +63,8 @@ class WorkerGroup {
   // Stop every worker with `sig` (SIGTERM for a restart; the received signal on shutdown).
   void stop(int sig);
   void on_grace_expired();
-  void kill_now();          // SIGKILL everything still running
-  void forward(int sig);    // pass a signal on without changing state (SIGUSR1, SIGUSR2)
+  void kill_now();        // SIGKILL everything still running
+  void forward(int sig);  // pass a signal on without changing state (SIGUSR1, SIGUSR2)
 
   GroupState state() const { return state_; }
   int generation() const { return generation_; }

@@ -63,7 +63,8 @@ class WorkerProcess : public std::enable_shared_from_this<WorkerProcess> {
   pid_t pid() const { return pid_; }
   bool streams_open() const { return open_streams_ > 0; }
   std::optional<int> wait_status;  // set by the supervisor when Init reports the exit
-  bool ended = false;              // reported to the WorkerGroup
+  std::chrono::system_clock::time_point reaped_at;  // when it was (for the root cause's order)
+  bool ended = false;                               // reported to the WorkerGroup
   boost::asio::steady_timer drain_timer;
   std::vector<std::string> tail() const { return {tail_.begin(), tail_.end()}; }
 

@@ -362,6 +362,44 @@ def test_json_log_format():
         assert {"time", "level", "msg"} <= obj.keys()
 
 
+def test_root_cause_is_the_error_file_written_first_even_when_that_worker_exits_last(tmp_path):
+    # As with torch and gloo: rank 1 raises, @record writes its error file, and rank 1 then spends
+    # a while in teardown; its closed sockets fail rank 0 ("Connection closed by peer"), whose
+    # error file is written later but whose process exits first. The error files' own timestamps
+    # are whole seconds and tie. The root cause is rank 1, with rank 1's own exit code: trainvisor
+    # leaves a worker that has written its error file to exit by itself (no SIGTERM).
+    script = tmp_path / "worker.sh"
+    script.write_text(textwrap.dedent('''\
+        #!/bin/sh
+        err() { printf '{"message": {"message": "%s", "extraInfo": {"py_callstack": "tb", "timestamp": "%s"}}}' "$1" "$(date +%s)" > "$TORCHELASTIC_ERROR_FILE"; }
+        if [ "$RANK" = 1 ]; then err "ValueError: the real cause"; sleep 0.3; exit 7; fi
+        peer="$(dirname "$(dirname "$TORCHELASTIC_ERROR_FILE")")/rank_1/error.json"
+        while [ ! -s "$peer" ]; do sleep 0.01; done
+        sleep 0.05
+        err "RuntimeError: Connection closed by peer"
+        exit 1
+        '''))
+    script.chmod(0o755)
+    for i in range(3):
+        failure = tmp_path / f"failure{i}"
+        r = tv("--nproc-per-node", 2, "--max-restarts", 0, "--failure-file", failure,
+               "--no-python", script)
+        assert r.returncode == 7, r.stderr
+        assert "rank 1 (node 0, local 1): exit 7: ValueError: the real cause" in failure.read_text()
+
+
+def test_an_error_file_left_in_the_log_dir_is_not_taken_for_this_run(tmp_path):
+    logs = tmp_path / "logs"
+    stale = logs / "attempt_0" / "rank_0" / "error.json"
+    stale.parent.mkdir(parents=True)
+    stale.write_text('{"message": "RuntimeError: from last week"}')
+    failure = tmp_path / "failure"
+    r = tv("--max-restarts", 0, "--log-dir", logs, "--failure-file", failure,
+           "--no-python", *helper("tv_exit", 4))
+    assert r.returncode == 4
+    assert "last week" not in failure.read_text() and "exit 4" in failure.read_text()
+
+
 def test_real_pytorch_record_failure_restarts_and_finishes(tmp_path):
     script = tmp_path / "train.py"
     script.write_text(textwrap.dedent('''
