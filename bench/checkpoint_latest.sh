@@ -4,13 +4,14 @@
 # a real torch.save file copied from tests/data), side by side in one run: warm page cache,
 # alternating, median of R runs of wall, user+sys time and peak RSS (GNU time).
 # A third row is the floor both pay: the bare directory listing (bench/list_dir.c).
-# Usage: bench/checkpoint_latest.sh [TRAINVISOR_BIN] [N] [R]
+# Usage: [BENCH_DIR=/tmp] bench/checkpoint_latest.sh [TRAINVISOR_BIN] [N] [R]   (BENCH_DIR: where the
+# tree is made, i.e. which file system is measured)
 set -euo pipefail
 BIN=${1:-build/trainvisor}
 N=${2:-100000}
 R=${3:-7}
 SRC=$(cd "$(dirname "$0")/.." && pwd)
-TREE=$(mktemp -d /tmp/tv-bench-ckpt.XXXXXX)
+TREE=$(mktemp -d "${BENCH_DIR:-/tmp}/tv-bench-ckpt.XXXXXX")
 trap 'rm -rf "$TREE"' EXIT
 DIR="$TREE/logs/skrl/Isaac-Ant-v0/2025-01-20_10-00-00_ppo_torch/checkpoints"
 

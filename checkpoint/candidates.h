@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "checkpoint/checkpoint_fs.h"
@@ -62,12 +63,34 @@ struct Key {
   bool best = false;
 };
 
+// The skrl modules the files of one directory name (agent, policy, value, <uid>_policy, ...):
+// what a set of that directory must hold, known from recognition, so that materializing a set
+// need not read every name again. `overflow`: more than kMost, not recorded.
+struct SkrlModule {
+  std::string name;
+  std::string_view ext;  // ".pt" or ".pickle"
+  bool best = false;
+};
+struct SkrlModules {
+  static constexpr std::size_t kMost = 64;
+  std::vector<SkrlModule> modules;
+  bool overflow = false;
+};
+
 struct Keys {
   std::vector<Key> keys;
   // By run directory index: when the run started (the time in its name), else when its
   // highest-step checkpoint was written (mtime).
   std::vector<std::int64_t> run_ns;
+  std::vector<SkrlModules> skrl_modules;  // by directory index
 };
+
+// Which keys recognize keeps: every one, or only each run's newest (no best_* keys): one pass
+// that stores no key per file, enough when the newest checkpoint is complete (the usual case).
+enum class KeysWanted : std::uint8_t { kAll, kNewestPerRun };
+
+// a is newer than b within one run: step, tie-break rank, then directory path and file name.
+bool newer_in_run(const Tree& tree, const Key& a, const Key& b);
 
 struct Candidate {
   Checkpoint checkpoint;  // path, format, step, run, run_dir, files
@@ -85,10 +108,14 @@ struct Candidate {
   std::int64_t order_ns = 0;
 };
 
-// Keys of every candidate of the selected layouts, unordered.
-Keys recognize(const Tree& tree, std::uint32_t layouts, CheckpointFs& fs);
-// The full candidate for a key (lists, paths, parts). Reads pointer files through fs.
-Candidate materialize(const Tree& tree, const Key& key, CheckpointFs& fs);
+// Keys of the candidates of the selected layouts, unordered.
+Keys recognize(const Tree& tree, std::uint32_t layouts, CheckpointFs& fs,
+               KeysWanted wanted = KeysWanted::kAll);
+// The full candidate for a key (lists, paths, parts). Reads pointer files through fs. With
+// `skrl_modules` (from recognize), an skrl set is put together from the modules recognition saw
+// and one stat per module, not from every name of the directory again.
+Candidate materialize(const Tree& tree, const Key& key, CheckpointFs& fs,
+                      const std::vector<SkrlModules>* skrl_modules = nullptr);
 
 // glob:PATTERN[,rule]: candidates, already ordered newest first (see glob_candidates.cc).
 std::vector<Candidate> glob_candidates(const Tree& tree, const std::string& spec, CheckpointFs& fs);

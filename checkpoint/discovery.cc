@@ -11,17 +11,15 @@
 namespace tv {
 namespace {
 
-// a is newer than b: run time, run, step, tie-break rank, then path.
+// a is newer than b: run time, run, then within the run (newer_in_run).
 struct Newer {
   const Tree* tree;
   const std::vector<std::int64_t>* run_ns;
   bool operator()(const Key& a, const Key& b) const {
     const std::int64_t at = (*run_ns)[a.run], bt = (*run_ns)[b.run];
-    if (std::tie(at, a.run, a.step, a.rank) != std::tie(bt, b.run, b.step, b.rank))
-      return std::tie(at, a.run, a.step, a.rank) > std::tie(bt, b.run, b.step, b.rank);
-    if (a.dir != b.dir) return tree->dirs[a.dir].path > tree->dirs[b.dir].path;
-    if (a.name == kNoDir || b.name == kNoDir) return a.name < b.name;
-    return tree->dirs[a.dir].files[a.name] > tree->dirs[b.dir].files[b.name];
+    if (std::tie(at, a.run) != std::tie(bt, b.run))
+      return std::tie(at, a.run) > std::tie(bt, b.run);
+    return newer_in_run(*tree, a, b);
   }
 };
 
@@ -36,9 +34,10 @@ CandidateId id_of(const Key& k) {
 // (usually the only one examined), a heap of the rest only when more are asked for.
 class KeyHeap {
  public:
-  // `run_ns` must outlive the heap.
-  KeyHeap(std::vector<Key> keys, const std::vector<std::int64_t>& run_ns, const Tree& tree)
-      : keys_(std::move(keys)), newer_{&tree, &run_ns} {}
+  // `run_ns` must outlive the heap. Keys of `done` (already examined) are skipped.
+  KeyHeap(std::vector<Key> keys, const std::vector<std::int64_t>& run_ns, const Tree& tree,
+          std::set<CandidateId> done)
+      : keys_(std::move(keys)), done_(std::move(done)), newer_{&tree, &run_ns} {}
   std::optional<Key> next() {
     while (!keys_.empty()) {
       if (!scanned_) {
@@ -84,18 +83,37 @@ Judgement judge(Candidate& c, CheckpointFs& fs, const SelectOptions& o) {
   return j;
 }
 
-std::optional<Checkpoint> first_complete_key(CheckpointFs& fs, const Tree& tree,
-                                             std::vector<Key> keys,
-                                             const std::vector<std::int64_t>& run_ns,
-                                             const SelectOptions& o) {
-  KeyHeap heap(std::move(keys), run_ns, tree);
-  while (auto k = heap.next()) {
-    Candidate c = materialize(tree, *k, fs);
-    const Judgement j = judge(c, fs, o);
-    if (j.verdict == Verdict::kComplete) return std::move(c.checkpoint);
-    spdlog::warn("checkpoint: skipping {}: {}", c.checkpoint.path, j.reason);
-  }
+// Materializes and judges one key; the checkpoint when complete, else logs why not.
+std::optional<Checkpoint> examine(CheckpointFs& fs, const Tree& tree, const Key& k,
+                                  const Keys& keys, const SelectOptions& o) {
+  Candidate c = materialize(tree, k, fs, &keys.skrl_modules);
+  const Judgement j = judge(c, fs, o);
+  if (j.verdict == Verdict::kComplete) return std::move(c.checkpoint);
+  spdlog::warn("checkpoint: skipping {}: {}", c.checkpoint.path, j.reason);
   return std::nullopt;
+}
+
+std::optional<Checkpoint> first_complete_key(CheckpointFs& fs, const Tree& tree, Keys& keys,
+                                             const SelectOptions& o,
+                                             std::set<CandidateId> done = {}) {
+  KeyHeap heap(std::move(keys.keys), keys.run_ns, tree, std::move(done));
+  while (auto k = heap.next())
+    if (auto c = examine(fs, tree, *k, keys, o)) return c;
+  return std::nullopt;
+}
+
+// The usual case in one pass that stores no key per file: the newest key of each run, and of
+// those the newest; when it is complete, that is the answer. `tried` gets it either way.
+std::optional<Checkpoint> newest_if_complete(CheckpointFs& fs, const Tree& tree,
+                                             std::uint32_t layouts, const SelectOptions& o,
+                                             std::set<CandidateId>& tried) {
+  const Keys tops = recognize(tree, layouts, fs, KeysWanted::kNewestPerRun);
+  if (tops.keys.empty()) return std::nullopt;
+  const Newer newer{&tree, &tops.run_ns};
+  const Key& newest = *std::max_element(tops.keys.begin(), tops.keys.end(),
+                                        [&](const Key& a, const Key& b) { return newer(b, a); });
+  tried.insert(id_of(newest));
+  return examine(fs, tree, newest, tops, o);
 }
 
 std::optional<Checkpoint> select_glob(CheckpointFs& fs, const Tree& tree, const std::string& spec,
@@ -127,6 +145,7 @@ void each_candidate_oldest_first(CheckpointFs& fs, const Tree& tree, const std::
     const ListedDir& d = tree.dirs[k.dir];
     const std::string path = k.name == kNoDir ? d.path : join_path(d.path, d.files[k.name]);
     if (known(path) || !done.insert(id_of(k)).second) continue;
+    // From the listing alone (no skrl_modules): a set already reported costs no stat.
     Candidate c = materialize(tree, k, fs);
     each(path, c);
   }
@@ -135,16 +154,22 @@ void each_candidate_oldest_first(CheckpointFs& fs, const Tree& tree, const std::
 std::optional<Checkpoint> select_checkpoint(CheckpointFs& fs, const Tree& tree,
                                             const std::string& format, const SelectOptions& o) {
   if (format.starts_with("glob:")) return select_glob(fs, tree, format.substr(5), o);
-  Keys keys = recognize(tree, layouts_of_format(format), fs);
+  const std::uint32_t layouts = layouts_of_format(format);
+  std::set<CandidateId> tried;
+  if (o.mode != "best") {
+    if (auto c = newest_if_complete(fs, tree, layouts, o, tried)) return c;
+    if (tried.empty()) return std::nullopt;  // no candidate at all
+  }
+  Keys keys = recognize(tree, layouts, fs);  // every key: the newest was not complete
   if (o.mode == "best") {
-    std::vector<Key> bests;
+    Keys bests{{}, keys.run_ns, keys.skrl_modules};
     for (const Key& k : keys.keys)
-      if (k.best) bests.push_back(k);
-    if (auto c = first_complete_key(fs, tree, bests, keys.run_ns, o)) return c;
+      if (k.best) bests.keys.push_back(k);
+    if (auto c = first_complete_key(fs, tree, bests, o)) return c;
     spdlog::info("checkpoint: no complete best checkpoint under {}; using the latest", tree.root);
   }
   std::erase_if(keys.keys, [](const Key& k) { return k.best; });
-  return first_complete_key(fs, tree, std::move(keys.keys), keys.run_ns, o);
+  return first_complete_key(fs, tree, keys, o, std::move(tried));
 }
 
 }  // namespace tv

@@ -16,8 +16,9 @@ using ModuleSet = std::set<std::string, std::less<>>;
 
 class Materializer {
  public:
-  Materializer(const Tree& tree, const Key& key, CheckpointFs& fs)
-      : tree_(tree), key_(key), fs_(fs), dir_(tree.dirs[key.dir]) {}
+  Materializer(const Tree& tree, const Key& key, CheckpointFs& fs,
+               const std::vector<SkrlModules>* modules)
+      : tree_(tree), key_(key), fs_(fs), dir_(tree.dirs[key.dir]), modules_(modules) {}
 
   Candidate run() {
     c_.layout = static_cast<Layout>(key_.layout);
@@ -95,11 +96,12 @@ class Materializer {
     const std::string_view ext = dir_.files[key_.name].ends_with(".pickle") ? ".pickle" : ".pt";
     std::map<std::string, std::string> mine;
     ModuleSet expected;
-    collect_modules(dir_, ext, &mine, expected);
-    const std::uint32_t gp = tree_.ancestor(key_.dir, 2);
-    for (std::uint32_t i = 0; i < tree_.dirs.size() && gp != kNoDir; ++i)
-      if (i != key_.dir && tree_.ancestor(i, 2) == gp && tree_.dirs[i].name() == dir_.name())
-        collect_modules(tree_.dirs[i], ext, nullptr, expected);
+    if (!set_from_recognition(ext, mine, expected)) {
+      mine.clear();
+      expected.clear();
+      for (std::uint32_t i : same_dir_of_sibling_runs(true))
+        collect_modules(tree_.dirs[i], ext, i == key_.dir ? &mine : nullptr, expected);
+    }
     std::string absent;
     for (const auto& m : expected)
       if (!mine.count(m)) absent += (absent.empty() ? "" : ", ") + m;
@@ -113,6 +115,41 @@ class Materializer {
                                                     : mine.begin()->second;
     c_.checkpoint.path = c_.primary = join_path(dir_.path, head);
     for (const auto& [m, f] : mine) add(join_path(dir_.path, f), PartKind::kTorch);
+  }
+
+  // This key's directory (when `self`) and the directories of the same name in sibling runs.
+  std::vector<std::uint32_t> same_dir_of_sibling_runs(bool self) const {
+    std::vector<std::uint32_t> out;
+    if (self) out.push_back(key_.dir);
+    const std::uint32_t gp = tree_.ancestor(key_.dir, 2);
+    for (std::uint32_t i = 0; i < tree_.dirs.size() && gp != kNoDir; ++i)
+      if (i != key_.dir && tree_.ancestor(i, 2) == gp && tree_.dirs[i].name() == dir_.name())
+        out.push_back(i);
+    return out;
+  }
+
+  // The set from the modules recognition saw (expected) and one stat per module for this step's
+  // files, named as this key's own file names its step. false when that cannot decide it (no
+  // record, too many modules, a file not there): then every name is read (collect_modules).
+  bool set_from_recognition(std::string_view ext, std::map<std::string, std::string>& mine,
+                            ModuleSet& expected) {
+    if (!modules_) return false;
+    for (std::uint32_t i : same_dir_of_sibling_runs(true)) {
+      const SkrlModules& m = (*modules_)[i];
+      if (m.overflow) return false;
+      for (const auto& module : m.modules)
+        if (module.ext == ext && module.best == key_.best) expected.insert(module.name);
+    }
+    const std::string_view own = dir_.files[key_.name];
+    const std::string_view stem = own.substr(0, own.size() - ext.size());
+    const std::string_view step = key_.best ? "" : stem.substr(stem.rfind('_'));  // "_<digits>"
+    for (const auto& module : expected) {
+      std::string file = (key_.best ? "best_" : "") + module + std::string(step) + std::string(ext);
+      auto st = fs_.stat(join_path(dir_.path, file));
+      if (!st || !st->is_regular) return false;
+      mine.emplace(module, std::move(file));
+    }
+    return !mine.empty();
   }
 
   // Modules of `d`: those of this key's step (or best) into `mine`; every module into expected.
@@ -280,15 +317,17 @@ class Materializer {
 
   const Tree& tree_;
   const Key& key_;
-  [[maybe_unused]] CheckpointFs& fs_;
+  CheckpointFs& fs_;
   const ListedDir& dir_;
+  const std::vector<SkrlModules>* modules_;
   Candidate c_;
 };
 
 }  // namespace
 
-Candidate materialize(const Tree& tree, const Key& key, CheckpointFs& fs) {
-  return Materializer(tree, key, fs).run();
+Candidate materialize(const Tree& tree, const Key& key, CheckpointFs& fs,
+                      const std::vector<SkrlModules>* skrl_modules) {
+  return Materializer(tree, key, fs, skrl_modules).run();
 }
 
 std::string base_of(const std::string& path) {

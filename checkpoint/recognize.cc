@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 #include <optional>
+#include <tuple>
 
 #include "checkpoint/candidates.h"
 #include "checkpoint/lightning_step.h"
@@ -52,12 +53,15 @@ bool is_cosmos_part(std::string_view n) {
 
 class Recognizer {
  public:
-  Recognizer(const Tree& tree, std::uint32_t mask, CheckpointFs& fs)
+  Recognizer(const Tree& tree, std::uint32_t mask, CheckpointFs& fs, KeysWanted wanted)
       : tree_(tree),
         mask_(mask),
         fs_(fs),
+        all_(wanted == KeysWanted::kAll),
         stamp_dir_(tree.dirs.size(), kNoDir),
-        stamp_ns_(tree.dirs.size(), 0) {
+        stamp_ns_(tree.dirs.size(), 0),
+        top_(all_ ? 0 : tree.dirs.size(), kNoTop),
+        modules_(tree.dirs.size()) {
     for (std::uint32_t i = 0; i < tree.dirs.size(); ++i) {  // parents come before children
       const auto& d = tree.dirs[i];
       if (d.parent == kNoDir) continue;
@@ -75,13 +79,16 @@ class Recognizer {
     // At most one key per file and per directory: reserved once, so the array is never copied.
     std::size_t most = 0;
     for (const auto& d : tree_.dirs) most += d.files.size() + 1;
-    keys_.reserve(most);
+    keys_.reserve(all_ ? most : top_.size());
     for (std::uint32_t i = 0; i < tree_.dirs.size(); ++i) directory(i);
+    if (!all_)
+      for (const std::uint32_t t : top_)
+        if (t != kNoTop) keys_.push_back(tops_[t]);
     run_ns_.assign(tree_.dirs.size(), 0);
     for (std::uint32_t i = 0; i < tree_.dirs.size(); ++i)
       if (stamped(i)) run_ns_[i] = stamp_ns_[i];
     date_unstamped_runs();
-    return {std::move(keys_), std::move(run_ns_)};
+    return {std::move(keys_), std::move(run_ns_), std::move(modules_)};
   }
 
  private:
@@ -115,7 +122,32 @@ class Recognizer {
     k.rank = rank;
     set_run(k, container);
     unstamped_ = unstamped_ || !stamped(k.run);
-    keys_.push_back(k);
+    if (all_) return keys_.push_back(k);
+    if (best) return;
+    std::uint32_t& t = top_[k.run];
+    if (t == kNoTop) {
+      t = static_cast<std::uint32_t>(tops_.size());
+      tops_.push_back(k);
+    } else if (newer_in_run(tree_, k, tops_[t])) {
+      tops_[t] = k;
+    }
+  }
+
+  // The skrl module a file names, recorded once per directory (one comparison for a directory of
+  // one module's saves).
+  void module(std::uint32_t dir, std::string_view name, std::string_view ext, bool best) {
+    if (dir == last_.dir && name == last_.name && ext == last_.ext && best == last_.best) return;
+    last_ = {dir, name, ext, best};
+    SkrlModules& m = modules_[dir];
+    if (m.overflow) return;
+    for (const auto& known : m.modules)
+      if (known.name == name && known.ext == ext && known.best == best) return;
+    if (m.modules.size() == SkrlModules::kMost) {
+      m.overflow = true;
+      m.modules.clear();
+      return;
+    }
+    m.modules.push_back({std::string(name), ext, best});
   }
 
   void directory(std::uint32_t i) {
@@ -177,17 +209,21 @@ class Recognizer {
 
   void torch_rl(std::uint32_t i, std::uint32_t f, std::string_view n) {
     const std::string_view stem = n.substr(0, n.rfind('.'));
+    const std::string_view ext = n.substr(stem.size()) == ".pt" ? ".pt" : ".pickle";
     if (stem.starts_with("best_") && stem.size() > 5) {
-      if (on(Layout::kSkrl)) emit(Layout::kSkrl, i, f, -1, i, true);
-      return;
+      if (!on(Layout::kSkrl)) return;
+      module(i, stem.substr(5), ext, true);
+      return emit(Layout::kSkrl, i, f, -1, i, true);
     }
     const auto us = stem.rfind('_');
     if (us == std::string_view::npos || us == 0) return;
     const auto step = parse_digits(stem.substr(us + 1));
     if (!step) return;
-    const bool rsl = stem.substr(0, us) == "model" && n.ends_with(".pt");
+    const bool rsl = stem.substr(0, us) == "model" && ext == ".pt";
     const Layout l = rsl ? Layout::kRslRl : Layout::kSkrl;
-    if (on(l)) emit(l, i, f, *step, i);
+    if (!on(l)) return;
+    if (!rsl) module(i, stem.substr(0, us), ext, false);
+    emit(l, i, f, *step, i);
   }
 
   void rl_games(std::uint32_t i, std::uint32_t f, std::string_view n) {
@@ -224,7 +260,7 @@ class Recognizer {
   void date_unstamped_runs() {
     if (!unstamped_) return;  // every run has its time in its name: no pass over the keys
     std::vector<std::uint32_t> top(tree_.dirs.size(), kNoDir);
-    for (std::uint32_t k = 0; k < keys_.size(); ++k) {
+    for (std::uint32_t k = 0; k < keys_.size(); ++k) {  // (kNewestPerRun: one key per run)
       const Key& key = keys_[k];
       if (stamped(key.run) || key.best) continue;
       auto& t = top[key.run];
@@ -240,20 +276,40 @@ class Recognizer {
     }
   }
 
+  static constexpr std::uint32_t kNoTop = 0xFFFFFFFF;
+  struct LastModule {
+    std::uint32_t dir = kNoDir;
+    std::string_view name, ext;
+    bool best = false;
+  };
+
   const Tree& tree_;
   std::uint32_t mask_;
   CheckpointFs& fs_;
+  bool all_;
   std::vector<std::uint32_t> stamp_dir_;
   std::vector<std::int64_t> stamp_ns_;
   std::vector<Key> keys_;
+  std::vector<std::uint32_t> top_;  // kNewestPerRun: by run directory, its index in tops_
+  std::vector<Key> tops_;
+  std::vector<SkrlModules> modules_;
+  LastModule last_;
   std::vector<std::int64_t> run_ns_;
   bool unstamped_ = false;
 };
 
 }  // namespace
 
-Keys recognize(const Tree& tree, std::uint32_t layouts, CheckpointFs& fs) {
-  return Recognizer(tree, layouts, fs).run();
+bool newer_in_run(const Tree& tree, const Key& a, const Key& b) {
+  if (std::tie(a.step, a.rank) != std::tie(b.step, b.rank))
+    return std::tie(a.step, a.rank) > std::tie(b.step, b.rank);
+  if (a.dir != b.dir) return tree.dirs[a.dir].path > tree.dirs[b.dir].path;
+  if (a.name == kNoDir || b.name == kNoDir) return a.name < b.name;
+  return tree.dirs[a.dir].files[a.name] > tree.dirs[b.dir].files[b.name];
+}
+
+Keys recognize(const Tree& tree, std::uint32_t layouts, CheckpointFs& fs, KeysWanted wanted) {
+  return Recognizer(tree, layouts, fs, wanted).run();
 }
 
 const char* layout_format(Layout layout) {

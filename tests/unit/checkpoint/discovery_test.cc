@@ -102,6 +102,33 @@ TEST(SkrlDiscovery, SeparatelyStoredModulesNeedEveryModule) {
   EXPECT_EQ(c->bytes, 3 * make_zip().size());
 }
 
+TEST(SkrlDiscovery, ASetWhoseFilesWriteTheStepDifferentlyIsStillOneSet) {
+  // The set is put together from the modules recognition saw and the newest file's own step text
+  // ("_100"); policy_0100.pt is not found that way, so every name is read and it still counts.
+  FakeCheckpointFs fs;
+  fs.add_file(kRun1 + "/policy_50.pt", make_zip());
+  fs.add_file(kRun1 + "/value_50.pt", make_zip());
+  fs.add_file(kRun1 + "/policy_0100.pt", make_zip());
+  fs.add_file(kRun1 + "/value_100.pt", make_zip());
+  auto c = latest(fs);
+  ASSERT_TRUE(c);
+  EXPECT_EQ(c->step, 100);
+  EXPECT_EQ(c->path, kRun1 + "/policy_0100.pt");
+  EXPECT_EQ(c->files.size(), 2u);
+}
+
+TEST(SkrlDiscovery, AModuleOnlyASiblingRunHasIsStillExpected) {
+  // The resumed run (kRun2) has saved only policy_* so far; the older run shows the set is
+  // policy + value, so kRun2's lone policy file is incomplete and kRun1's last set is chosen.
+  FakeCheckpointFs fs;
+  fs.add_file(kRun1 + "/policy_100.pt", make_zip());
+  fs.add_file(kRun1 + "/value_100.pt", make_zip());
+  fs.add_file(kRun2 + "/policy_200.pt", make_zip());
+  auto c = latest(fs);
+  ASSERT_TRUE(c);
+  EXPECT_EQ(c->path, kRun1 + "/policy_100.pt");
+}
+
 TEST(SkrlDiscovery, NamesThatAreNotCheckpointsAreIgnored) {
   FakeCheckpointFs fs;
   for (const char* n :
