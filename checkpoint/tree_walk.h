@@ -25,6 +25,9 @@ class NameList {
   static constexpr std::size_t kMaxName = 255;  // NAME_MAX: no directory entry is longer
   // false, and nothing added, for a name longer than kMaxName.
   bool add(std::string_view name);
+  // Room for `names` offsets, so that a large directory's offset array is not copied as it grows
+  // (a hint: more names are still added, fewer leave the rest untouched).
+  void reserve(std::size_t names) { at_.reserve(names); }
   std::size_t size() const { return at_.size(); }
   bool empty() const { return at_.empty(); }
   std::string_view operator[](std::size_t i) const {
