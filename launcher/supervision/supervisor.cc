@@ -18,6 +18,9 @@
 namespace tv {
 namespace {
 constexpr auto kDrainWindow = std::chrono::milliseconds(200);
+// How long a root cause that has written its error file may take to exit by itself (Python and
+// CUDA teardown) before it gets its SIGTERM too; at most the grace period.
+constexpr auto kRootCauseExitWindow = std::chrono::milliseconds(2000);
 constexpr size_t kTerminationLogLimit = 4096;  // Kubernetes reads at most 4096 bytes
 constexpr size_t kFailureFileLimit = 1024;     // SageMaker shows the first 1024 characters
 }  // namespace
@@ -30,6 +33,7 @@ Supervisor::Supervisor(boost::asio::io_context& io, SupervisorConfig cfg, Cluste
       spawner_(spawner),
       group_(cfg_.layout.nproc_per_node, *this),
       grace_timer_(io),
+      pending_timer_(io),
       hang_timer_(io) {
   standbys_ = StandbySet::create(io_, cfg_.warm, cfg_.executable, cfg_.argv, cfg_.work_dir,
                                  cfg_.layout.nproc_per_node, spawner_,
@@ -103,6 +107,7 @@ void Supervisor::on_start(const GenerationPlan& plan) {
   if (resume_) spdlog::info("attempt {}: resuming from {}", plan.generation, resume_->path);
   if (cfg_.observer) cfg_.observer->generation_started(plan.generation);
   pending_cause_.reset();
+  pending_timer_.cancel();
   spdlog::info("attempt {}: starting {} worker(s), ranks {}-{}, MASTER_ADDR={} MASTER_PORT={}",
                plan.generation, cfg_.layout.nproc_per_node, global_rank(cfg_.layout, 0),
                global_rank(cfg_.layout, cfg_.layout.nproc_per_node - 1), cfg_.layout.master_addr,
@@ -224,6 +229,7 @@ void Supervisor::end_worker(const WorkerPtr& w) {
   if (pending_cause_ && pending_cause_->local_rank == end.local_rank) {
     const WorkerEnd fallback = pending_cause_->first_seen;  // it exited 0 after all
     pending_cause_.reset();
+    pending_timer_.cancel();
     report_failure(group_.generation(), end.ok() ? fallback : end);
   }
   group_.on_worker_end(end);
@@ -231,7 +237,7 @@ void Supervisor::end_worker(const WorkerPtr& w) {
 
 void Supervisor::signal_worker(int local_rank, int sig) {
   // The root cause is on its way out (its error file is written): its own exit status is the one
-  // to report, so it gets no SIGTERM, only the SIGKILL when the grace period ends.
+  // to report, so its SIGTERM waits (arm_pending_timer); SIGKILL at the grace period's end stands.
   if (sig != SIGKILL && pending_cause_ && pending_cause_->local_rank == local_rank) return;
   if (auto& w = workers_.at(static_cast<size_t>(local_rank))) w->signal(sig);
 }
@@ -291,12 +297,27 @@ void Supervisor::group_failed(int generation, const WorkerEnd& first_seen) {
   if (cause.still_running) {
     // Reported when it ends (end_worker): its exit status belongs in the root cause.
     pending_cause_ = PendingCause{cause.end.local_rank, first_seen};
+    arm_pending_timer(generation);
     spdlog::info("rank {} wrote its error file before rank {} failed: waiting for it to exit",
                  global_rank(cfg_.layout, cause.end.local_rank),
                  global_rank(cfg_.layout, first_seen.local_rank));
     return;
   }
   report_failure(generation, cause.end);
+}
+
+// A root cause that does not finish exiting within the window gets the SIGTERM the others got.
+void Supervisor::arm_pending_timer(int generation) {
+  pending_timer_.expires_after(
+      std::min<std::chrono::milliseconds>(kRootCauseExitWindow, cfg_.grace));
+  pending_timer_.async_wait([this, generation](const boost::system::error_code& ec) {
+    if (ec || !pending_cause_ || group_.generation() != generation) return;
+    const int local_rank = pending_cause_->local_rank;
+    if (!group_.is_running(local_rank)) return;
+    spdlog::warn("rank {} has not exited since writing its error file: SIGTERM",
+                 global_rank(cfg_.layout, local_rank));
+    if (auto& w = workers_.at(static_cast<size_t>(local_rank))) w->signal(SIGTERM);
+  });
 }
 
 void Supervisor::report_failure(int generation, const WorkerEnd& first) {

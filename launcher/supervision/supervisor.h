@@ -82,6 +82,7 @@ class Supervisor final : public GroupActions {
   };
   Cause earliest_failure_of(int generation, const WorkerEnd& first) const;
   void report_failure(int generation, const WorkerEnd& first);
+  void arm_pending_timer(int generation);
   void group_succeeded(int generation) override;
   void group_stopped(int generation) override;
 
@@ -112,6 +113,7 @@ class Supervisor final : public GroupActions {
   Spawner& spawner_;
   WorkerGroup group_;
   boost::asio::steady_timer grace_timer_;
+  boost::asio::steady_timer pending_timer_;  // SIGTERM for a root cause slow to exit
   boost::asio::steady_timer hang_timer_;
   std::vector<WorkerPtr> workers_;        // this generation's, by local rank
   std::vector<Environment> rank_env_;     // this generation's worker environments, by local rank

@@ -388,6 +388,33 @@ def test_root_cause_is_the_error_file_written_first_even_when_that_worker_exits_
         assert "rank 1 (node 0, local 1): exit 7: ValueError: the real cause" in failure.read_text()
 
 
+def test_a_root_cause_stuck_after_its_error_file_gets_sigterm_soon_not_after_the_grace(tmp_path):
+    # Rank 1 writes its error file and then hangs in "teardown"; rank 0 fails because of it. Rank 1
+    # is waited for 2 s, then SIGTERMed like the others, not left for the 30 s grace period.
+    script = tmp_path / "worker.sh"
+    script.write_text(textwrap.dedent('''\
+        #!/bin/sh
+        if [ "$RANK" = 1 ]; then
+          printf '{"message": "ValueError: the real cause"}' > "$TORCHELASTIC_ERROR_FILE"
+          exec sleep 60
+        fi
+        peer="$(dirname "$(dirname "$TORCHELASTIC_ERROR_FILE")")/rank_1/error.json"
+        while [ ! -s "$peer" ]; do sleep 0.01; done
+        sleep 0.05
+        exit 1
+        '''))
+    script.chmod(0o755)
+    failure = tmp_path / "failure"
+    t0 = time.monotonic()
+    r = tv("--nproc-per-node", 2, "--max-restarts", 0, "--grace-period", 30,
+           "--failure-file", failure, "--no-python", script)
+    took = time.monotonic() - t0
+    assert r.returncode == 143, r.stderr
+    assert "rank 1 has not exited since writing its error file: SIGTERM" in r.stderr
+    assert "rank 1 (node 0, local 1): signal 15 (SIGTERM): ValueError: the real cause" in failure.read_text()
+    assert took < 25, f"waited {took:.1f} s: the grace period, not the 2 s window"
+
+
 def test_an_error_file_left_in_the_log_dir_is_not_taken_for_this_run(tmp_path):
     logs = tmp_path / "logs"
     stale = logs / "attempt_0" / "rank_0" / "error.json"
