@@ -5,6 +5,7 @@
 #include <openssl/evp.h>
 #include <openssl/rand.h>
 
+#include <algorithm>
 #include <memory>
 #include <stdexcept>
 
@@ -250,7 +251,10 @@ Decoded decode(std::span<const uint8_t> buffer, const std::string& key, Directio
 json failure_body(const NodeFailure& f) {
   std::string summary = f.summary.substr(0, kMaxText);
   const int code = (f.exit_code >= 1 && f.exit_code <= 255) ? f.exit_code : 1;
-  return {{"exit_code", code}, {"summary", summary}, {"failed_node", f.node_rank}};
+  return {{"exit_code", code},
+          {"summary", summary},
+          {"failed_node", f.node_rank},
+          {"failed_at_ns", std::max<std::int64_t>(f.failed_at_ns, 0)}};
 }
 
 NodeFailure failure_from(const Message& m) {
@@ -259,6 +263,7 @@ NodeFailure failure_from(const Message& m) {
   f.node_rank = json_field(m.body, "failed_node", m.node_rank);
   f.exit_code = json_field(m.body, "exit_code", 1);
   f.summary = peer_text(m.body, "summary");
+  f.failed_at_ns = std::max<std::int64_t>(json_field(m.body, "failed_at_ns", std::int64_t{0}), 0);
   return f;
 }
 

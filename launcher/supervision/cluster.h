@@ -11,6 +11,7 @@
 // on it (the io_context given at construction). Implementations never block.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <string>
 
@@ -29,6 +30,9 @@ struct NodeFailure {
   int node_rank = 0;
   int exit_code = 1;
   std::string summary;  // root cause, one line: "rank 3 (node 1): exit 1: ValueError: boom"
+  // When it failed, wall clock ns (root_cause.h: FailureTime); 0 = not known. Failures of one
+  // generation that reach the job state machine later but happened earlier replace the root cause.
+  std::int64_t failed_at_ns = 0;
 };
 
 class Cluster {

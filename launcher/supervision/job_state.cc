@@ -90,8 +90,15 @@ void JobStateMachine::success(int node, int generation) {
 void JobStateMachine::failure(NodeFailure f, Clock::time_point now) {
   if (f.generation != gen_) return;
   if (state_ != State::kRunning) {
-    if (state_ == State::kStopping)
-      spdlog::info("job: node {} also failed in generation {}: {}", f.node_rank, gen_, f.summary);
+    if (state_ != State::kStopping) return;
+    if (f.failed_at_ns > 0 && root_cause_ && root_cause_->failed_at_ns > 0 &&
+        f.failed_at_ns < root_cause_->failed_at_ns) {
+      spdlog::info("job: node {} failed earlier in generation {}; the root cause is now: {}",
+                   f.node_rank, gen_, f.summary);
+      root_cause_ = f;
+      return;
+    }
+    spdlog::info("job: node {} also failed in generation {}: {}", f.node_rank, gen_, f.summary);
     return;
   }
   const auto ran = now - started_at_;

@@ -75,6 +75,7 @@ Cluster::Events Supervisor::cluster_events() {
       spdlog::warn("node {} failed in attempt {}: stopping this node's workers", f.node_rank,
                    f.generation);
     if (cfg_.observer) cfg_.observer->generation_failed(f.generation);
+    if (f.node_rank != cfg_.layout.node_rank) claim_local_failure(f.generation);
     group_.stop(SIGTERM);
   };
   ev.done = [this] { finish(exit_code::kOk); };
@@ -227,10 +228,13 @@ void Supervisor::end_worker(const WorkerPtr& w) {
   if (!end.ok() && group_.state() == GroupState::kHealthy)
     spdlog::warn("rank {} ended: exit code {}", w->id().rank, end.exit_code);
   if (pending_cause_ && pending_cause_->local_rank == end.local_rank) {
-    const WorkerEnd fallback = pending_cause_->first_seen;  // it exited 0 after all
+    const auto fallback = pending_cause_->first_seen;  // when it exited 0 after all
     pending_cause_.reset();
     pending_timer_.cancel();
-    report_failure(group_.generation(), end.ok() ? fallback : end);
+    if (!end.ok())
+      report_failure(group_.generation(), end);
+    else if (fallback)
+      report_failure(group_.generation(), *fallback);
   }
   group_.on_worker_end(end);
 }
@@ -266,8 +270,7 @@ void Supervisor::cleanup_descendants() {
 // have written their error file (torch's @record writes it as the exception leaves the worker,
 // which may then spend seconds in teardown while a peer's collateral error ends that peer first).
 // Ordered by root_cause.h's FailureTime. A hang or a failed start stands as it is.
-Supervisor::Cause Supervisor::earliest_failure_of(int generation, const WorkerEnd& first) const {
-  if (first.hang || first.start_failed) return {first, false};
+std::optional<Supervisor::Cause> Supervisor::earliest_failure_of(int generation) const {
   std::vector<FailureTime> times;
   std::vector<Cause> causes;
   for (const auto& w : workers_) {
@@ -288,22 +291,40 @@ Supervisor::Cause Supervisor::earliest_failure_of(int generation, const WorkerEn
     }
     causes.push_back({end, !w->wait_status});
   }
-  if (times.empty()) return {first, false};
+  if (times.empty()) return std::nullopt;
   return causes[earliest_failure(times)];
 }
 
 void Supervisor::group_failed(int generation, const WorkerEnd& first_seen) {
-  const Cause cause = earliest_failure_of(generation, first_seen);
-  if (cause.still_running) {
+  std::optional<Cause> cause;
+  if (!first_seen.hang && !first_seen.start_failed) cause = earliest_failure_of(generation);
+  if (!cause) cause = Cause{first_seen, false};
+  if (cause->still_running) {
     // Reported when it ends (end_worker): its exit status belongs in the root cause.
-    pending_cause_ = PendingCause{cause.end.local_rank, first_seen};
+    pending_cause_ = PendingCause{cause->end.local_rank, first_seen};
     arm_pending_timer(generation);
     spdlog::info("rank {} wrote its error file before rank {} failed: waiting for it to exit",
-                 global_rank(cfg_.layout, cause.end.local_rank),
+                 global_rank(cfg_.layout, cause->end.local_rank),
                  global_rank(cfg_.layout, first_seen.local_rank));
     return;
   }
-  report_failure(generation, cause.end);
+  report_failure(generation, cause->end);
+}
+
+// Another node's failure stops this one while its group looks healthy. A worker here that has
+// already failed (reaped, or its error file written) may have failed first: it is reported too,
+// with its time, so that the job names whichever failed first (JobStateMachine::failure); one
+// still exiting is waited for as in group_failed.
+void Supervisor::claim_local_failure(int generation) {
+  if (group_.state() != GroupState::kHealthy || generation != group_.generation() || pending_cause_)
+    return;
+  const auto cause = earliest_failure_of(generation);
+  if (!cause) return;
+  if (!cause->still_running) return report_failure(generation, cause->end);
+  pending_cause_ = PendingCause{cause->end.local_rank, std::nullopt};
+  arm_pending_timer(generation);
+  spdlog::info("rank {} had written its error file when node stop arrived: waiting for it to exit",
+               global_rank(cfg_.layout, cause->end.local_rank));
 }
 
 // A root cause that does not finish exiting within the window gets the SIGTERM the others got.
@@ -318,6 +339,16 @@ void Supervisor::arm_pending_timer(int generation) {
                  global_rank(cfg_.layout, local_rank));
     if (auto& w = workers_.at(static_cast<size_t>(local_rank))) w->signal(SIGTERM);
   });
+}
+
+// When `end` failed (FailureTime): its error file's mtime, else when it was reaped; a hang or a
+// failed start: now.
+std::int64_t Supervisor::failed_at_ns(const WorkerEnd& end) const {
+  auto when = std::chrono::system_clock::now();
+  const auto& w = workers_.at(static_cast<size_t>(end.local_rank));
+  if (w && w->wait_status && !end.hang && !end.start_failed)
+    when = FailureTime{end.local_rank, error_file_written(w->id().error_file), w->reaped_at}.when();
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(when.time_since_epoch()).count();
 }
 
 void Supervisor::report_failure(int generation, const WorkerEnd& first) {
@@ -340,7 +371,8 @@ void Supervisor::report_failure(int generation, const WorkerEnd& first) {
   causes_.push_back(rec);
   if (cfg_.observer) cfg_.observer->generation_failed(generation);
   spdlog::error("attempt {} failed: {}", generation, summary_line(rec));
-  cluster_.report_failure(NodeFailure{generation, rec.node_rank, rec.exit_code, summary_line(rec)});
+  cluster_.report_failure(NodeFailure{generation, rec.node_rank, rec.exit_code, summary_line(rec),
+                                      failed_at_ns(first)});
 }
 
 void Supervisor::group_succeeded(int generation) {
@@ -461,8 +493,11 @@ void Supervisor::report_root_cause() {
   if (!causes_.empty()) spdlog::info("root causes:\n{}", format_failure_table(causes_));
   if (!final_failure_) return;
   std::string text = final_failure_->summary + "\n";
+  // This node's own record (with its traceback) only when the job's root cause is this node's:
+  // a collateral failure here is not the reason another node's failure gets.
   for (const auto& c : causes_)
-    if (c.generation == final_failure_->generation) text = detail_text(c);
+    if (c.generation == final_failure_->generation && c.node_rank == final_failure_->node_rank)
+      text = detail_text(c);
   write_root_cause(cfg_.failure_file, text, true, kFailureFileLimit);
   if (!cfg_.termination_log.empty())
     write_root_cause(cfg_.termination_log, text, false, kTerminationLogLimit);

@@ -80,9 +80,11 @@ class Supervisor final : public GroupActions {
     WorkerEnd end;
     bool still_running = false;  // wrote its error file, not reaped yet
   };
-  Cause earliest_failure_of(int generation, const WorkerEnd& first) const;
+  std::optional<Cause> earliest_failure_of(int generation) const;
+  void claim_local_failure(int generation);
   void report_failure(int generation, const WorkerEnd& first);
   void arm_pending_timer(int generation);
+  std::int64_t failed_at_ns(const WorkerEnd& end) const;
   void group_succeeded(int generation) override;
   void group_stopped(int generation) override;
 
@@ -124,7 +126,7 @@ class Supervisor final : public GroupActions {
   std::vector<FailureRecord> causes_;   // this node's root cause per failed generation
   struct PendingCause {
     int local_rank = 0;  // wrote its error file first; its exit completes the root cause
-    WorkerEnd first_seen;
+    std::optional<WorkerEnd> first_seen;  // the group's own first failure, if there was one
   };
   std::optional<PendingCause> pending_cause_;
   std::optional<NodeFailure> final_failure_;

@@ -41,6 +41,9 @@ TOKEN = "integration-secret"
 #   fail-last: the job's last rank exits 3 on attempt 0, every other rank waits to be stopped;
 #              on later attempts every rank exits 0.
 #   sleep:     waits to be killed.   ok: exits 0.
+#   root-lingers: the last rank writes its error file (as torch's @record does) and exits 7 only
+#              1 s later (teardown); rank 0 fails 50 ms after that error file appeared (a
+#              collateral "Connection closed by peer") and exits 1 at once; the rest wait.
 WORKER = r'''
 import json, os, sys, time
 out, mode = sys.argv[1], sys.argv[2]
@@ -54,6 +57,15 @@ if mode == "ok": sys.exit(0)
 if mode == "fail-last" and rc > 0: sys.exit(0)
 if mode == "fail-last" and rank == world - 1:
     time.sleep(0.5); print("rank %d failing on purpose" % rank, flush=True); sys.exit(3)
+def error_file(message):
+    with open(os.environ["TORCHELASTIC_ERROR_FILE"], "w") as f: json.dump({"message": message}, f)
+if mode == "root-lingers" and rank == world - 1:
+    error_file("ValueError: the real cause on the last node")
+    open(os.path.join(out, "root_written"), "w").close()
+    time.sleep(1.0); sys.exit(7)
+if mode == "root-lingers" and rank == 0:
+    while not os.path.exists(os.path.join(out, "root_written")): time.sleep(0.01)
+    time.sleep(0.05); error_file("RuntimeError: Connection closed by peer"); sys.exit(1)
 time.sleep(600)
 '''
 
@@ -209,6 +221,20 @@ def test_failure_on_last_node_restarts_every_node(jobs, nnodes):
     assert {r["MASTER_PORT"] for r in first.values()} == {str(job.master_port)}
     assert len({r["MASTER_PORT"] for r in second.values()}) == 1  # one port for the generation
     assert not list(job.out.glob("a2_*"))  # restarted once, for the whole job
+
+
+def test_the_root_cause_is_the_node_that_failed_first_not_the_first_report(jobs):
+    # Node 1's rank wrote its error file first but exits 1 s later; node 0's collateral failure
+    # reaches the coordinator first. Node 1 is stopped, but reports its worker's failure with its
+    # time, and every node gives up naming it, with its exit code.
+    job = jobs(2, max_restarts=0)
+    procs = job.start_all(worker(job, "root-lingers"))
+    for p in procs:
+        expect_rc(job, p, 7)
+    assert "failed earlier in generation 0" in output(procs[0]), output(procs[0])
+    for rank in range(2):
+        text = (job.tmp / f"failure{rank}").read_text()
+        assert "rank 1 (node 1, local 0): exit 7: ValueError: the real cause on the last node" in text, text
 
 
 @pytest.mark.parametrize("nnodes", [2, 4])

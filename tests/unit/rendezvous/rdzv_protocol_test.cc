@@ -36,7 +36,7 @@ TEST(RdzvProtocol, RoundTripsEveryField) {
 }
 
 TEST(RdzvProtocol, FailureBodyRoundTrips) {
-  NodeFailure f{3, 1, 7, "rank 3 (node 1): exit 7: ValueError: boom"};
+  NodeFailure f{3, 1, 7, "rank 3 (node 1): exit 7: ValueError: boom", 1764496800123456789};
   Message m{MsgType::kStop, 0, 3, 0, failure_body(f)};
   auto d = decode(bytes(encode(m, kKey, Direction::kToAgent, ctx_of(1))), kKey, Direction::kToAgent,
                   ctx_of(1));
@@ -46,6 +46,17 @@ TEST(RdzvProtocol, FailureBodyRoundTrips) {
   EXPECT_EQ(g.node_rank, 1);
   EXPECT_EQ(g.exit_code, 7);
   EXPECT_EQ(g.summary, f.summary);
+  EXPECT_EQ(g.failed_at_ns, f.failed_at_ns);
+  // From an older peer (no field) or a hostile one (negative, not a number): not known.
+  using nlohmann::json;
+  for (const json& at : {json(), json(-5), json("soon")}) {
+    json body = failure_body(f);
+    if (at.is_null())
+      body.erase("failed_at_ns");
+    else
+      body["failed_at_ns"] = at;
+    EXPECT_EQ(failure_from(Message{MsgType::kStop, 0, 3, 0, body}).failed_at_ns, 0) << at;
+  }
 }
 
 TEST(RdzvProtocol, PartialFrameNeedsMore) {

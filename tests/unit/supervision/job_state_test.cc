@@ -128,6 +128,23 @@ TEST_F(JobState, SecondFailureOfAGenerationIsNotANewRootCause) {
   EXPECT_EQ(m.generation(), 1);
 }
 
+TEST_F(JobState, AFailureThatHappenedEarlierButArrivedLaterIsTheRootCause) {
+  // Node 1's worker wrote its error file first but took longer to exit (reported at its exit);
+  // node 0's collateral failure arrived first. A failure with no time never replaces one.
+  auto m = make(2, 0);
+  m.all_present(now);
+  m.failure({0, 0, 1, "collateral", 2000}, now);
+  m.failure({0, 1, 7, "the real cause", 1000}, now);
+  m.failure({0, 1, 9, "no time", 0}, now);
+  m.failure({0, 0, 9, "later", 3000}, now);
+  EXPECT_EQ(actions.stops.size(), 1u);
+  m.stopped(0, 0);
+  m.stopped(1, 0);
+  ASSERT_EQ(actions.ends.size(), 1u);
+  EXPECT_EQ(actions.ends[0].failure.summary, "the real cause");
+  EXPECT_EQ(actions.ends[0].failure.exit_code, 7);
+}
+
 TEST_F(JobState, StaleReportsOfAnOldGenerationChangeNothing) {
   auto m = make(2, 3);
   m.all_present(now);
