@@ -3,16 +3,16 @@
 // its event loop; unit tests drive it with a fake GroupActions and no processes.
 //
 //            start()                 a worker fails / hangs, or stop()
-//   kInit ───────────► kHealthy ─────────────────────────────────────► kStopping
-//     ▲                   │ every worker exited 0                         │ every worker gone
-//     │                   ▼                                               ▼
-//     └──── start() ── kSucceeded                                     kStopped ── start() ──►
-//     kHealthy
+//   kInit ───────────► kHealthy ──────────────────────────────► kStopping
+//     ▲                   │ every worker exited 0                  │ every worker gone
+//     │                   ▼                                        ▼
+//     └──── start() ── kSucceeded                              kStopped ── start() ──► kHealthy
 //
-// Failure handling is all-or-nothing, as in torchelastic: the first failure of a generation is
-// its root cause; the others get SIGTERM (or the signal trainvisor received), SIGKILL after the
-// grace period, and the group is reported stopped only when every worker has exited. Whether a
-// new generation follows is the Cluster's decision, not the group's.
+// Failure handling is all-or-nothing, as in torchelastic: the first failure the group sees stops
+// the generation (the Supervisor names the root cause: the failure that happened first,
+// root_cause.h FailureTime); the others get SIGTERM (or the signal trainvisor received), SIGKILL
+// after the grace period, and the group is reported stopped only when every worker has exited.
+// Whether a new generation follows is the Cluster's decision, not the group's.
 #pragma once
 
 #include <string>
