@@ -26,6 +26,14 @@ void write_root_cause(const std::string& path, const std::string& text, bool onl
     spdlog::info("root cause written to {}", path);
 }
 
+// When worker `w` failed, as FailureTime orders it: its error file's mtime, else when it was
+// reaped. One that has not been reaped yet counts only with an error file.
+FailureTime failure_time(const WorkerProcess& w) {
+  const auto written = error_file_written(w.id().error_file);
+  return {w.id().local_rank, written,
+          w.wait_status ? w.reaped_at : written.value_or(std::chrono::system_clock::now())};
+}
+
 }  // namespace
 
 // The failure that happened first among the workers of this generation: the one the group saw
@@ -38,20 +46,17 @@ std::optional<Supervisor::Cause> Supervisor::earliest_failure_of(int generation)
   std::vector<Cause> causes;
   for (const auto& w : workers_) {
     if (!w || w->id().generation != generation) continue;
-    const int local_rank = w->id().local_rank;
+    const FailureTime time = failure_time(*w);
     WorkerEnd end;
-    end.local_rank = local_rank;
-    auto written = error_file_written(w->id().error_file);
+    end.local_rank = time.local_rank;
     if (w->wait_status) {
       end.exit_code = exit_code_from_status(*w->wait_status);
       end.signal = signal_from_status(*w->wait_status);
       if (end.ok()) continue;
-      times.push_back({local_rank, written, w->reaped_at});
-    } else if (written && group_.is_running(local_rank)) {
-      times.push_back({local_rank, written, *written});
-    } else {
+    } else if (!time.error_written || !group_.is_running(time.local_rank)) {
       continue;
     }
+    times.push_back(time);
     causes.push_back({end, !w->wait_status});
   }
   if (times.empty()) return std::nullopt;
@@ -109,8 +114,7 @@ void Supervisor::arm_pending_timer(int generation) {
 std::int64_t Supervisor::failed_at_ns(const WorkerEnd& end) const {
   auto when = std::chrono::system_clock::now();
   const auto& w = workers_.at(static_cast<size_t>(end.local_rank));
-  if (w && w->wait_status && !end.hang && !end.start_failed)
-    when = FailureTime{end.local_rank, error_file_written(w->id().error_file), w->reaped_at}.when();
+  if (w && w->wait_status && !end.hang && !end.start_failed) when = failure_time(*w).when();
   return std::chrono::duration_cast<std::chrono::nanoseconds>(when.time_since_epoch()).count();
 }
 
