@@ -30,24 +30,20 @@ CandidateId id_of(const Key& k) {
   return {k.layout, k.dir, k.step, k.best, set ? 0 : k.name};
 }
 
-// Newest-first iteration over keys without sorting them all: the newest by one linear scan
-// (usually the only one examined), a heap of the rest only when more are asked for.
+// Newest-first iteration over keys without sorting them all (a heap, O(n) to build). Used only
+// when the newest key of the one-pass recognition was not complete (newest_if_complete), and for
+// best_* keys, which are few.
 class KeyHeap {
  public:
   // `run_ns` must outlive the heap. Keys of `done` (already examined) are skipped.
   KeyHeap(std::vector<Key> keys, const std::vector<std::int64_t>& run_ns, const Tree& tree,
           std::set<CandidateId> done)
-      : keys_(std::move(keys)), done_(std::move(done)), newer_{&tree, &run_ns} {}
+      : keys_(std::move(keys)), done_(std::move(done)), newer_{&tree, &run_ns} {
+    std::make_heap(keys_.begin(), keys_.end(), older());
+  }
   std::optional<Key> next() {
     while (!keys_.empty()) {
-      if (!scanned_) {
-        scanned_ = true;
-        std::iter_swap(std::max_element(keys_.begin(), keys_.end(), older()), keys_.end() - 1);
-      } else {
-        if (!heaped_) std::make_heap(keys_.begin(), keys_.end(), older());
-        heaped_ = true;
-        std::pop_heap(keys_.begin(), keys_.end(), older());
-      }
+      std::pop_heap(keys_.begin(), keys_.end(), older());
       const Key k = keys_.back();
       keys_.pop_back();
       if (!done_.insert(id_of(k)).second) continue;
@@ -65,8 +61,6 @@ class KeyHeap {
   std::vector<Key> keys_;
   std::set<CandidateId> done_;
   Newer newer_;
-  bool scanned_ = false;
-  bool heaped_ = false;
 };
 
 Judgement judge(Candidate& c, CheckpointFs& fs, const SelectOptions& o) {

@@ -99,7 +99,7 @@ class Materializer {
     if (!set_from_recognition(ext, mine, expected)) {
       mine.clear();
       expected.clear();
-      for (std::uint32_t i : same_dir_of_sibling_runs(true))
+      for (std::uint32_t i : same_dir_of_sibling_runs())
         collect_modules(tree_.dirs[i], ext, i == key_.dir ? &mine : nullptr, expected);
     }
     std::string absent;
@@ -117,10 +117,9 @@ class Materializer {
     for (const auto& [m, f] : mine) add(join_path(dir_.path, f), PartKind::kTorch);
   }
 
-  // This key's directory (when `self`) and the directories of the same name in sibling runs.
-  std::vector<std::uint32_t> same_dir_of_sibling_runs(bool self) const {
-    std::vector<std::uint32_t> out;
-    if (self) out.push_back(key_.dir);
+  // This key's directory and the directories of the same name in sibling runs.
+  std::vector<std::uint32_t> same_dir_of_sibling_runs() const {
+    std::vector<std::uint32_t> out{key_.dir};
     const std::uint32_t gp = tree_.ancestor(key_.dir, 2);
     for (std::uint32_t i = 0; i < tree_.dirs.size() && gp != kNoDir; ++i)
       if (i != key_.dir && tree_.ancestor(i, 2) == gp && tree_.dirs[i].name() == dir_.name())
@@ -134,7 +133,7 @@ class Materializer {
   bool set_from_recognition(std::string_view ext, std::map<std::string, std::string>& mine,
                             ModuleSet& expected) {
     if (!modules_) return false;
-    for (std::uint32_t i : same_dir_of_sibling_runs(true)) {
+    for (std::uint32_t i : same_dir_of_sibling_runs()) {
       const SkrlModules& m = (*modules_)[i];
       if (m.overflow) return false;
       for (const auto& module : m.modules)
