@@ -1,5 +1,5 @@
 /* The floor of any lookup over one directory: list it with getdents64 (256 KiB buffer, as
- * checkpoint/checkpoint_fs.cc does) and count the entries, nothing else. Built and run by
+ * checkpoint/split_listing.cc does for one pass) and count the entries, nothing else. Built and run by
  * bench/checkpoint_latest.sh beside trainvisor and find. */
 #define _GNU_SOURCE
 #include <dirent.h>

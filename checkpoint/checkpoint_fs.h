@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "checkpoint/name_list.h"
 #include "common/result.h"
 
 namespace tv {
@@ -20,6 +21,13 @@ enum class EntryType { kFile, kDirectory, kSymlink, kOther, kUnknown };
 struct DirEntry {
   std::string name;
   EntryType type = EntryType::kUnknown;  // from the directory listing (d_type); no stat needed
+};
+
+// One directory, listed: the regular files (d_type DT_REG) by name, every other entry
+// (directories, links, unknown types, names NameList refuses) apart, to be looked at one by one.
+struct Listing {
+  NameList files;
+  std::vector<DirEntry> others;
 };
 
 struct FileStat {
@@ -39,6 +47,10 @@ class CheckpointFs {
   // Calls `each` for every entry of a directory, without "." and "..", without collecting them
   // (a directory of 100,000 checkpoints costs no allocation per entry). Error message: strerror.
   virtual Status list_each(const std::string& dir, const EachEntry& each) = 0;
+  // The same into `out` (appending), without "." and "..". `dir_bytes` (the directory's st_size)
+  // says how many names to expect. This one calls list_each; the real one lists a large ext4
+  // directory in parallel parts (split_listing.h).
+  virtual Status list_into(const std::string& dir, std::uint64_t dir_bytes, Listing& out);
   // The same, collected.
   Result<std::vector<DirEntry>> list(const std::string& dir);
   // stat(2), following symlinks.
@@ -55,6 +67,7 @@ class CheckpointFs {
 class RealCheckpointFs final : public CheckpointFs {
  public:
   Status list_each(const std::string& dir, const EachEntry& each) override;
+  Status list_into(const std::string& dir, std::uint64_t dir_bytes, Listing& out) override;
   Result<FileStat> stat(const std::string& path) override;
   Result<std::string> read_range(const std::string& path, std::uint64_t offset,
                                  std::uint64_t length) override;

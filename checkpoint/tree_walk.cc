@@ -19,12 +19,6 @@ struct Pending {
   std::uint64_t bytes = 0;  // the directory's st_size: a hint of how many names it holds
 };
 
-// ext4 and xfs spend at least ~32 bytes of directory per name of a checkpoint file; the hint is
-// capped (4 Mi names, 16 MiB of offsets that stay untouched unless they are used).
-std::size_t names_hint(std::uint64_t dir_bytes) {
-  return static_cast<std::size_t>(std::min<std::uint64_t>(dir_bytes / 32, std::uint64_t{1} << 22));
-}
-
 class Walker {
  public:
   Walker(CheckpointFs& fs, Tree& tree) : fs_(fs), tree_(tree) {}
@@ -54,16 +48,15 @@ class Walker {
     dir.path = p.path;
     dir.rel = p.rel;
     dir.parent = p.parent;
-    dir.files.reserve(names_hint(p.bytes));
     const auto index = static_cast<std::uint32_t>(tree_.dirs.size());
-    auto listed = fs_.list_each(p.path, [&](std::string_view name, EntryType type) {
-      classify(p, name, type, dir, index);
-    });
+    Listing listing;
+    auto listed = fs_.list_into(p.path, p.bytes, listing);
     if (!listed) {
       spdlog::warn("checkpoint: skipping directory {}: {}", p.path, listed.error().message);
-      while (!stack_.empty() && stack_.back().parent == index) stack_.pop_back();
       return;
     }
+    dir.files = std::move(listing.files);
+    for (const auto& other : listing.others) classify(p, other.name, other.type, dir, index);
     tree_.dirs.push_back(std::move(dir));
   }
 
@@ -100,22 +93,6 @@ class Walker {
 };
 
 }  // namespace
-
-bool NameList::add(std::string_view name) {
-  if (name.size() > kMaxName) return false;
-  if (chunks_.empty() || used_ + 1 + name.size() > capacity_) {
-    if (chunks_.size() >= (std::size_t{1} << (32 - kShift))) return false;
-    capacity_ = chunks_.empty() ? kMaxName + 1 : std::min(capacity_ * 2, kLargest);
-    chunks_.push_back(std::make_unique_for_overwrite<char[]>(capacity_));
-    used_ = 0;
-  }
-  char* p = chunks_.back().get() + used_;
-  *p = static_cast<char>(name.size());
-  std::memcpy(p + 1, name.data(), name.size());
-  at_.push_back(static_cast<std::uint32_t>(((chunks_.size() - 1) << kShift) | used_));
-  used_ += 1 + name.size();
-  return true;
-}
 
 std::string join_path(const std::string& dir, std::string_view name) {
   std::string out;

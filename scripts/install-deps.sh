@@ -15,7 +15,7 @@ test_packages=(
   build-essential pkg-config clang clang-format libclang-rt-14-dev libboost1.81-all-dev
   libfabric-bin googletest libgtest-dev libgmock-dev libbenchmark-dev
   python3 python3-torch python3-pytest python3-yaml python3-jsonschema python3-botocore
-  iproute2 util-linux procps time hyperfine
+  iproute2 util-linux procps time hyperfine strace e2fsprogs
   podman buildah runc debootstrap
   slurm-wlm munge  # tests/integration/test_slurm.py: a real Slurm cluster (scripts/slurm-cluster.sh)
   prometheus  # promtool: tests/integration/test_observability.py lints the scraped /metrics

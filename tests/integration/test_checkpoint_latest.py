@@ -121,6 +121,72 @@ def test_concurrent_writers_never_yield_a_partial_file(tmp_path, writer):
     assert r.stdout.strip() == str(d / "agent_3001.pt")
 
 
+REAL_PT = os.path.join(os.path.dirname(__file__), "..", "data", "checkpoint", "agent_1000.pt")
+
+
+def is_ext4(path):
+    return subprocess.run(["stat", "-f", "-c", "%T", str(path)], capture_output=True,
+                          text=True).stdout.strip() in ("ext2/ext3", "ext4")
+
+
+def test_a_large_directory_listed_in_parallel_slices_misses_no_name(tmp_path):
+    """30,000 checkpoints in one directory: on ext4 trainvisor lists it in parallel slices of
+    its hash positions (checkpoint/split_listing.h), one per CPU up to 8. A newest checkpoint
+    placed under 48 different names (so in every slice, whatever the hash seed) is found every
+    time; strace shows the slices' lseeks."""
+    src = tmp_path / "src.pt"
+    shutil.copyfile(REAL_PT, src)
+    age(src)
+    d = tmp_path / "tree" / RUN1 / "checkpoints"
+    d.mkdir(parents=True)
+    for i in range(30000):  # hard links to one real torch.save file (ext4 allows 65,000)
+        os.link(src, d / f"agent_{i}.pt")
+    root = str(tmp_path / "tree")
+    for k, i in enumerate(range(7, 30000, 30000 // 48)):
+        newest = d / f"agent_{10**9 + k}.pt"
+        os.rename(d / f"agent_{i}.pt", newest)
+        r = tv("checkpoint", "latest", "--dir", root)
+        assert r.returncode == 0, r.stderr
+        assert r.stdout.strip() == str(newest), (k, r.stderr)
+    if not shutil.which("strace") or not is_ext4(d) or len(os.sched_getaffinity(0)) < 2:
+        return
+    trace = tmp_path / "trace"
+    r = subprocess.run(["strace", "-f", "-qq", "-e", "trace=lseek", "-o", str(trace), BIN,
+                        "checkpoint", "latest", "--dir", root], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    seeks = [line for line in trace.read_text().splitlines() if "SEEK_SET" in line]
+    assert len(seeks) >= 1, trace.read_text()
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("mke2fs"), reason="needs root and mke2fs")
+def test_an_unhashed_ext4_directory_is_listed_whole_when_its_slices_cannot_seek(tmp_path):
+    """ext4 without dir_index (an old file system, or a directory whose hash index was dropped):
+    positions are byte offsets and an lseek to a hash position fails with EINVAL. The directory
+    is then listed in one pass, every name once."""
+    image, mnt = tmp_path / "linear.img", tmp_path / "mnt"
+    mnt.mkdir()
+    with open(image, "wb") as f:
+        f.truncate(128 << 20)
+    subprocess.run(["mke2fs", "-q", "-F", "-t", "ext4", "-N", "40000", "-O", "^dir_index",
+                    str(image)], check=True)
+    subprocess.run(["mount", "-o", "loop", str(image), str(mnt)], check=True)
+    try:
+        src = mnt / "src.pt"
+        shutil.copyfile(REAL_PT, src)
+        age(src)
+        d = mnt / "tree" / RUN1 / "checkpoints"
+        d.mkdir(parents=True)
+        for i in range(36000):
+            os.link(src, d / f"agent_{i}.pt")
+        assert os.stat(d).st_size >= 2 * 256 * 1024  # large enough to be split on 2 CPUs
+        r = tv("checkpoint", "latest", "--dir", str(mnt / "tree"))
+        assert r.returncode == 0, r.stderr
+        assert r.stdout.strip() == str(d / "agent_35999.pt")
+        assert "skipping" not in r.stderr
+    finally:
+        subprocess.run(["umount", str(mnt)], check=True)
+
+
 REAL_DCP = os.path.join(os.path.dirname(__file__), "..", "data", "checkpoint", "dcp_real",
                         "two_ranks")
 

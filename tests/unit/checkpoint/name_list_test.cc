@@ -1,10 +1,10 @@
-// NameList (checkpoint/tree_walk.h): names stored in chunks that never move.
+// NameList (checkpoint/name_list.h): names stored in chunks that never move.
+#include "checkpoint/name_list.h"
+
 #include <gtest/gtest.h>
 
 #include <string>
 #include <vector>
-
-#include "checkpoint/tree_walk.h"
 
 namespace tv {
 namespace {
@@ -34,6 +34,28 @@ TEST(NameList, NamesLongerThanNameMaxAreRefused) {
   ASSERT_EQ(list.size(), 2u);
   EXPECT_EQ(list[0], std::string(255, 'x'));
   EXPECT_EQ(list[1], "");
+}
+
+TEST(NameList, AppendMovesEveryNameAfterTheOthersAndPopBackDropsTheLast) {
+  NameList a, b, empty;
+  for (int i = 0; i < 5000; ++i) ASSERT_TRUE(a.add("a" + std::to_string(i)));
+  for (int i = 0; i < 7000; ++i) ASSERT_TRUE(b.add("b" + std::to_string(i)));
+  a.append(std::move(b));
+  a.append(std::move(empty));
+  ASSERT_EQ(a.size(), 12000u);
+  EXPECT_EQ(a[4999], "a4999");
+  EXPECT_EQ(a[5000], "b0");
+  EXPECT_EQ(a.back(), "b6999");
+  EXPECT_TRUE(b.empty());
+  a.pop_back();
+  EXPECT_EQ(a.back(), "b6998");
+  ASSERT_TRUE(a.add("after"));  // adding goes on after the appended chunks
+  EXPECT_EQ(a.back(), "after");
+  EXPECT_EQ(a[5000], "b0");
+  NameList c;
+  c.append(std::move(a));
+  EXPECT_EQ(c.size(), 12000u);
+  EXPECT_EQ(c[0], "a0");
 }
 
 }  // namespace
