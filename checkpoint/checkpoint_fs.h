@@ -66,6 +66,9 @@ class CheckpointFs {
 
 class RealCheckpointFs final : public CheckpointFs {
  public:
+  // `most_parts`: how many threads may list one large directory (split_listing.h); 1 for a
+  // background rescan, which should cost as little CPU as it can rather than finish soonest.
+  explicit RealCheckpointFs(unsigned most_parts = 8) : most_parts_(most_parts) {}
   Status list_each(const std::string& dir, const EachEntry& each) override;
   Status list_into(const std::string& dir, std::uint64_t dir_bytes, Listing& out) override;
   Result<FileStat> stat(const std::string& path) override;
@@ -73,6 +76,9 @@ class RealCheckpointFs final : public CheckpointFs {
                                  std::uint64_t length) override;
   std::int64_t now_ns() override;
   void sleep_for(std::chrono::milliseconds duration) override;
+
+ private:
+  unsigned most_parts_;
 };
 
 }  // namespace tv

@@ -139,8 +139,10 @@ void each_candidate_oldest_first(CheckpointFs& fs, const Tree& tree, const std::
     const ListedDir& d = tree.dirs[k.dir];
     const std::string path = k.name == kNoDir ? d.path : join_path(d.path, d.files[k.name]);
     if (known(path) || !done.insert(id_of(k)).second) continue;
-    // From the listing alone (no skrl_modules): a set already reported costs no stat.
-    Candidate c = materialize(tree, k, fs);
+    // A set already reported was skipped above; a new one is put together from the modules
+    // recognition saw, one stat per module (reading every name of its directory for each of
+    // 30,000 new candidates, as the first scan has, was quadratic: seconds of CPU per scan).
+    Candidate c = materialize(tree, k, fs, &keys.skrl_modules);
     each(path, c);
   }
 }

@@ -3,6 +3,7 @@ files, DCP directories written the way PyTorch's FileSystemWriter does, writers 
 concurrent writers, deep trees, unreadable directories, symlink loops)."""
 import json
 import os
+import select
 import shutil
 import signal
 import subprocess
@@ -159,6 +160,24 @@ def test_a_large_directory_listed_in_parallel_slices_misses_no_name(tmp_path):
     assert r.returncode == 0, r.stderr
     seeks = [line for line in trace.read_text().splitlines() if "SEEK_SET" in line]
     assert len(seeks) >= 1, trace.read_text()
+    # The watcher rescans beside training: one pass, no slices, whatever the directory's size.
+    watch = subprocess.Popen(["strace", "-f", "--seccomp-bpf", "-qq", "-e", "trace=lseek", "-o", str(trace), BIN,
+                              "checkpoint", "watch", "--dir", root, "--polling",
+                              "--poll-interval", "0.2"], stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True, env=env)
+    time.sleep(1)  # the baseline scan
+    later = d / f"agent_{2 * 10**9}.pt"
+    os.link(src, later)
+    try:
+        ready, _, _ = select.select([watch.stdout], [], [], 60)
+        assert ready, "the watcher reported nothing in 60 s"
+        assert str(later) in watch.stdout.readline()
+    finally:  # trainvisor, not strace, gets the SIGTERM; strace ends with it
+        child = subprocess.run(["pgrep", "-P", str(watch.pid)], capture_output=True, text=True)
+        for pid in child.stdout.split():
+            os.kill(int(pid), signal.SIGTERM)
+        watch.communicate(timeout=30)
+    assert "SEEK_SET" not in trace.read_text()
 
 
 @pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("mke2fs"), reason="needs root and mke2fs")
