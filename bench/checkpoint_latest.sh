@@ -3,7 +3,8 @@
 # over N checkpoints in ONE directory (default 100,000 agent_<step>.pt of one Isaac Lab run, each
 # a real torch.save file copied from tests/data), side by side in one run: warm page cache,
 # alternating, median of R runs of wall, user+sys time and peak RSS (GNU time).
-# A third row is the floor both pay: the bare directory listing (bench/list_dir.c).
+# A third row is the floor both pay: the bare directory listing (bench/list_dir.c), one thread.
+# trainvisor lists a large ext4 directory in parallel slices: its CPU column is all its threads.
 # Usage: [BENCH_DIR=/tmp] bench/checkpoint_latest.sh [TRAINVISOR_BIN] [N] [R]   (BENCH_DIR: where the
 # tree is made, i.e. which file system is measured)
 set -euo pipefail
