@@ -180,6 +180,62 @@ def test_a_large_directory_listed_in_parallel_slices_misses_no_name(tmp_path):
     assert "SEEK_SET" not in trace.read_text()
 
 
+def pids_cgroup(name):
+    """A pids cgroup of our own (v1 or v2), or None; the caller removes it."""
+    v1 = "/sys/fs/cgroup/pids"
+    if os.path.isdir(v1) and os.path.exists(os.path.join(v1, "cgroup.procs")):
+        path = os.path.join(v1, name)
+    elif os.path.exists("/sys/fs/cgroup/cgroup.controllers") and "pids" in open(
+            "/sys/fs/cgroup/cgroup.subtree_control").read():
+        path = os.path.join("/sys/fs/cgroup", name)
+    else:
+        return None
+    os.makedirs(path, exist_ok=True)
+    return path
+
+
+def tv_in_cgroup(cgroup, limit, *args):
+    with open(os.path.join(cgroup, "pids.max"), "w") as f:
+        f.write(str(limit))
+    return subprocess.run(["bash", "-c", 'echo $$ > "$0/cgroup.procs" && exec "$@"', cgroup, BIN,
+                           *args], capture_output=True, text=True, timeout=120)
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to make a pids cgroup")
+def test_under_the_lowest_pids_limit_the_answer_is_the_same_and_below_it_exit_71(tmp_path):
+    """A container's pids.max counts threads. At the lowest limit trainvisor itself runs under,
+    the lookup over a large directory gives the same answer (on a machine with more CPUs than
+    trainvisor has threads of its own, its slice threads cannot all start there and are read by
+    the calling thread; SplitListing.SlicesWhoseThreadsCannotStartAreReadByTheCaller covers that
+    on any machine). One below that: one line naming pids.max and exit 71, not
+    std::terminate."""
+    cgroup = pids_cgroup(f"tv-test-{os.getpid()}")
+    if cgroup is None:
+        pytest.skip("no pids cgroup controller")
+    try:
+        empty = tmp_path / "empty"
+        empty.mkdir()
+        lowest = next(n for n in range(1, 32)
+                      if tv_in_cgroup(cgroup, n, "checkpoint", "latest", "--dir",
+                                      str(empty)).returncode == 1)
+        src = tmp_path / "src.pt"
+        shutil.copyfile(REAL_PT, src)
+        age(src)
+        d = tmp_path / "tree" / RUN1 / "checkpoints"
+        d.mkdir(parents=True)
+        for i in range(30000):
+            os.link(src, d / f"agent_{i}.pt")
+        r = tv_in_cgroup(cgroup, lowest, "checkpoint", "latest", "--dir", str(tmp_path / "tree"))
+        assert r.returncode == 0, r.stderr
+        assert r.stdout.strip() == str(d / "agent_29999.pt")
+        if lowest > 1:
+            r = tv_in_cgroup(cgroup, lowest - 1, "checkpoint", "latest", "--dir", str(empty))
+            assert r.returncode == 71, r.stderr
+            assert "pids.max" in r.stderr and "terminate" not in r.stderr
+    finally:
+        os.rmdir(cgroup)
+
+
 @pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("mke2fs"), reason="needs root and mke2fs")
 def test_an_unhashed_ext4_directory_is_listed_whole_when_its_slices_cannot_seek(tmp_path):
     """ext4 without dir_index (an old file system, or a directory whose hash index was dropped):

@@ -9,7 +9,9 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <string>
+#include <system_error>
 #include <thread>
 #include <vector>
 
@@ -101,6 +103,57 @@ TEST(SplitListing, AMissingDirectoryIsAnErrorNamingWhy) {
   auto r = list_split("/nonexistent/tv-split", 4, 1 << 20, listing);
   ASSERT_FALSE(r);
   EXPECT_EQ(r.error().message, "No such file or directory");
+}
+
+// A pids cgroup (v1 or v2) this process is moved into, with pids.max at 1: no thread can start
+// while it lives (the test runs as root; CI does). Moved back and removed at the end.
+class NoNewThreads {
+ public:
+  NoNewThreads() {
+    const std::string name = "tv-unit-" + std::to_string(::getpid());
+    if (fs::exists("/sys/fs/cgroup/pids/cgroup.procs")) {
+      parent_ = "/sys/fs/cgroup/pids";
+    } else if (std::ifstream f("/sys/fs/cgroup/cgroup.subtree_control"); f) {
+      std::string controllers((std::istreambuf_iterator<char>(f)), {});
+      if (controllers.find("pids") != std::string::npos) parent_ = "/sys/fs/cgroup";
+    }
+    if (parent_.empty() || ::geteuid() != 0) return;
+    path_ = parent_ / name;
+    std::error_code ec;
+    fs::create_directory(path_, ec);
+    active_ = !ec && write(path_ / "pids.max", "1") && write(path_ / "cgroup.procs", "0");
+  }
+  ~NoNewThreads() {
+    if (path_.empty()) return;
+    write(parent_ / "cgroup.procs", "0");
+    std::error_code ec;
+    fs::remove(path_, ec);
+  }
+  bool active() const { return active_; }
+
+ private:
+  static bool write(const fs::path& file, const std::string& text) {
+    std::ofstream f(file);
+    f << text;
+    f.close();
+    return !f.fail();
+  }
+  fs::path parent_, path_;
+  bool active_ = false;
+};
+
+TEST(SplitListing, SlicesWhoseThreadsCannotStartAreReadByTheCaller) {
+  TempDir t;
+  make_checkpoints(t.path(), 5000);
+  const auto expected = readdir_names(t.path());
+  NoNewThreads limit;
+  if (!limit.active()) GTEST_SKIP() << "needs root and a pids cgroup controller";
+  EXPECT_THROW(std::thread([] {}).join(), std::system_error);  // the limit holds
+  unsigned used = 0;
+  EXPECT_EQ(split_names(t.path(), 8, &used), expected);
+  if (on_ext4(t.path())) {
+    EXPECT_EQ(used, 8u);
+  }
 }
 
 TEST(SplitListing, PartsFollowTheDirectorySizeAndStayWithinTheCpus) {
