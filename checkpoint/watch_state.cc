@@ -48,12 +48,19 @@ std::vector<CheckpointEvent> WatchState::pass(CheckpointFs& fs, bool report) {
   return events;
 }
 
+// Every file of a write-once checkpoint stands for it: whichever of an skrl set's module files
+// comes first in a later scan, the set is not put together (and stat'ed) again.
+void WatchState::remember(const std::string& key, const Candidate& c) {
+  known_keys_.insert(key);
+  for (const auto& f : c.checkpoint.files) known_keys_.insert(f);
+}
+
 void WatchState::look(CheckpointFs& fs, const std::string& key, Candidate& c, bool report,
                       std::int64_t now, std::map<std::string, Sig>& seen,
                       std::vector<CheckpointEvent>& events) {
   auto done = done_.find(c.primary);
   if (done != done_.end() && c.write_once) {
-    known_keys_.insert(key);
+    remember(key, c);
     return;
   }
   auto st = fs.stat(c.primary);
@@ -68,13 +75,13 @@ void WatchState::look(CheckpointFs& fs, const std::string& key, Candidate& c, bo
   const Judgement j = evaluate(c, fs, judge);
   if (!report && j.verdict != Verdict::kIncomplete) {
     done_[c.primary] = sig;  // already there at start (settling or not): not news
-    if (c.write_once) known_keys_.insert(key);
+    if (c.write_once) remember(key, c);
     return;
   }
   settling_ = settling_ || j.verdict == Verdict::kSettling;
   if (j.verdict == Verdict::kComplete) {
     done_[c.primary] = sig;
-    if (c.write_once) known_keys_.insert(key);
+    if (c.write_once) remember(key, c);
     const Checkpoint& k = c.checkpoint;
     const std::int64_t begun = k.started_ns > 0 ? k.started_ns : first_seen_ns_[c.primary];
     const double write = begun > 0 && begun <= k.mtime_ns ? seconds(k.mtime_ns - begun) : -1;

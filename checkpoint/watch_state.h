@@ -40,6 +40,7 @@ class WatchState {
   std::vector<CheckpointEvent> pass(CheckpointFs& fs, bool report);
   bool stable(const std::string& path, const FileStat& st) const;
   // One candidate of a pass; `key` is the path its key names.
+  void remember(const std::string& key, const Candidate& c);
   void look(CheckpointFs& fs, const std::string& key, Candidate& c, bool report, std::int64_t now,
             std::map<std::string, Sig>& seen, std::vector<CheckpointEvent>& events);
 
@@ -50,7 +51,7 @@ class WatchState {
   std::map<std::string, Sig> previous_;  // every stat'ed file -> stat at the previous scan
   std::map<std::string, Sig> closed_;    // file -> stat at its last close-after-write
   std::map<std::string, std::int64_t> first_seen_ns_;
-  std::set<std::string> known_keys_;  // key paths of write-once checkpoints already done
+  std::set<std::string> known_keys_;  // key and file paths of write-once checkpoints done
   std::set<std::string> logged_;      // path + reason, so each skip is logged once
   std::int64_t previous_event_ns_ = -1;
   bool settling_ = false;
