@@ -156,13 +156,21 @@ void drop_overlaps(std::vector<Slice>& slices) {
   }
 }
 
+// ext4's 64-bit position of a name is (major hash >> 1) << 32 | minor hash (ext4fs_dirhash clears
+// the major's low bit, so nothing is lost), and names come out in that order. Slices start at a
+// whole major hash (minor 0): a slice is exactly the names whose major hash is in its range.
+std::uint64_t slice_start(unsigned i, unsigned parts) {
+  constexpr std::uint64_t kMajors = (kEnd >> 32) + 1;  // 2^31 values of major >> 1
+  return (kMajors / parts * i) << 32;
+}
+
 // Lists dir in `parts` slices into out; false, and out untouched, when any slice could not be read
 // (an unhashed ext4 directory refuses an lseek past its largest byte offset: EINVAL).
 bool list_in_slices(const std::string& dir, unsigned parts, std::uint64_t dir_bytes, Listing& out) {
   std::vector<Slice> slices(parts);
   for (unsigned i = 0; i < parts; ++i) {
-    slices[i].from = kEnd / parts * i;
-    slices[i].to = i + 1 == parts ? kEnd : kEnd / parts * (i + 1);
+    slices[i].from = slice_start(i, parts);
+    slices[i].to = i + 1 == parts ? kEnd : slice_start(i + 1, parts);
     slices[i].listing.files.reserve(names_hint(dir_bytes) / parts);
   }
   std::vector<Status> status(parts, ok_status());

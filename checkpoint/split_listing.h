@@ -2,14 +2,15 @@
 // allow it; one sequential pass everywhere else.
 //
 // On ext4 a hashed directory's positions (lseek offsets, getdents64's d_off) are its names' hashes,
-// 0 .. 2^63-1; readdir returns names in that order, and an lseek to any position starts at the
-// first name whose hash is at or after it. So the positions split into slices that separate file
-// descriptors read at once, each until the next name's position (the d_off of the last name read)
-// reaches the next slice. The first name a slice reads lies beyond it when the slice holds no
-// name; it is then the first name of the next slice that holds any, and is kept there only. An
-// unhashed (linear) ext4 directory's positions are byte offsets below its size: the first slice
-// reads it all, the others nothing. Other file systems' positions are not known to be ordered
-// like this (NFS cookies, tmpfs before Linux 6.6), so they are listed in one pass.
+// 0 .. 2^63-1; readdir returns names in hash order, and an lseek to any position starts at the
+// first name whose hash is at or after it (slices start at whole major hashes: split_listing.cc).
+// So the positions split into slices that separate file descriptors read at once, each until the
+// next name's position (the d_off of the last name read) reaches the next slice. The first name a
+// slice reads lies beyond it when the slice holds no name; it is then the first name of the next
+// slice that holds any, and is kept there only. An unhashed (linear) ext4 directory's positions are
+// byte offsets below its size: the first slice reads it all, the others nothing. Other file
+// systems' positions are not known to be ordered like this (NFS cookies, tmpfs before Linux 6.6),
+// so they are listed in one pass.
 #pragma once
 
 #include <cstdint>
