@@ -35,9 +35,11 @@ class Server : public ::testing::Test {
     tcp::socket s(cio);
     s.connect(tcp::endpoint(boost::asio::ip::make_address("127.0.0.1"),
                             static_cast<unsigned short>(server->port())));
-    boost::asio::write(s, boost::asio::buffer(text));
-    std::string out;
+    // A server that drops a connection while the request is still being written (an oversized
+    // one) makes this write fail with EPIPE or ECONNRESET: what it answered is read all the same.
     boost::system::error_code ec;
+    boost::asio::write(s, boost::asio::buffer(text), ec);
+    std::string out;
     boost::asio::read(s, boost::asio::dynamic_buffer(out), ec);
     return out;
   }
