@@ -255,7 +255,10 @@ def test_an_unhashed_ext4_directory_is_listed_whole_when_its_slices_cannot_seek(
         f.truncate(128 << 20)
     subprocess.run(["mke2fs", "-q", "-F", "-t", "ext4", "-N", "40000", "-O", "^dir_index",
                     str(image)], check=True)
-    subprocess.run(["mount", "-o", "loop", str(image), str(mnt)], check=True)
+    mounted = subprocess.run(["mount", "-o", "loop", str(image), str(mnt)], capture_output=True,
+                             text=True)
+    if mounted.returncode != 0:  # a machine without loop devices (some containers)
+        pytest.skip(f"cannot loop-mount an ext4 image: {mounted.stderr.strip()}")
     try:
         src = mnt / "src.pt"
         shutil.copyfile(REAL_PT, src)
