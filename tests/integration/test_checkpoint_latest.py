@@ -130,18 +130,25 @@ def is_ext4(path):
                           text=True).stdout.strip() in ("ext2/ext3", "ext4")
 
 
+def linked_run(base, n):
+    """base/tree/RUN1/checkpoints with agent_0.pt .. agent_<n-1>.pt, hard links to one real
+    torch.save file (base/src.pt, an hour old: settled); ext4 allows 65,000 links. (src, dir)."""
+    src = base / "src.pt"
+    shutil.copyfile(REAL_PT, src)
+    age(src)
+    d = base / "tree" / RUN1 / "checkpoints"
+    d.mkdir(parents=True)
+    for i in range(n):
+        os.link(src, d / f"agent_{i}.pt")
+    return src, d
+
+
 def test_a_large_directory_listed_in_parallel_slices_misses_no_name(tmp_path):
     """30,000 checkpoints in one directory: on ext4 trainvisor lists it in parallel slices of
     its hash positions (checkpoint/split_listing.h), one per CPU up to 8. A newest checkpoint
     placed under 48 different names (so in every slice, whatever the hash seed) is found every
     time; strace shows the slices' lseeks."""
-    src = tmp_path / "src.pt"
-    shutil.copyfile(REAL_PT, src)
-    age(src)
-    d = tmp_path / "tree" / RUN1 / "checkpoints"
-    d.mkdir(parents=True)
-    for i in range(30000):  # hard links to one real torch.save file (ext4 allows 65,000)
-        os.link(src, d / f"agent_{i}.pt")
+    src, d = linked_run(tmp_path, 30000)
     root = str(tmp_path / "tree")
     for k, i in enumerate(range(7, 30000, 30000 // 48)):
         newest = d / f"agent_{10**9 + k}.pt"
@@ -226,13 +233,7 @@ def test_under_the_lowest_pids_limit_the_answer_is_the_same_and_below_it_exit_71
         lowest = next(n for n in range(1, 32)
                       if tv_in_cgroup(cgroup, n, "checkpoint", "latest", "--dir",
                                       str(empty)).returncode == 1)
-        src = tmp_path / "src.pt"
-        shutil.copyfile(REAL_PT, src)
-        age(src)
-        d = tmp_path / "tree" / RUN1 / "checkpoints"
-        d.mkdir(parents=True)
-        for i in range(30000):
-            os.link(src, d / f"agent_{i}.pt")
+        _, d = linked_run(tmp_path, 30000)
         r = tv_in_cgroup(cgroup, lowest, "checkpoint", "latest", "--dir", str(tmp_path / "tree"))
         assert r.returncode == 0, r.stderr
         assert r.stdout.strip() == str(d / "agent_29999.pt")
@@ -260,13 +261,7 @@ def test_an_unhashed_ext4_directory_is_listed_whole_when_its_slices_cannot_seek(
     if mounted.returncode != 0:  # a machine without loop devices (some containers)
         pytest.skip(f"cannot loop-mount an ext4 image: {mounted.stderr.strip()}")
     try:
-        src = mnt / "src.pt"
-        shutil.copyfile(REAL_PT, src)
-        age(src)
-        d = mnt / "tree" / RUN1 / "checkpoints"
-        d.mkdir(parents=True)
-        for i in range(36000):
-            os.link(src, d / f"agent_{i}.pt")
+        _, d = linked_run(mnt, 36000)
         assert os.stat(d).st_size >= 2 * 256 * 1024  # large enough to be split on 2 CPUs
         r = tv("checkpoint", "latest", "--dir", str(mnt / "tree"))
         assert r.returncode == 0, r.stderr
