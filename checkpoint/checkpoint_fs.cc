@@ -4,7 +4,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <thread>
@@ -50,7 +49,7 @@ Status RealCheckpointFs::list_each(const std::string& dir, const EachEntry& each
 }
 
 Status RealCheckpointFs::list_into(const std::string& dir, std::uint64_t dir_bytes, Listing& out) {
-  auto listed = list_split(dir, std::min(parts_for(dir_bytes), most_parts_), dir_bytes, out);
+  auto listed = list_split(dir, split_ ? parts_for(dir_bytes) : 1, dir_bytes, out);
   if (!listed) return listed.error();
   return ok_status();
 }

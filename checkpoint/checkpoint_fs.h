@@ -44,8 +44,8 @@ class CheckpointFs {
  public:
   using EachEntry = std::function<void(std::string_view name, EntryType type)>;
   virtual ~CheckpointFs() = default;
-  // Calls `each` for every entry of a directory, without "." and "..", without collecting them
-  // (a directory of 100,000 checkpoints costs no allocation per entry). Error message: strerror.
+  // Calls `each` for every entry of a directory, without "." and ".." (the real one reads them
+  // into a Listing first, in one pass). Error message: strerror, after what failed but `open`.
   virtual Status list_each(const std::string& dir, const EachEntry& each) = 0;
   // The same into `out` (appending), without "." and "..". `dir_bytes` (the directory's st_size)
   // says how many names to expect. This one calls list_each; the real one lists a large ext4
@@ -66,9 +66,9 @@ class CheckpointFs {
 
 class RealCheckpointFs final : public CheckpointFs {
  public:
-  // `most_parts`: how many threads may list one large directory (split_listing.h); 1 for a
-  // background rescan, which should cost as little CPU as it can rather than finish soonest.
-  explicit RealCheckpointFs(unsigned most_parts = 8) : most_parts_(most_parts) {}
+  // `split_large_dirs`: list a large ext4 directory in parallel slices (split_listing.h); false
+  // for a background rescan, which should cost as little CPU as it can rather than finish soonest.
+  explicit RealCheckpointFs(bool split_large_dirs = true) : split_(split_large_dirs) {}
   Status list_each(const std::string& dir, const EachEntry& each) override;
   Status list_into(const std::string& dir, std::uint64_t dir_bytes, Listing& out) override;
   Result<FileStat> stat(const std::string& path) override;
@@ -78,7 +78,7 @@ class RealCheckpointFs final : public CheckpointFs {
   void sleep_for(std::chrono::milliseconds duration) override;
 
  private:
-  unsigned most_parts_;
+  bool split_;
 };
 
 }  // namespace tv

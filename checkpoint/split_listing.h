@@ -23,7 +23,7 @@ namespace tv {
 
 // A directory smaller than this is listed in one pass (about 7,500 checkpoint names on ext4).
 inline constexpr std::uint64_t kSplitBytes = 256 * 1024;
-inline constexpr unsigned kMostParts = 8;  // RealCheckpointFs's default too
+inline constexpr unsigned kMostParts = 8;
 
 // How many parts a directory of `dir_bytes` is worth listing in on this machine: one per
 // kSplitBytes, at most one per CPU this process may run on, at most kMostParts.

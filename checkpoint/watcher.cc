@@ -110,7 +110,7 @@ void CheckpointWatcher::stop() {
 }
 
 void CheckpointWatcher::run() {
-  RealCheckpointFs fs(1);  // rescans beside training: one pass, no listing threads
+  RealCheckpointFs fs(false);  // rescans beside training: one pass, no listing threads
   WatchState state(dir_, format_);
   std::optional<Inotify> inotify;
   if (!force_polling_) {

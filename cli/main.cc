@@ -38,28 +38,6 @@ int usage(FILE* out) {
   return out == stdout ? tv::exit_code::kOk : tv::exit_code::kUsage;
 }
 
-int dispatch(int argc, char** argv);
-
-}  // namespace
-
-// std::thread throws std::system_error(EAGAIN) when the kernel will not start one more thread: a
-// pids limit (the container's pids.max) lower than what trainvisor itself needs. One line that
-// says so and exit 71 (EX_OSERR), not std::terminate; every other exception is left as it was.
-int main(int argc, char** argv) {
-  try {
-    return dispatch(argc, argv);
-  } catch (const std::system_error& e) {
-    if (e.code() != std::errc::resource_unavailable_try_again) throw;
-    std::fprintf(stderr,
-                 "trainvisor: cannot start a thread (%s): the pids limit of this container or "
-                 "cgroup (pids.max) is too low for trainvisor's own threads\n",
-                 e.what());
-    return tv::exit_code::kOsError;
-  }
-}
-
-namespace {
-
 int dispatch(int argc, char** argv) {
   // The default logger exists before Init's signal thread does: that thread logs (a signal that
   // ends the run), and replacing the default logger while it logs is a use-after-free (found by
@@ -93,3 +71,19 @@ int dispatch(int argc, char** argv) {
 }
 
 }  // namespace
+
+// std::thread throws std::system_error(EAGAIN) when the kernel will not start one more thread: a
+// pids limit (the container's pids.max) lower than what trainvisor itself needs. One line that
+// says so and exit 71 (EX_OSERR), not std::terminate; every other exception is left as it was.
+int main(int argc, char** argv) {
+  try {
+    return dispatch(argc, argv);
+  } catch (const std::system_error& e) {
+    if (e.code() != std::errc::resource_unavailable_try_again) throw;
+    std::fprintf(stderr,
+                 "trainvisor: cannot start a thread (%s): the pids limit of this container or "
+                 "cgroup (pids.max) is too low for trainvisor's own threads\n",
+                 e.what());
+    return tv::exit_code::kOsError;
+  }
+}
