@@ -7,7 +7,7 @@
 set -euo pipefail
 
 build_packages=(
-  g++ cmake ninja-build binutils
+  g++ cmake ninja-build binutils ccache
   libboost1.81-dev libboost-filesystem1.81-dev nlohmann-json3-dev libspdlog-dev libfmt-dev
   libfabric-dev libssl-dev zlib1g-dev
 )
