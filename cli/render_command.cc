@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <ctime>
 #include <filesystem>
 #include <fstream>
 
@@ -21,6 +22,9 @@ std::vector<OptionSpec> specs() {
   return {{"config", true, std::nullopt, "the job description (JSON, docs/render.md)"},
           {"target", true, std::nullopt, "kubeflow|sagemaker|batch|slurm"},
           {"output", true, std::nullopt, "write here (atomically) instead of stdout"},
+          {"name-suffix", true, std::nullopt,
+           "sagemaker: appended to TrainingJobName (default: the UTC time, YYYYMMDD-HHMMSS; "
+           "none = no suffix)"},
           {"help", false, std::nullopt, "this text"}};
 }
 
@@ -50,6 +54,17 @@ Status write_atomically(const std::string& path, const std::string& text) {
   return ok_status();
 }
 
+// A second CreateTrainingJob with the same name fails: each rendering gets its own by default.
+std::string name_suffix(const Options& o) {
+  if (auto v = o.get("name-suffix")) return v->value == "none" ? "" : v->value;
+  const std::time_t now = std::time(nullptr);
+  std::tm utc{};
+  gmtime_r(&now, &utc);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y%m%d-%H%M%S", &utc);
+  return buf;
+}
+
 Result<Rendered> render_from(const Options& o) {
   const auto config = o.get("config");
   const auto target = o.get("target");
@@ -62,7 +77,7 @@ Result<Rendered> render_from(const Options& o) {
     return Error{exit_code::kConfig, "--config " + config->value + ": cannot read: " + why};
   auto job = parse_job_config(*text, config->value);
   if (!job) return job.error();
-  return render_job(*job, target->value);
+  return render_job(*job, target->value, RenderOptions{.name_suffix = name_suffix(o)});
 }
 
 }  // namespace

@@ -42,10 +42,17 @@ def botocore_errors(service, operation, params):
 
 
 def full_example():
-    return SRC / "examples" / "render" / "isaac-lab-ppo.json"
+    return SRC / "examples" / "render" / "isaac-lab-hyperpod-sagemaker.json"
 
 
-@pytest.mark.parametrize("example", EXAMPLES, ids=lambda p: p.stem)
+def batch_example():
+    return SRC / "examples" / "render" / "isaac-lab-batch-mnp.json"
+
+
+KUBEFLOW_EXAMPLES = [e for e in EXAMPLES if e.stem != "isaac-lab-batch-mnp"]
+
+
+@pytest.mark.parametrize("example", KUBEFLOW_EXAMPLES, ids=lambda p: p.stem)
 def test_kubeflow_satisfies_the_operator_crd(example):
     job = json.loads(render(example, "kubeflow").stdout)
     jsonschema.validate(job, pytorchjob_schema())
@@ -67,7 +74,8 @@ def test_kubeflow_stop_window_is_above_the_grace_period():
         args = pod["containers"][0]["args"]
         grace = int(args[args.index("--grace-period") + 1])
         assert pod["terminationGracePeriodSeconds"] > grace
-        assert pod["volumes"][1]["persistentVolumeClaim"]["claimName"] == "fsx-claim"
+        assert pod["volumes"][1]["persistentVolumeClaim"]["claimName"] == "isaaclab-fsx-pvc"
+        assert spec["restartPolicy"] == "OnFailure"
 
 
 def test_sagemaker_request_passes_botocore():
@@ -81,7 +89,7 @@ def test_sagemaker_request_passes_botocore():
 
 
 def test_batch_job_definition_passes_botocore():
-    definition = json.loads(render(full_example(), "batch").stdout)
+    definition = json.loads(render(batch_example(), "batch").stdout)
     assert botocore_errors("batch", "RegisterJobDefinition", definition) == ""
     codes = {r.get("onExitCode"): r["action"] for r in definition["retryStrategy"]["evaluateOnExit"]}
     assert codes["75"] == "RETRY" and codes["78"] == "EXIT" and codes["69"] == "EXIT"
@@ -123,3 +131,7 @@ def test_missing_target_fields_and_files_exit_78(tmp_path):
     assert p.returncode == 78 and "nope.json" in p.stderr
     p = render(full_example(), "nomad", check=False)
     assert p.returncode == 78 and "--target" in p.stderr
+    p = render(batch_example(), "kubeflow", check=False)  # its EFS volume and no Secret: fine
+    assert p.returncode == 0 and "efs_id is not used by kubeflow" in p.stderr
+    p = render(SRC / "examples" / "render" / "cosmos3-hyperpod.json", "sagemaker", check=False)
+    assert p.returncode == 78 and "sagemaker: missing" in p.stderr
