@@ -124,6 +124,12 @@ Status read_health_and_checkpoints(const Options& o, RunPlan& p) {
   p.require_transport = *rt;
   p.min_busbw = *bw;
   p.ckpt_dir = checkpoint_dir(o);
+  if (p.ckpt_dir && !RealFileSystem().is_directory(*p.ckpt_dir))
+    spdlog::warn(
+        "--checkpoint-dir {}: no such directory on this node: nothing to resume from until the "
+        "workers create it (a rendered Slurm job passes /opt/ml/checkpoints unless checkpoint_dir "
+        "names a shared directory)",
+        *p.ckpt_dir);
   p.ckpt_format = o.value_or("checkpoint-format", "auto");
   if (auto s = validate_checkpoint_format(p.ckpt_format); !s) return s;
   auto mode = o.get_choice("resume", {"latest", "best", "none"});

@@ -1,5 +1,6 @@
 // sbatch script for Slurm, HyperPod's Slurm clusters included (docs/platforms/slurm.md): one
 // trainvisor per node through srun, the image through pyxis/enroot (--container-image).
+#include <algorithm>
 #include <cstdio>
 #include <regex>
 
@@ -48,12 +49,14 @@ std::string directives(const JobConfig& c) {
   if (s.time_limit) d += "#SBATCH --time=" + *s.time_limit + "\n";
   if (!s.time_limit && c.timeout_s) d += "#SBATCH --time=" + slurm_time(*c.timeout_s) + "\n";
   if (s.account) d += "#SBATCH --account=" + *s.account + "\n";
-  return d + "#SBATCH --output=%x-%j.out\n";
+  // append: a requeued job (75) keeps the log of the attempt before it.
+  return d + "#SBATCH --output=%x-%j.out\n#SBATCH --open-mode=append\n";
 }
 
 std::string srun_line(const JobConfig& c, int grace) {
-  std::vector<std::string> words = {"srun", "--kill-on-bad-exit=1",
-                                    "--container-image=" + pyxis_image(c.image)};
+  // No --kill-on-bad-exit: trainvisor stops every node itself and chooses the exit code (75 when
+  // a node is lost); srun's own SIGTERM to the survivors would race it.
+  std::vector<std::string> words = {"srun", "--container-image=" + pyxis_image(c.image)};
   std::string mounts;  // paths are checked: no ',' or ':' in them
   for (const auto& v : c.volumes)
     if (v.host_path)
@@ -69,7 +72,7 @@ std::string srun_line(const JobConfig& c, int grace) {
     const bool brk = !line.empty() && (w == c.trainvisor || w.rfind("--", 0) == 0);
     line += (line.empty() ? "" : brk ? " \\\n  " : " ") + shell_word(w);
   }
-  return line + "\n";
+  return line + " &\n";
 }
 
 // srun passes the batch script's environment to the tasks and pyxis into the container.
@@ -78,6 +81,33 @@ std::string exports(const JobConfig& c) {
   for (const auto& [name, value] : c.env) e += "export " + name + "=" + shell_word(value) + "\n";
   return e;
 }
+
+// srun runs in the background so that this shell, which `sbatch --signal=B:SIG@N` signals alone,
+// can pass SIGUSR1/SIGUSR2 on to it (srun signals every process of the step: a warning before the
+// time limit, not an end); Slurm's own SIGTERM (scancel, the time limit) reaches the step
+// directly, so this shell only keeps waiting for srun's exit code.
+const char* const kSignalTraps =
+    "# SIGUSR1/SIGUSR2 sent to this shell alone (sbatch --signal=B:USR1@N) go on to srun, which\n"
+    "# signals every process of the step; scancel and the time limit signal the step directly.\n"
+    "srun_pid=\n"
+    "stopped=0\n"
+    "forward() { [ -z \"$srun_pid\" ] || kill -s \"$1\" \"$srun_pid\" 2>/dev/null || true; }\n"
+    "trap 'forward USR1' USR1\n"
+    "trap 'forward USR2' USR2\n"
+    "trap 'stopped=1' TERM\n";
+
+// srun exits 128+9 when one node's trainvisor was SIGKILLed (a task killed by a signal outranks
+// every exit code: Slurm's src/plugins/launch/slurm/launch_slurm.c, _task_finish); trainvisor never
+// exits 137 itself, and the other nodes exit 75 on losing that node, so the job's code is 75.
+const char* const kWaitAndExit =
+    "srun_pid=$!\n"
+    "# srun exits 137 when a node's trainvisor was SIGKILLed: the other nodes exit 75 (node "
+    "lost).\n"
+    "rc=0\n"
+    "wait \"$srun_pid\" || rc=$?\n"
+    "while kill -0 \"$srun_pid\" 2>/dev/null; do rc=0; wait \"$srun_pid\" || rc=$?; done\n"
+    "if [ \"$rc\" -eq 137 ] && [ \"$stopped\" -eq 0 ]; then rc=75; fi\n"
+    "exit \"$rc\"\n";
 
 }  // namespace
 
@@ -92,8 +122,15 @@ Result<Rendered> render_slurm(const JobConfig& c) {
       std::to_string(grace) +
       " s of Slurm's SIGTERM (KillWait defaults to 30 s).\n"
       "# Exit codes: 0 done, 75 a node was lost (requeue), 78 configuration, 69 preflight failed.\n"
-      "set -euo pipefail\n" +
-      exports(c) + srun_line(c, grace);
+      "set -uo pipefail\n" +
+      kSignalTraps + exports(c) + srun_line(c, grace) + kWaitAndExit;
+  const bool mounted = std::any_of(c.volumes.begin(), c.volumes.end(), [&](const auto& v) {
+    return v.host_path && c.checkpoint_dir.starts_with(v.mount_path);
+  });
+  if (c.checkpoint_dir == "/opt/ml/checkpoints" && !mounted)
+    out.notes.push_back(
+        "checkpoint_dir is /opt/ml/checkpoints (SageMaker's path, the default): set it to a "
+        "directory every node shares, or the job resumes from nothing");
   return out;
 }
 

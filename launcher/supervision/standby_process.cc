@@ -74,6 +74,7 @@ Result<std::unique_ptr<StandbyProcess>> StandbyProcess::start(boost::asio::io_co
   req.stdin_fd = sv[1];
   req.stdout_fd = o[1];
   req.stderr_fd = e[1];
+  req.ignore_user_signals = true;  // Slurm's step-wide SIGUSR1 reaches standbys too
   auto pid = spawner.spawn(req, l.on_exit);
   ::close(sv[1]);
   ::close(o[1]);

@@ -2,6 +2,8 @@
 #include "launcher/topology/topology.h"
 
 #include <charconv>
+#include <cstdint>
+#include <optional>
 
 #include "common/escape.h"
 #include "launcher/topology/topology_sources.h"
@@ -225,17 +227,30 @@ Status check_hosts(Topology& t) {
   return ok_status();
 }
 
+// "J" or "J.S" (a Slurm job and step), both decimal: the slot number J + S * kJobStepStride.
+std::optional<uint64_t> numeric_slot(const std::string& id) {
+  const char* b = id.data();
+  const char* e = b + id.size();
+  uint64_t job = 0, step = 0;
+  auto [p, ec] = std::from_chars(b, e, job);
+  if (ec != std::errc()) return std::nullopt;
+  if (p == e) return job;
+  if (*p != '.') return std::nullopt;
+  auto [q, ec2] = std::from_chars(p + 1, e, step);
+  if (ec2 != std::errc() || q != e) return std::nullopt;
+  constexpr auto slots = static_cast<uint64_t>(kJobPortSlots);
+  return job % slots + step % slots * kJobStepStride;
+}
+
 }  // namespace
 
 int job_master_port(const std::string& job_id) {
-  uint64_t k = 0;
-  const char* b = job_id.data();
-  auto [p, ec] = std::from_chars(b, b + job_id.size(), k);
-  if (ec != std::errc() || p != b + job_id.size()) {  // not a number: FNV-1a of the text
+  auto k = numeric_slot(job_id);
+  if (!k) {  // not a number: FNV-1a of the text
     k = 14695981039346656037ull;
-    for (unsigned char c : job_id) k = (k ^ c) * 1099511628211ull;
+    for (unsigned char c : job_id) *k = (*k ^ c) * 1099511628211ull;
   }
-  return kJobPortBase + 2 * static_cast<int>(k % kJobPortSlots);
+  return kJobPortBase + 2 * static_cast<int>(*k % kJobPortSlots);
 }
 
 Result<Topology> resolve_topology(const Options& opts, const Environment& env, const FileSystem& fs,

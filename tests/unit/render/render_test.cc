@@ -208,6 +208,27 @@ TEST(Render, SlurmQuotesWordsThatNeedIt) {
   EXPECT_NE(r->text.find("--container-image=img:1"), std::string::npos);
 }
 
+// The batch shell survives sbatch --signal=B:USR1@N and passes it on; srun does not kill what
+// trainvisor stops; a requeued job's log is appended to (test_slurm.py runs it on a real Slurm).
+TEST(Render, SlurmScriptForwardsUserSignalsAndKeepsTrainvisorsExitCode) {
+  auto r = render_job(parse_ok(with("name", "j").dump()), "slurm");
+  ASSERT_TRUE(r.ok());
+  const std::string& t = r->text;
+  EXPECT_NE(t.find("#SBATCH --open-mode=append\n"), std::string::npos);
+  EXPECT_EQ(t.find("--kill-on-bad-exit"), std::string::npos);
+  EXPECT_NE(t.find("trap 'forward USR1' USR1\n"), std::string::npos);
+  EXPECT_NE(t.find("trap 'forward USR2' USR2\n"), std::string::npos);
+  EXPECT_LT(t.find("trap 'forward USR1'"), t.find("srun --container-image"));  // before srun starts
+  EXPECT_NE(t.find(" &\nsrun_pid=$!\n"), std::string::npos);
+  EXPECT_NE(t.find("then rc=75; fi\nexit \"$rc\"\n"), std::string::npos);
+  EXPECT_EQ(t.find("set -e"), std::string::npos);  // srun's code is read, not a reason to stop
+  ASSERT_FALSE(r->notes.empty());
+  EXPECT_NE(r->notes.back().find("checkpoint_dir is /opt/ml/checkpoints"), std::string::npos);
+  auto shared = render_job(parse_ok(with("checkpoint_dir", "/fsx/ckpt").dump()), "slurm");
+  ASSERT_TRUE(shared.ok());
+  for (const auto& n : shared->notes) EXPECT_EQ(n.find("checkpoint_dir"), std::string::npos) << n;
+}
+
 TEST(Render, SettingsATargetIgnoresAreNoted) {
   json doc = with("checkpoint_s3_uri", "s3://b/c");
   auto r = render_job(parse_ok(doc.dump()), "kubeflow");
