@@ -10,9 +10,11 @@
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
+#include "checkpoint/checkpoint_fs.h"
 #include "checkpoint/resume.h"
 #include "checkpoint/watcher.h"
 #include "cli/commands.h"
+#include "common/escape.h"
 #include "common/exit_codes.h"
 #include "common/json_text.h"
 #include "common/options.h"
@@ -68,15 +70,23 @@ int latest(const Options& o, const std::string& dir, const std::string& format) 
   const auto tmpl = o.get("resume-arg");
   if (tmpl)
     if (auto v = validate_resume_arg(tmpl->value); !v) return fail(v.error());
-  auto c = find_resume_checkpoint({dir, format, *mode, millis(*settle)});
+  RealCheckpointFs fs;
+  const Selection found = lookup_checkpoint({dir, format, *mode, millis(*settle)}, fs);
+  const auto& c = found.checkpoint;
   if (!c) {
-    std::fprintf(stderr, "trainvisor checkpoint: no complete checkpoint under %s\n", dir.c_str());
+    std::fprintf(stderr, "trainvisor checkpoint: %s\n", found.why_none.c_str());
     return exit_code::kNone;
   }
   nlohmann::json j = to_json(*c);
   if (tmpl) j["resume_args"] = expand_resume_arg(tmpl->value, *c);
   if (o.flag("json"))
     std::printf("%s\n", json_text(j).c_str());
+  else if (has_control(c->path))  // a newline would make one path read as two: never raw
+    return std::fprintf(stderr,
+                        "trainvisor checkpoint: the newest checkpoint's path holds a control "
+                        "character: %s; use --json for it\n",
+                        escape_control(c->path).c_str()),
+           exit_code::kNone;
   else
     std::printf("%s\n", c->path.c_str());
   return exit_code::kOk;

@@ -367,8 +367,14 @@ def test_unreadable_subdirectories_are_skipped(writer):
 
 def test_exit_codes(tmp_path):
     r = tv("checkpoint", "latest", "--dir", str(tmp_path / "missing"))
-    assert r.returncode == 1 and r.stdout == "" and "no complete checkpoint" in r.stderr
+    assert r.returncode == 1 and r.stdout == "" and "no checkpoint yet under" in r.stderr
     assert len(r.stderr.strip().splitlines()) == 1
+    # Candidates, none complete: a different line.
+    (tmp_path / "nn").mkdir()
+    (tmp_path / "model_100.pt").write_bytes(b"PK cut off")
+    r = tv("checkpoint", "latest", "--dir", str(tmp_path), "--settle", "0")
+    assert r.returncode == 1 and r.stdout == ""
+    assert "no complete checkpoint under" in r.stderr.strip().splitlines()[-1]
     r = tv("checkpoint", "latest", "--dir", str(tmp_path), "--format", "torch")
     assert r.returncode == 78 and "--checkpoint-format" in r.stderr and "torch" in r.stderr
     assert tv("checkpoint", "latest").returncode == 64
