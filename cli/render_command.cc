@@ -9,6 +9,7 @@
 #include <fstream>
 
 #include "cli/commands.h"
+#include "cli/option_tables.h"
 #include "common/bounded_read.h"
 #include "common/exit_codes.h"
 #include "common/file_system.h"
@@ -16,17 +17,21 @@
 #include "render/render.h"
 
 namespace tv {
-namespace {
+namespace {}  // namespace
 
-std::vector<OptionSpec> specs() {
-  return {{"config", true, std::nullopt, "the job description (JSON, docs/render.md)"},
-          {"target", true, std::nullopt, "kubeflow|sagemaker|batch|slurm"},
-          {"output", true, std::nullopt, "write here (atomically) instead of stdout"},
-          {"name-suffix", true, std::nullopt,
-           "sagemaker: appended to TrainingJobName (default: the UTC time, YYYYMMDD-HHMMSS; "
-           "none = no suffix)"},
-          {"help", false, std::nullopt, "this text"}};
+std::vector<OptionSpec> render_option_specs() {
+  using T = OptionType;
+  return {
+      {.name = "config", .help = "the job description (JSON, docs/render.md)", .metavar = "FILE"},
+      {.name = "target",
+       .type = T::kChoice,
+       .help = "the platform to render for",
+       .words = {"kubeflow", "sagemaker", "batch", "slurm"}},
+      {.name = "output", .help = "write here (atomically) instead of stdout", .metavar = "PATH"},
+      {.name = "help", .type = T::kFlag, .help = "this text"}};
 }
+
+namespace {
 
 int fail(const Error& e) {
   spdlog::error("render: {}", e.message);
@@ -83,13 +88,13 @@ Result<Rendered> render_from(const Options& o) {
 }  // namespace
 
 int render_command(const Args& args, const Environment& env) {
-  auto opts =
-      parse_options(specs(), args, env, ParseMode{.stop_at_command = false, .use_env = false});
+  auto opts = parse_options(render_option_specs(), args, env,
+                            ParseMode{.stop_at_command = false, .use_env = false});
   if (!opts) return fail(opts.error());
   if (opts->has("help")) {
     std::printf(
         "usage: trainvisor render --config FILE --target kubeflow|sagemaker|batch|slurm\n\n%s",
-        format_help(specs()).c_str());
+        format_help(render_option_specs()).c_str());
     return exit_code::kOk;
   }
   if (!opts->positional.empty())

@@ -20,6 +20,7 @@
 #include <algorithm>
 #include <boost/asio/io_context.hpp>
 #include <boost/process/v2/environment.hpp>
+#include <condition_variable>
 // Boost 1.81 header-only mode omits this implementation file (process_environment::on_setup).
 #include <boost/process/v2/impl/environment.ipp>
 #include <boost/process/v2/posix/default_launcher.hpp>
@@ -230,6 +231,23 @@ Init::Route::~Route() {
   if (!init_) return;
   std::lock_guard lock(init_->route_mu_);
   init_->route_ = nullptr;
+}
+
+int Init::wait_for_stop_signal() {
+  std::mutex mu;
+  std::condition_variable cv;
+  int stop = 0;
+  const Route route = route_signals([&](int sig) {
+    if (sig == SIGUSR1 || sig == SIGUSR2) return;
+    {
+      std::lock_guard lock(mu);
+      if (stop == 0) stop = sig;
+    }
+    cv.notify_one();
+  });
+  std::unique_lock lock(mu);
+  cv.wait(lock, [&] { return stop != 0; });
+  return stop;
 }
 
 void Init::set_phase(std::string phase) {

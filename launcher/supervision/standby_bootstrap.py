@@ -1,5 +1,5 @@
 # trainvisor's warm standby (docs/standby.md). Embedded into the binary at build time
-# (launcher/supervision/CMakeLists: file(READ) into a generated header) and written to the run's
+# (CMakeLists.txt: file(READ) into a generated header) and written to the run's
 # work dir; trainvisor starts it as `PYTHON -u <work_dir>/standby.py MODE TARGET IMPORTS`.
 #
 # fd 0 is a Unix socket to trainvisor (the control channel). The standby lowers its own CPU and

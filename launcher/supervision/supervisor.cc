@@ -69,7 +69,7 @@ Cluster::Events Supervisor::cluster_events() {
     if (f.node_rank != cfg_.layout.node_rank)
       spdlog::warn("node {} failed in attempt {}: stopping this node's workers", f.node_rank,
                    f.generation);
-    if (cfg_.observer) cfg_.observer->generation_failed(f.generation);
+    observe_failure(f.generation);
     if (f.node_rank != cfg_.layout.node_rank) claim_local_failure(f.generation);
     group_.stop(SIGTERM);
   };

@@ -3,9 +3,11 @@
 
 #include <charconv>
 #include <cstdint>
+#include <limits>
 #include <optional>
 
 #include "common/escape.h"
+#include "common/parse_number.h"
 #include "launcher/topology/topology_sources.h"
 
 namespace tv {
@@ -36,19 +38,16 @@ Error bad_option(const OptionValue& v, const std::string& expected) {
 }
 
 Result<int> option_int(const OptionValue& v, long min, long max, const std::string& why = "") {
-  long out = 0;
-  const char* b = v.value.data();
-  auto [p, ec] = std::from_chars(b, b + v.value.size(), out);
-  if (ec != std::errc() || p != b + v.value.size() || out < min || out > max)
+  const auto out = parse_integer<long>(v.value, min, max);
+  if (!out)
     return bad_option(v, "an integer from " + std::to_string(min) + " to " + std::to_string(max) +
                              (why.empty() ? "" : " (" + why + ")"));
-  return static_cast<int>(out);
+  return static_cast<int>(*out);
 }
 
 // Which platform: "auto" or a forced one, and the origin of that choice.
 Result<std::pair<std::string, std::string>> chosen_platform(const Options& opts) {
-  auto p =
-      opts.get_choice("platform", {"auto", "sagemaker", "kubeflow", "batch", "slurm", "local"});
+  auto p = opts.get_choice("platform");
   if (!p) return p.error();
   const OptionValue pv = *opts.get("platform");
   if (!opts.flag("standalone")) return std::make_pair(*p, pv.origin);
@@ -205,12 +204,9 @@ Status apply_nproc(const Options& opts, const GpuCounter& gpus, Topology& t) {
         std::string(n > 0 ? "auto: " : "auto, no GPU so 1: ") + gpus.describe();
     return ok_status();
   }
-  long out = 0;
-  const char* b = v->value.data();
-  auto [p, ec] = std::from_chars(b, b + v->value.size(), out);
-  if (ec != std::errc() || p != b + v->value.size() || out < 1 || out > 4096)
-    return bad_option(*v, "an integer from 1 to 4096, or auto (the visible GPUs)");
-  t.nproc_per_node = static_cast<int>(out);
+  auto n = opts.get_int("nproc-per-node");  // its row's range (topology_options.cc)
+  if (!n) return n.error();
+  t.nproc_per_node = static_cast<int>(*n);
   t.origin["nproc_per_node"] = v->origin;
   return ok_status();
 }

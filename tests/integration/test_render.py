@@ -18,9 +18,9 @@ import yaml
 BIN = os.environ["TRAINVISOR_BIN"]
 SRC = Path(os.environ["TV_SOURCE_DIR"])
 EXAMPLES = sorted((SRC / "examples" / "render").glob("*.json"))
-CRD = SRC.parent.parent / "shared" / "fixtures" / "k8s" / "kubeflow.org_pytorchjobs.yaml"
-if not CRD.exists():  # /work/main -> /work/shared
-    CRD = SRC.parent / "shared" / "fixtures" / "k8s" / "kubeflow.org_pytorchjobs.yaml"
+# The operator's CRD is a shared fixture (../shared beside the clone; CI has it). A plain clone
+# has none: the tests that need it skip, saying so.
+CRD = SRC.parent / "shared" / "fixtures" / "k8s" / "kubeflow.org_pytorchjobs.yaml"
 
 
 def render(config, target, check=True):
@@ -32,6 +32,8 @@ def render(config, target, check=True):
 
 
 def pytorchjob_schema():
+    if not CRD.is_file():
+        pytest.skip(f"no Kubeflow CRD at {CRD} (../shared/fixtures is not beside this clone)")
     crd = yaml.safe_load(CRD.read_text())
     return crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]
 
