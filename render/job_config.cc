@@ -50,6 +50,24 @@ Status check_paths(Fields& f, const JobConfig& c) {
   return ok_status();
 }
 
+// The options render writes itself: in run_args they would say the same thing twice.
+Status check_run_args(Fields& f, const std::vector<std::string>& args) {
+  static const std::vector<std::pair<std::string, std::string>> owned = {
+      {"--platform", "--target"},
+      {"--nnodes", "nodes"},
+      {"--nproc-per-node", "gpus_per_node"},
+      {"--nproc_per_node", "gpus_per_node"},
+      {"--max-restarts", "max_restarts"},
+      {"--grace-period", "grace_period"},
+      {"--checkpoint-dir", "checkpoint_dir"}};
+  for (const auto& a : args)
+    for (const auto& [option, field] : owned)
+      if (a == option || a.rfind(option + "=", 0) == 0)
+        return f.error("run_args",
+                       "\"" + a + "\" is written by render from " + field + ": set that instead");
+  return ok_status();
+}
+
 Status read_top_level(Fields& f, JobConfig& c) {
   return check_all(
       {f.string("name", c.name, true), f.string("image", c.image, true),
@@ -75,7 +93,8 @@ Result<JobConfig> parse_job_config(const std::string& text, const std::string& s
   Fields f(doc, source, "");
   JobConfig c;
   if (auto r = check_all({read_top_level(f, c), check_name(f, c.name), check_image(f, c.image),
-                          job_sections::read_sections(f, c), f.no_unknown_fields()});
+                          check_run_args(f, c.run_args), job_sections::read_sections(f, c),
+                          f.no_unknown_fields()});
       !r)
     return r.error();
   if (c.checkpoint_dir.empty()) c.checkpoint_dir = "/opt/ml/checkpoints";

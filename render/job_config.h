@@ -39,6 +39,7 @@ struct SageMakerConfig {
   int max_retry_attempts = 3;  // RetryStrategy: SageMaker retries on its internal errors only
   std::vector<std::string> subnets;
   std::vector<std::string> security_group_ids;
+  bool inter_container_encryption = false;  // EnableInterContainerTrafficEncryption
 };
 
 struct BatchConfig {
@@ -64,6 +65,8 @@ struct KubeflowConfig {
   int max_retry = 3;  // HyperPod job-max-retry-count and runPolicy.backoffLimit
   std::optional<std::string> token_secret;  // Secret name holding the rendezvous token
   std::string token_secret_key = "token";
+  // Kubernetes quantities ("16", "500m", "64Gi") for the container's cpu and memory.
+  std::optional<std::string> cpu_request, cpu_limit, memory_request, memory_limit;
 };
 
 struct JobConfig {

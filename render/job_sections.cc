@@ -134,9 +134,19 @@ Status read_kubeflow(Fields& f, JobConfig& c) {
            k.boolean("auto_resume", kc.auto_resume), k.boolean("node_health", kc.node_health),
            k.integer("max_retry", kc.max_retry, 0, 100), k.string("token_secret", kc.token_secret),
            k.string("token_secret_key", kc.token_secret_key, false),
-           k.string("restart_policy", kc.restart_policy, false), k.no_unknown_fields()});
+           k.string("restart_policy", kc.restart_policy, false),
+           k.string("cpu_request", kc.cpu_request), k.string("cpu_limit", kc.cpu_limit),
+           k.string("memory_request", kc.memory_request), k.string("memory_limit", kc.memory_limit),
+           k.no_unknown_fields()});
       !r)
     return r;
+  for (auto [field, value] : {std::pair{"cpu_request", &kc.cpu_request},
+                              {"cpu_limit", &kc.cpu_limit},
+                              {"memory_request", &kc.memory_request},
+                              {"memory_limit", &kc.memory_limit}})
+    if (*value && !matches(**value, "[0-9]+(\\.[0-9]+)?(m|k|M|G|T|Ki|Mi|Gi|Ti)?"))
+      return k.error(
+          field, "expected a Kubernetes quantity (16, 500m, 64Gi), got " + json(**value).dump());
   if (!matches(kc.namespace_name, kK8sName))
     return k.error("namespace",
                    "expected a Kubernetes name, got " + json(kc.namespace_name).dump());
@@ -165,6 +175,7 @@ Status read_sagemaker(Fields& f, JobConfig& c) {
                           s.integer("max_retry_attempts", sm.max_retry_attempts, 1, 30),
                           s.strings("subnets", sm.subnets, false),
                           s.strings("security_group_ids", sm.security_group_ids, false),
+                          s.boolean("inter_container_encryption", sm.inter_container_encryption),
                           s.no_unknown_fields()});
       !r)
     return r;

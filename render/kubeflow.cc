@@ -10,11 +10,16 @@ namespace {
 
 using nlohmann::json;
 
-json resources(const JobConfig& c) {
+json resources(const JobConfig& c, const KubeflowConfig& k) {
   json r = json::object();
   if (*c.gpus_per_node > 0) r["nvidia.com/gpu"] = *c.gpus_per_node;
   if (*c.efa_per_node > 0) r["vpc.amazonaws.com/efa"] = *c.efa_per_node;
-  return {{"limits", r}, {"requests", r}};
+  json limits = r, requests = r;
+  if (k.cpu_limit) limits["cpu"] = *k.cpu_limit;
+  if (k.memory_limit) limits["memory"] = *k.memory_limit;
+  if (k.cpu_request) requests["cpu"] = *k.cpu_request;
+  if (k.memory_request) requests["memory"] = *k.memory_request;
+  return {{"limits", limits}, {"requests", requests}};
 }
 
 json environment(const JobConfig& c, const KubeflowConfig& k) {
@@ -42,7 +47,7 @@ json container(const JobConfig& c, const KubeflowConfig& k, int grace) {
              {"command", json::array({c.trainvisor})},
              {"args", trainvisor_run_args(c, "kubeflow", grace, c.checkpoint_dir)},
              {"env", environment(c, k)},
-             {"resources", resources(c)},
+             {"resources", resources(c, k)},
              {"volumeMounts", mounts}};
   if (c.workdir) ct["workingDir"] = *c.workdir;
   // EFA registers (pins) memory: the seeds add IPC_LOCK for it.

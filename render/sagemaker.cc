@@ -112,6 +112,7 @@ Result<Rendered> render_sagemaker(const JobConfig& c, const RenderOptions& o) {
       {"CheckpointConfig", {{"S3Uri", *c.checkpoint_s3_uri}, {"LocalPath", kCheckpointPath}}},
       {"RetryStrategy", {{"MaximumRetryAttempts", sm.max_retry_attempts}}}};
   if (!env->empty()) req["Environment"] = *env;
+  if (sm.inter_container_encryption) req["EnableInterContainerTrafficEncryption"] = true;
   if (!sm.subnets.empty())
     req["VpcConfig"] = {{"Subnets", sm.subnets}, {"SecurityGroupIds", sm.security_group_ids}};
   if (c.checkpoint_dir != kCheckpointPath)

@@ -24,6 +24,7 @@ is this build's binary. No container runtime is used (docs/render.md says why).
 """
 import json
 import os
+import re
 import subprocess
 from pathlib import Path
 
@@ -282,7 +283,8 @@ def sagemaker_decision(code):
 def test_sagemaker_hosts_end_as_the_job_treats_them(tmp_path, outcome):
     request = render(description(tmp_path, outcome, "sagemaker"), "sagemaker")
     assert sagemaker_errors(request) == ""
-    assert request["TrainingJobName"].startswith("contract-") and len(request["TrainingJobName"]) <= 63
+    # the UTC time of the rendering: a second submission does not collide with the first
+    assert re.fullmatch(r"contract-[0-9]{8}-[0-9]{6}", request["TrainingJobName"])
     _, running, _, _, expected = OUTCOMES[outcome]
     algo = request["AlgorithmSpecification"]
     hosts = [f"algo-{i + 1}" for i in range(request["ResourceConfig"]["InstanceCount"])]

@@ -200,7 +200,9 @@ def test_isaac_hyperpod_example_keeps_the_seeds_settings():
         assert seed_env_names(want_ct) - mlflow_empty <= seed_env_names(got_ct)
         assert {m["mountPath"] for m in want_ct["volumeMounts"]} == {m["mountPath"] for m in got_ct["volumeMounts"]}
         assert got_ct["securityContext"] == want_ct["securityContext"]
-        assert got_ct["resources"]["limits"] == {"nvidia.com/gpu": 4, "vpc.amazonaws.com/efa": 1}
+        assert got_ct["resources"]["limits"] == {"nvidia.com/gpu": 4, "vpc.amazonaws.com/efa": 1,
+                                                 "cpu": "24", "memory": "80Gi"}
+        assert got_ct["resources"]["requests"]["memory"] == "64Gi"
         assert got_ct["workingDir"] == "/workspace/IsaacLab"
         got_pod = mine["template"]["spec"]
         assert got_pod["nodeSelector"]["node.kubernetes.io/instance-type"] == "ml.g6.12xlarge"
@@ -209,6 +211,7 @@ def test_isaac_hyperpod_example_keeps_the_seeds_settings():
     assert {"ACCEPT_EULA", "PRIVACY_CONSENT", "NVIDIA_VISIBLE_DEVICES", "NCCL_DEBUG"} <= set(req["Environment"])
     assert req["ResourceConfig"] == {"InstanceType": "ml.g6.12xlarge", "InstanceCount": 2, "VolumeSizeInGB": 200}
     assert req["StoppingCondition"]["MaxRuntimeInSeconds"] == 7200
+    assert req["EnableInterContainerTrafficEncryption"] is True
 
 
 def test_batch_example_keeps_the_seeds_settings():

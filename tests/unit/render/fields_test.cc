@@ -279,6 +279,9 @@ TEST(Injection, NamesAndImageAreChecked) {
   doc["kubeflow"] = {{"namespace", "a\nb"}};
   EXPECT_NE(refused(doc, "kubeflow").find("kubeflow.namespace: expected a Kubernetes name"),
             std::string::npos);
+  doc["kubeflow"] = {{"memory_limit", "80Gi\n"}};
+  EXPECT_NE(refused(doc, "kubeflow").find("kubeflow.memory_limit: expected a Kubernetes quantity"),
+            std::string::npos);
   doc.erase("kubeflow");
   doc["secrets"] = {{"T", {{"secret", "Bad Name"}}}};
   EXPECT_NE(refused(doc, "kubeflow").find("secrets.T.secret: expected a Kubernetes Secret name"),

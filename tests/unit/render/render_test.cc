@@ -84,6 +84,8 @@ TEST(JobConfig, EveryErrorIsConfigAndNamesTheField) {
       {with("slurm", {{"partitions", "gpu"}}), "slurm.partitions: unknown field"},
       {with("checkpoint_s3_uri", "bucket/x"), "checkpoint_s3_uri: expected s3://"},
       {with("grace_period", 0), "grace_period: expected an integer 1..3600"},
+      {with("run_args", json::array({"--nnodes=2"})),
+       "run_args: \"--nnodes=2\" is written by render from nodes: set that instead"},
   };
   for (const auto& [doc, expected] : cases) {
     const Error e = parse_error(doc.dump());
