@@ -455,3 +455,17 @@ def test_a_partial_slurm_environment_is_refused_with_78(slurm, tmp_path):
         assert codes == {"rc-0-0": "78", "rc-1-0": "78"}, (unset, codes, r.stderr)
         assert "SLURM_JOB_ID is " + ("not set" if "-u" in unset else "empty") in r.stderr, r.stderr
         assert "SLURM_NNODES" in r.stderr and "SLURM_NODEID" in r.stderr, r.stderr
+
+
+def test_a_step_on_part_of_the_allocation_uses_the_steps_nodes(slurm, tmp_path):
+    """salloc -N3, then srun -N2 on tvn2,tvn3: srun leaves SLURM_JOB_NODELIST (and SLURM_NODELIST)
+    at the allocation's three hosts; the step's own count and list make a 2-node job on tvn2."""
+    out = tmp_path / "out"
+    out.mkdir()
+    r = slurm.run(tmp_path, ["salloc", "-N3", "-J", "tv-part", "srun", "-N2", "-w", "tvn2,tvn3",
+                             "--ntasks-per-node=1", *tv_run("--", PYTHON, "-c", RECORD, out)])
+    assert r.returncode == 0, r.stdout + r.stderr
+    recs = {int(p.stem[1:]): json.loads(p.read_text()) for p in out.glob("r*.json")}
+    assert sorted(recs) == [0, 1], (recs, r.stderr)
+    assert {x["MASTER_ADDR"] for x in recs.values()} == {"tvn2"}, recs
+    assert {x["WORLD_SIZE"] for x in recs.values()} == {"2"}, recs
