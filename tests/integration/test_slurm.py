@@ -7,7 +7,16 @@ view of the nodes and a master port derived from SLURM_JOB_ID; two 2-node gloo j
 nodes at once, both on the default port, never meet; --ntasks-per-node=2 is refused with 78 on
 every task; a multi-node batch script calling trainvisor without srun is refused with 78 and a
 hint; scancel ends every node with 143 and no node announces a 75; Slurm's step-wide SIGUSR1 and
-SIGTERM reach each worker exactly once.
+SIGTERM reach each worker exactly once. The rendered sbatch script (docs/platforms/slurm.md), less
+pyxis's --container-image: `--signal=B:USR1@N` reaches the workers and the job runs on to its time
+limit, where workers that take 10 s to save do so and every node exits 143 (the time limit's
+SIGTERM, SIGCONT, SIGTERM is one delivery); a node's trainvisor SIGKILLed ends the job with 75 in
+`scontrol` and `sacct -c` (jobcomp/filetxt: no slurmdbd here), a SIGTERM after that decision
+changing nothing. Two concurrent 2-node steps of one job do not meet; a step-wide SIGUSR1 leaves
+the warm standby ready for the restart that follows; a partial Slurm environment is refused with
+78 on every node.
+
+The time-limit test waits for slurmctld's time-limit check (every 30 s), twice: it takes 40-70 s.
 
 No timed assertions: timeouts only stop hangs. Environment (set by ctest): TRAINVISOR_BIN,
 TV_HELPERS, TV_SOURCE_DIR, TV_PYTHON.
@@ -446,3 +455,17 @@ def test_a_partial_slurm_environment_is_refused_with_78(slurm, tmp_path):
         assert codes == {"rc-0-0": "78", "rc-1-0": "78"}, (unset, codes, r.stderr)
         assert "SLURM_JOB_ID is " + ("not set" if "-u" in unset else "empty") in r.stderr, r.stderr
         assert "SLURM_NNODES" in r.stderr and "SLURM_NODEID" in r.stderr, r.stderr
+
+
+def test_a_step_on_part_of_the_allocation_uses_the_steps_nodes(slurm, tmp_path):
+    """salloc -N3, then srun -N2 on tvn2,tvn3: srun leaves SLURM_JOB_NODELIST (and SLURM_NODELIST)
+    at the allocation's three hosts; the step's own count and list make a 2-node job on tvn2."""
+    out = tmp_path / "out"
+    out.mkdir()
+    r = slurm.run(tmp_path, ["salloc", "-N3", "-J", "tv-part", "srun", "-N2", "-w", "tvn2,tvn3",
+                             "--ntasks-per-node=1", *tv_run("--", PYTHON, "-c", RECORD, out)])
+    assert r.returncode == 0, r.stdout + r.stderr
+    recs = {int(p.stem[1:]): json.loads(p.read_text()) for p in out.glob("r*.json")}
+    assert sorted(recs) == [0, 1], (recs, r.stderr)
+    assert {x["MASTER_ADDR"] for x in recs.values()} == {"tvn2"}, recs
+    assert {x["WORLD_SIZE"] for x in recs.values()} == {"2"}, recs
