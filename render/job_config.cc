@@ -50,8 +50,9 @@ Status check_paths(Fields& f, const JobConfig& c) {
   return ok_status();
 }
 
-// The options render writes itself: in run_args they would say the same thing twice.
-Status check_run_args(Fields& f, const std::vector<std::string>& args) {
+// The options render writes itself: in run_args they would say the same thing twice. With
+// gpus_per_node 0 (a CPU job) render writes no --nproc-per-node, so run_args may set it.
+Status check_run_args(Fields& f, const JobConfig& c) {
   static const std::vector<std::pair<std::string, std::string>> owned = {
       {"--platform", "--target"},
       {"--nnodes", "nodes"},
@@ -60,9 +61,10 @@ Status check_run_args(Fields& f, const std::vector<std::string>& args) {
       {"--max-restarts", "max_restarts"},
       {"--grace-period", "grace_period"},
       {"--checkpoint-dir", "checkpoint_dir"}};
-  for (const auto& a : args)
+  const bool cpu_job = c.gpus_per_node == 0;
+  for (const auto& a : c.run_args)
     for (const auto& [option, field] : owned)
-      if (a == option || a.rfind(option + "=", 0) == 0)
+      if ((a == option || a.rfind(option + "=", 0) == 0) && !(cpu_job && field == "gpus_per_node"))
         return f.error("run_args",
                        "\"" + a + "\" is written by render from " + field + ": set that instead");
   return ok_status();
@@ -93,7 +95,7 @@ Result<JobConfig> parse_job_config(const std::string& text, const std::string& s
   Fields f(doc, source, "");
   JobConfig c;
   if (auto r = check_all({read_top_level(f, c), check_name(f, c.name), check_image(f, c.image),
-                          check_run_args(f, c.run_args), job_sections::read_sections(f, c),
+                          check_run_args(f, c), job_sections::read_sections(f, c),
                           f.no_unknown_fields()});
       !r)
     return r.error();

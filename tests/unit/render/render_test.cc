@@ -98,6 +98,16 @@ TEST(JobConfig, EveryErrorIsConfigAndNamesTheField) {
             std::string::npos);
 }
 
+// A CPU job (gpus_per_node 0): render writes no --nproc-per-node, so run_args may; with GPUs it
+// is render's own.
+TEST(JobConfig, RunArgsSetTheWorkerCountOnlyOfACpuJob) {
+  json cpu = with("gpus_per_node", 0);
+  cpu["run_args"] = json::array({"--nproc-per-node", "2"});
+  EXPECT_EQ(parse_ok(cpu.dump()).run_args.size(), 2u);
+  const Error e = parse_error(with("run_args", json::array({"--nproc-per-node", "2"})).dump());
+  EXPECT_NE(e.message.find("is written by render from gpus_per_node"), std::string::npos);
+}
+
 json rendered_json(const JobConfig& c, const std::string& target) {
   auto r = render_job(c, target);
   EXPECT_TRUE(r.ok()) << (r ? "" : r.error().message);
