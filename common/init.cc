@@ -14,6 +14,7 @@
 #include <pthread.h>
 #include <spdlog/spdlog.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -38,6 +39,7 @@ namespace bp = boost::process::v2;
 namespace {
 
 Init* g_init = nullptr;
+rlimit g_start_nofile{};  // RLIMIT_NOFILE when Init was made: every child gets it back
 
 sigset_t owned_signals() {
   sigset_t set;
@@ -63,6 +65,7 @@ void close_inherited_fds(std::vector<int>& keep) {  // sorted in place: no alloc
 // Runs in the child between fork and exec, after stdio is in place: async-signal-safe calls only.
 struct ChildSetup {
   pid_t parent;
+  rlimit nofile;  // the open-file limit trainvisor started with (node 0 raises its own)
   template <class Launcher>
   bp::error_code on_exec_setup(Launcher& launcher, const bp::filesystem::path&,
                                const char* const*) {
@@ -74,6 +77,7 @@ struct ChildSetup {
     ::sigemptyset(&none);
     ::sigprocmask(SIG_SETMASK, &none, nullptr);
     ::signal(SIGPIPE, SIG_DFL);
+    if (nofile.rlim_max > 0) ::setrlimit(RLIMIT_NOFILE, &nofile);
     return {};
   }
   // exec failed (the errno is already on its way to the parent): leave without running the
@@ -106,7 +110,8 @@ struct NullFd {  // /dev/null for the standard streams a request leaves at -1
 }  // namespace
 
 Init::Init() : pid1_(::getpid() == 1) {
-  if (g_init) std::abort();    // one per process
+  if (g_init) std::abort();  // one per process
+  if (::getrlimit(RLIMIT_NOFILE, &g_start_nofile) != 0) g_start_nofile = {};
   ::signal(SIGCHLD, SIG_DFL);  // never SIG_IGN: that would reap children behind our back
   ::signal(SIGPIPE, SIG_IGN);  // a closed socket or pipe is an error code, not a death
   const sigset_t set = owned_signals();
@@ -206,7 +211,7 @@ Result<pid_t> Init::spawn(const SpawnRequest& req, OnExit on_exit) {
   auto proc =
       launcher(fork_context().get_executor(), ec, bp::filesystem::path(req.executable), args,
                bp::process_stdio{null(req.stdin_fd), null(req.stdout_fd), null(req.stderr_fd)},
-               bp::process_environment(req.env.to_envp()), ChildSetup{::getpid()});
+               bp::process_environment(req.env.to_envp()), ChildSetup{::getpid(), g_start_nofile});
   if (ec) return exec_error(req.executable, ec);
   const pid_t pid = proc.id();
   ::setpgid(pid, pid);  // also here, so the group exists before anyone signals it

@@ -380,3 +380,17 @@ def test_gloo_job_reforms_its_group_after_rank_3_raises(jobs):
     assert all(r["sum"] == 10.0 and r["size"] == 4 for r in results.values()), results
     assert not list(job.out.glob("gloo_a0_r3.json"))
     assert "rank 3 fails on the first attempt" in output(procs[1])
+
+
+def test_node_0_raises_its_open_file_limit_and_its_workers_keep_the_one_it_started_with(jobs):
+    import resource
+    hard = min(4096, resource.getrlimit(resource.RLIMIT_NOFILE)[1])
+    job = jobs(2)
+    command = ["/bin/sh", "-c", 'ulimit -n > "%s/nofile_$RANK"' % job.out]
+    procs = job.start_all(command, prefix_of=lambda r: ("prlimit", "--nofile=512:%d" % hard, "--"))
+    for p in procs:
+        expect_rc(job, p, 0)
+    assert [(job.out / f"nofile_{r}").read_text().strip() for r in (0, 1)] == ["512", "512"]
+    raised = "raised its soft open-file limit (RLIMIT_NOFILE) from 512 to the hard limit %d" % hard
+    assert output(procs[0]).count(raised) == 1, output(procs[0])
+    assert "RLIMIT_NOFILE" not in output(procs[1])
