@@ -11,31 +11,12 @@
 #include <string_view>
 #include <vector>
 
+#include "checkpoint/catalog.h"
 #include "checkpoint/checkpoint_fs.h"
 #include "checkpoint/resume.h"
 #include "checkpoint/tree_walk.h"
 
 namespace tv {
-
-enum class Layout : std::uint8_t {
-  kSkrl,            // <module>_<t>.pt / .pickle, best_<module>.pt (Isaac Lab, plain skrl, jax)
-  kRslRl,           // model_<iter>.pt
-  kRlGames,         // nn/last_<name>_ep_<e>_rew_<r>.pth, nn/<name>.pth (best)
-  kDcp,             // a DCP directory (torchtitan checkpoint/step-<N>)
-  kCosmosDcp,       // checkpoints/iter_<09d>/{model,optim,scheduler,trainer}/ (DCP)
-  kCosmosPredict2,  // checkpoints/{model,optim,scheduler,trainer}/iter_<09d>.pt
-  kCosmosPolicy,    // <stamp>/checkpoints/step_<N>/policy/*_rank_<r>.pth + .rank_<r>_complete
-  kHf,              // checkpoint-<N>/ (Trainer) or checkpoint_<N>/ (accelerate)
-  kLightning,       // *.ckpt: epoch=<E>-step=<S>.ckpt, last.ckpt, last-v<N>.ckpt
-  kDeepSpeed,       // global_step<N>/ + latest
-  kGlob,
-  kCount
-};
-
-const char* layout_format(Layout layout);  // the "format" reported: "skrl", "hf", ...
-// Layouts a --checkpoint-format value selects, as a bit mask (0: not a known name).
-std::uint32_t layouts_of_format(const std::string& format);
-inline std::uint32_t bit(Layout l) { return 1u << static_cast<unsigned>(l); }
 
 // How a part of a checkpoint is checked.
 enum class PartKind : std::uint8_t {
@@ -63,6 +44,11 @@ struct Key {
   bool best = false;
 };
 
+// What recognition learnt about a directory that materializing needs again.
+struct DirFacts {
+  bool unfinished = false;  // holds a NeMo `<name>-unfinished` marker
+};
+
 // The skrl modules the files of one directory name (agent, policy, value, <uid>_policy, ...):
 // what a set of that directory must hold, known from recognition, so that materializing a set
 // need not read every name again. `overflow`: more than kMost, not recorded.
@@ -83,6 +69,7 @@ struct Keys {
   // highest-step checkpoint was written (mtime).
   std::vector<std::int64_t> run_ns;
   std::vector<SkrlModules> skrl_modules;  // by directory index
+  std::vector<DirFacts> facts;            // by directory index
 };
 
 // Which keys recognize keeps: every one, or only each run's newest (no best_* keys): one pass
@@ -112,10 +99,10 @@ struct Candidate {
 Keys recognize(const Tree& tree, std::uint32_t layouts, CheckpointFs& fs,
                KeysWanted wanted = KeysWanted::kAll);
 // The full candidate for a key (lists, paths, parts). Reads pointer files through fs. With
-// `skrl_modules` (from recognize), an skrl set is put together from the modules recognition saw
-// and one stat per module, not from every name of the directory again.
+// `recognized` (what recognize returned), an skrl set is put together from the modules recognition
+// saw and one stat per module, not from every name of the directory again.
 Candidate materialize(const Tree& tree, const Key& key, CheckpointFs& fs,
-                      const std::vector<SkrlModules>* skrl_modules = nullptr);
+                      const Keys* recognized = nullptr);
 
 // glob:PATTERN[,rule]: candidates, already ordered newest first (see glob_candidates.cc).
 std::vector<Candidate> glob_candidates(const Tree& tree, const std::string& spec, CheckpointFs& fs);

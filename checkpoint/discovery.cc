@@ -3,10 +3,12 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <map>
 #include <set>
 #include <tuple>
 
 #include "checkpoint/integrity.h"
+#include "common/escape.h"
 
 namespace tv {
 namespace {
@@ -80,7 +82,7 @@ Judgement judge(Candidate& c, CheckpointFs& fs, const SelectOptions& o) {
 // Materializes and judges one key; the checkpoint when complete, else logs why not.
 std::optional<Checkpoint> examine(CheckpointFs& fs, const Tree& tree, const Key& k,
                                   const Keys& keys, const SelectOptions& o) {
-  Candidate c = materialize(tree, k, fs, &keys.skrl_modules);
+  Candidate c = materialize(tree, k, fs, &keys);
   const Judgement j = judge(c, fs, o);
   if (j.verdict == Verdict::kComplete) return std::move(c.checkpoint);
   spdlog::warn("checkpoint: skipping {}: {}", c.checkpoint.path, j.reason);
@@ -88,36 +90,84 @@ std::optional<Checkpoint> examine(CheckpointFs& fs, const Tree& tree, const Key&
 }
 
 std::optional<Checkpoint> first_complete_key(CheckpointFs& fs, const Tree& tree, Keys& keys,
-                                             const SelectOptions& o,
+                                             const SelectOptions& o, Key& chosen,
                                              std::set<CandidateId> done = {}) {
-  KeyHeap heap(std::move(keys.keys), keys.run_ns, tree, std::move(done));
+  KeyHeap heap(keys.keys, keys.run_ns, tree, std::move(done));
   while (auto k = heap.next())
-    if (auto c = examine(fs, tree, *k, keys, o)) return c;
+    if (auto c = examine(fs, tree, *k, keys, o)) {
+      chosen = *k;
+      return c;
+    }
   return std::nullopt;
 }
 
 // The usual case in one pass that stores no key per file: the newest key of each run, and of
 // those the newest; when it is complete, that is the answer. `tried` gets it either way.
-std::optional<Checkpoint> newest_if_complete(CheckpointFs& fs, const Tree& tree,
-                                             std::uint32_t layouts, const SelectOptions& o,
-                                             std::set<CandidateId>& tried) {
-  const Keys tops = recognize(tree, layouts, fs, KeysWanted::kNewestPerRun);
+std::optional<Checkpoint> newest_if_complete(CheckpointFs& fs, const Tree& tree, const Keys& tops,
+                                             const SelectOptions& o, std::set<CandidateId>& tried,
+                                             Key& chosen) {
   if (tops.keys.empty()) return std::nullopt;
   const Newer newer{&tree, &tops.run_ns};
   const Key& newest = *std::max_element(tops.keys.begin(), tops.keys.end(),
                                         [&](const Key& a, const Key& b) { return newer(b, a); });
   tried.insert(id_of(newest));
+  chosen = newest;
   return examine(fs, tree, newest, tops, o);
 }
 
-std::optional<Checkpoint> select_glob(CheckpointFs& fs, const Tree& tree, const std::string& spec,
-                                      const SelectOptions& o) {
-  for (auto& c : glob_candidates(tree, spec, fs)) {
+// Another run that nothing orders against the chosen one's (the same time, from neither a stamp
+// nor an mtime that differs) and whose newest checkpoint is complete too: which one is the
+// newer cannot be said. Its name, or "".
+std::string tied_run(CheckpointFs& fs, const Tree& tree, const Keys& keys, const Key& chosen,
+                     const SelectOptions& o) {
+  std::map<std::uint32_t, std::vector<Key>> tied;
+  for (const Key& k : keys.keys)
+    if (!k.best && k.run != chosen.run && keys.run_ns[k.run] == keys.run_ns[chosen.run])
+      tied[k.run].push_back(k);
+  for (auto& [run, run_keys] : tied) {
+    std::sort(run_keys.begin(), run_keys.end(),
+              [&](const Key& a, const Key& b) { return newer_in_run(tree, a, b); });
+    constexpr std::size_t kMostLooks = 16;  // a run whose 16 newest are incomplete: not a rival
+    for (std::size_t i = 0; i < run_keys.size() && i < kMostLooks; ++i) {
+      Candidate c = materialize(tree, run_keys[i], fs, &keys);
+      if (judge(c, fs, o).verdict == Verdict::kComplete) return tree.dirs[run].path;
+    }
+  }
+  return "";
+}
+
+Selection found(Checkpoint c) { return {std::move(c), Selection::None::kFound, ""}; }
+
+// The pick, unless another run is tied with its run (then no pick, and why).
+Selection unless_tied(CheckpointFs& fs, const Tree& tree, const Keys& keys, const Key& chosen,
+                      Checkpoint c, const SelectOptions& o) {
+  const std::string other = tied_run(fs, tree, keys, chosen, o);
+  if (other.empty()) return found(std::move(c));
+  return {std::nullopt, Selection::None::kAmbiguous,
+          "cannot tell which run is newer: " + c.run_dir + " or " + other +
+              " (no time stamp in their names, and their newest checkpoints have the same "
+              "mtime); point --checkpoint-dir at one of them"};
+}
+
+Selection select_glob(CheckpointFs& fs, const Tree& tree, const std::string& spec,
+                      const SelectOptions& o) {
+  auto candidates = glob_candidates(tree, spec, fs);
+  for (auto& c : candidates) {
     const Judgement j = judge(c, fs, o);
-    if (j.verdict == Verdict::kComplete) return std::move(c.checkpoint);
+    if (j.verdict == Verdict::kComplete) return found(std::move(c.checkpoint));
     spdlog::warn("checkpoint: skipping {}: {}", c.checkpoint.path, j.reason);
   }
-  return std::nullopt;
+  if (candidates.empty()) return {std::nullopt, Selection::None::kEmpty, ""};
+  return {std::nullopt, Selection::None::kIncomplete, ""};
+}
+
+bool looks_like_checkpoint(std::string_view n) {
+  static constexpr std::string_view kExts[] = {
+      ".pt",     ".pth", ".ckpt", ".bin",     ".safetensors", ".distcp", ".pkl",
+      ".pickle", ".zip", ".nemo", ".msgpack", ".h5",          ".npz"};
+  for (const auto e : kExts)
+    if (n.ends_with(e)) return true;
+  return n == ".metadata" || n == "_CHECKPOINT_METADATA" || n == "metadata.json";
 }
 
 }  // namespace
@@ -136,36 +186,75 @@ void each_candidate_oldest_first(CheckpointFs& fs, const Tree& tree, const std::
             [&](const Key& a, const Key& b) { return newer(b, a); });
   std::set<CandidateId> done;
   for (const Key& k : keys.keys) {
+    if (fs.stopping()) return;
     const ListedDir& d = tree.dirs[k.dir];
     const std::string path = k.name == kNoDir ? d.path : join_path(d.path, d.files[k.name]);
     if (known(path) || !done.insert(id_of(k)).second) continue;
     // A set already reported was skipped above; a new one is put together from the modules
     // recognition saw, one stat per module (reading every name of its directory for each of
     // 30,000 new candidates, as the first scan has, was quadratic: seconds of CPU per scan).
-    Candidate c = materialize(tree, k, fs, &keys.skrl_modules);
+    Candidate c = materialize(tree, k, fs, &keys);
     each(path, c);
   }
 }
 
-std::optional<Checkpoint> select_checkpoint(CheckpointFs& fs, const Tree& tree,
-                                            const std::string& format, const SelectOptions& o) {
+std::string unrecognized(const Tree& tree, const std::string& format) {
+  std::string first;
+  std::size_t count = 0;
+  for (const auto& d : tree.dirs)
+    for (std::size_t i = 0; i < d.files.size(); ++i) {
+      const std::string_view n = d.files[i];
+      if (!looks_like_checkpoint(n)) continue;
+      std::string rel = d.rel.empty() ? std::string(n) : d.rel + "/" + std::string(n);
+      if (count++ == 0 || rel < first) first = std::move(rel);
+    }
+  if (count == 0) return "";
+  std::string line = escape_control(first);
+  if (count > 1) line += " (and " + std::to_string(count - 1) + " more such files)";
+  return line +
+         (format == "auto" ? " matches no known layout"
+                           : " matches no layout of --checkpoint-format " + format) +
+         "; see --checkpoint-format (docs/checkpoints.md lists the layouts, glob: writes one)";
+}
+
+Selection select_checkpoint(CheckpointFs& fs, const Tree& tree, const std::string& format,
+                            const SelectOptions& o) {
   if (format.starts_with("glob:")) return select_glob(fs, tree, format.substr(5), o);
   const std::uint32_t layouts = layouts_of_format(format);
   std::set<CandidateId> tried;
+  Key chosen;
   if (o.mode != "best") {
-    if (auto c = newest_if_complete(fs, tree, layouts, o, tried)) return c;
-    if (tried.empty()) return std::nullopt;  // no candidate at all
+    const Keys tops = recognize(tree, layouts, fs, KeysWanted::kNewestPerRun);
+    if (tops.keys.empty()) {
+      std::string why = unrecognized(tree, format);
+      if (why.empty()) return {std::nullopt, Selection::None::kEmpty, ""};
+      return {std::nullopt, Selection::None::kUnrecognized, std::move(why)};
+    }
+    if (auto c = newest_if_complete(fs, tree, tops, o, tried, chosen)) {
+      const bool tie = std::any_of(tops.keys.begin(), tops.keys.end(), [&](const Key& k) {
+        return k.run != chosen.run && tops.run_ns[k.run] == tops.run_ns[chosen.run];
+      });
+      if (!tie) return found(std::move(*c));
+      return unless_tied(fs, tree, recognize(tree, layouts, fs), chosen, std::move(*c), o);
+    }
   }
   Keys keys = recognize(tree, layouts, fs);  // every key: the newest was not complete
+  if (keys.keys.empty()) {
+    std::string why = unrecognized(tree, format);
+    if (why.empty()) return {std::nullopt, Selection::None::kEmpty, ""};
+    return {std::nullopt, Selection::None::kUnrecognized, std::move(why)};
+  }
   if (o.mode == "best") {
-    Keys bests{{}, keys.run_ns, keys.skrl_modules};
+    Keys bests{{}, keys.run_ns, keys.skrl_modules, keys.facts};
     for (const Key& k : keys.keys)
       if (k.best) bests.keys.push_back(k);
-    if (auto c = first_complete_key(fs, tree, bests, o)) return c;
+    if (auto c = first_complete_key(fs, tree, bests, o, chosen)) return found(std::move(*c));
     spdlog::info("checkpoint: no complete best checkpoint under {}; using the latest", tree.root);
   }
   std::erase_if(keys.keys, [](const Key& k) { return k.best; });
-  return first_complete_key(fs, tree, keys, o, std::move(tried));
+  if (auto c = first_complete_key(fs, tree, keys, o, chosen, std::move(tried)))
+    return unless_tied(fs, tree, keys, chosen, std::move(*c), o);
+  return {std::nullopt, Selection::None::kIncomplete, ""};
 }
 
 }  // namespace tv

@@ -31,10 +31,15 @@ struct SelectOptions {
   bool verify = true;    // CRC-check the zip files of the chosen candidate (verify_for_resume)
 };
 
-// The newest complete candidate. Keys are ordered lazily (a heap): only the candidates examined
-// are materialized. Each candidate skipped on the way is logged once.
-std::optional<Checkpoint> select_checkpoint(CheckpointFs& fs, const Tree& tree,
-                                            const std::string& format,
-                                            const SelectOptions& options);
+// The newest complete candidate, or why there is none (Selection::why_none, one line). Keys are
+// ordered lazily (a heap): only the candidates examined are materialized. Each candidate skipped
+// on the way is logged once.
+Selection select_checkpoint(CheckpointFs& fs, const Tree& tree, const std::string& format,
+                            const SelectOptions& options);
+
+// Nothing recognized: the file that looks most like a checkpoint (by its name) that no layout of
+// `format` claims, as "<path> matches no known layout; see --checkpoint-format", or "" when the
+// tree holds nothing that looks like one.
+std::string unrecognized(const Tree& tree, const std::string& format);
 
 }  // namespace tv

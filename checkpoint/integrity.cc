@@ -222,6 +222,19 @@ Judgement check_pointer(const Candidate& k, CheckpointFs& fs) {
                     " (it is written after every part of a save): this save did not finish");
 }
 
+// glob's check=KIND: the match's content (no settle window: the rule decides when it is stable).
+Judgement glob_parts(Candidate& k, CheckpointFs& fs) {
+  const std::uint64_t bytes = k.checkpoint.bytes;
+  const std::int64_t mtime = k.checkpoint.mtime_ns;
+  for (const auto& p : k.parts) {
+    Judgement r = check_part(k.checkpoint, fs, p, Judge{fs.now_ns(), 0, {}});
+    if (r.verdict != Verdict::kComplete) return r;
+  }
+  k.checkpoint.bytes = bytes;
+  k.checkpoint.mtime_ns = std::max(mtime, k.checkpoint.mtime_ns);
+  return complete();
+}
+
 Judgement check_glob(Candidate& k, CheckpointFs& fs, const Judge& j) {
   Checkpoint& c = k.checkpoint;
   auto st = fs.stat(c.path);
@@ -230,7 +243,8 @@ Judgement check_glob(Candidate& k, CheckpointFs& fs, const Judge& j) {
   const std::string rule = k.glob_rule.substr(0, k.glob_rule.find('='));
   if (rule == "pointer") {
     if (!fs.stat(k.pointer)) return incomplete("no pointer file " + k.pointer);
-    return check_pointer(k, fs);
+    if (auto p = check_pointer(k, fs); p.verdict != Verdict::kComplete) return p;
+    return glob_parts(k, fs);
   }
   if (rule == "settle") {
     const double secs = std::strtod(k.glob_rule.c_str() + 7, nullptr);
@@ -241,16 +255,17 @@ Judgement check_glob(Candidate& k, CheckpointFs& fs, const Judge& j) {
           if (auto f = fs.stat(join_path(c.path, e.name))) newest = std::max(newest, f->mtime_ns);
     c.mtime_ns = newest;
     const auto window = static_cast<std::int64_t>(secs * 1e9);
-    if (j.now_ns - newest >= window) return complete();
+    if (j.now_ns - newest >= window) return glob_parts(k, fs);
     return incomplete("changed " + std::to_string((j.now_ns - newest) / 1'000'000) +
                       " ms ago (settle=" + std::to_string(secs) + " s)");
   }
+  if (rule == "none") return glob_parts(k, fs);
   auto m = fs.stat(k.marker);
   if (!m) return incomplete("no completion marker " + k.marker);
   if (rule == "done" && st->mtime_ns > m->mtime_ns)
     return incomplete("modified after its marker " + k.marker);
   c.mtime_ns = m->mtime_ns;
-  return complete();
+  return glob_parts(k, fs);
 }
 
 }  // namespace
@@ -273,14 +288,14 @@ Judgement evaluate(Candidate& candidate, CheckpointFs& fs, const Judge& judge) {
   return worst;
 }
 
-Judgement verify_for_resume(const Candidate& candidate, CheckpointFs& fs) {
+Judgement verify_for_resume(const Candidate& candidate, CheckpointFs& fs, bool hash_data) {
   for (const auto& p : candidate.parts) {
     if (p.kind != PartKind::kTorch) continue;
     auto magic = fs.read_range(p.path, 0, 2);
     if (!magic || *magic != "PK") continue;  // pickles were parsed whole already
     auto st = fs.stat(p.path);
     if (!st) return incomplete(p.path + ": cannot stat: " + st.error().message);
-    auto v = verify_zip(fs, p.path, st->size);
+    auto v = verify_zip(fs, p.path, st->size, hash_data);
     if (!v) return incomplete(p.path + ": " + v.error().message);
   }
   return complete();

@@ -43,6 +43,7 @@ struct Judge {
 Judgement evaluate(Candidate& candidate, CheckpointFs& fs, const Judge& judge);
 
 // CRC-32 and local headers of every zip part (reads every byte once). Complete or incomplete.
-Judgement verify_for_resume(const Candidate& candidate, CheckpointFs& fs);
+// `hash_data` false: local headers and bounds only (cheap; the watcher, before reporting).
+Judgement verify_for_resume(const Candidate& candidate, CheckpointFs& fs, bool hash_data = true);
 
 }  // namespace tv

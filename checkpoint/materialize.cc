@@ -16,9 +16,13 @@ using ModuleSet = std::set<std::string, std::less<>>;
 
 class Materializer {
  public:
-  Materializer(const Tree& tree, const Key& key, CheckpointFs& fs,
-               const std::vector<SkrlModules>* modules)
-      : tree_(tree), key_(key), fs_(fs), dir_(tree.dirs[key.dir]), modules_(modules) {}
+  Materializer(const Tree& tree, const Key& key, CheckpointFs& fs, const Keys* recognized)
+      : tree_(tree),
+        key_(key),
+        fs_(fs),
+        dir_(tree.dirs[key.dir]),
+        modules_(recognized ? &recognized->skrl_modules : nullptr),
+        facts_(recognized && !recognized->facts.empty() ? &recognized->facts : nullptr) {}
 
   Candidate run() {
     c_.layout = static_cast<Layout>(key_.layout);
@@ -54,6 +58,25 @@ class Materializer {
         break;
       case Layout::kDeepSpeed:
         deepspeed();
+        break;
+      case Layout::kMegatron:
+        megatron();
+        break;
+      case Layout::kNemo:
+        nemo();
+        break;
+      case Layout::kTorchtune:
+        torchtune();
+        break;
+      case Layout::kOrbax:
+        orbax();
+        break;
+      case Layout::kSb3:
+        sb3();
+        break;
+      case Layout::kLightning:
+        single();
+        unfinished_marker();
         break;
       default:
         single();
@@ -154,6 +177,9 @@ class Materializer {
   // Modules of `d`: those of this key's step (or best) into `mine`; every module into expected.
   void collect_modules(const ListedDir& d, std::string_view ext,
                        std::map<std::string, std::string>* mine, ModuleSet& expected) {
+    bool agents = false;  // beside agent_* files only agent_* are skrl's (recognize.cc)
+    for (std::size_t i = 0; i < d.files.size() && !agents; ++i)
+      agents = skrl_agent_file(d.files[i]);
     std::string_view last;
     for (std::size_t i = 0; i < d.files.size(); ++i) {
       const std::string_view f = d.files[i];
@@ -171,7 +197,11 @@ class Materializer {
         if (!s || (module == "model" && ext == ".pt")) continue;
         step = *s;
       }
-      if (module.empty()) continue;
+      if (module.empty() || (agents && module != "agent") ||
+          module.find_first_not_of(
+              "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_") !=
+              std::string_view::npos)
+        continue;
       if (module != last && !expected.contains(module)) expected.emplace(module);
       last = module;  // a directory of one module's saves: one set lookup, not one per file
       if (mine && (best || step == key_.step)) (*mine)[std::string(module)] = std::string(f);
@@ -180,8 +210,153 @@ class Materializer {
 
   void dcp() {
     c_.write_once = false;
-    add(dir_.path, PartKind::kDcp);
+    dcp_with_files_beside(key_.dir);
     c_.primary = join_path(dir_.path, ".metadata");
+  }
+
+  // A DCP directory and what frameworks save beside its .metadata: Megatron's common.pt
+  // (dist_checkpointing save_common) and metadata.json (save_config), any other .pt/.json.
+  void dcp_with_files_beside(std::uint32_t d) {
+    const ListedDir& u = tree_.dirs[d];
+    add(u.path, PartKind::kDcp);
+    for (std::size_t f = 0; f < u.files.size(); ++f) {
+      const std::string_view n = u.files[f];
+      if (n.ends_with(".pt"))
+        add(join_path(u.path, n), PartKind::kTorch);
+      else if (n.ends_with(".json"))
+        add(join_path(u.path, n), PartKind::kJson);
+    }
+  }
+
+  // Megatron-LM iter_<07d>: torch_dist (DCP + common.pt + metadata.json, written last by
+  // dist_checkpointing.save's save_config) or legacy (mp_rank_<tp>[_<pp>]/model_optim_rng.pt,
+  // as many rank directories as other saves of the run have); the tracker
+  // latest_checkpointed_iteration.txt, written by rank 0 after every rank saved, when it names an
+  // iteration ("release" names none).
+  void megatron() {
+    c_.write_once = false;
+    bool legacy = false;
+    for (std::uint32_t i : children(key_.dir))
+      legacy = legacy || tree_.dirs[i].name().starts_with("mp_rank_");
+    if (!legacy) {
+      dcp_with_files_beside(key_.dir);
+      if (!dir_.files.contains("metadata.json"))
+        missing(
+            "no metadata.json (Megatron writes it after every shard; dist_checkpointing "
+            "refuses a directory without it)");
+      c_.primary = join_path(dir_.path, "metadata.json");
+    } else {
+      std::vector<std::uint32_t> ranks(tree_.dirs.size(), 0);
+      for (const auto& d : tree_.dirs)
+        if (d.parent != kNoDir && d.name().starts_with("mp_rank_")) ++ranks[d.parent];
+      std::uint32_t expected = 0;
+      for (std::uint32_t i = 0; i < tree_.dirs.size(); ++i)
+        if (tree_.dirs[i].parent == dir_.parent) expected = std::max(expected, ranks[i]);
+      if (ranks[key_.dir] < expected)
+        missing(std::to_string(ranks[key_.dir]) + " of the " + std::to_string(expected) +
+                " mp_rank_* directories other saves have (save interrupted?)");
+      for (std::uint32_t i : children(key_.dir)) {
+        const ListedDir& r = tree_.dirs[i];
+        if (!r.name().starts_with("mp_rank_")) continue;
+        for (std::size_t f = 0; f < r.files.size(); ++f)
+          if (r.files[f].ends_with(".pt")) add(join_path(r.path, r.files[f]), PartKind::kTorch);
+        if (!r.files.contains("model_optim_rng.pt"))
+          missing("no " + r.path + "/model_optim_rng.pt");
+      }
+      if (c_.parts.empty())
+        missing("no mp_rank_*/model_optim_rng.pt");
+      else
+        c_.primary = c_.parts.front().path;
+    }
+    const std::uint32_t save_dir = dir_.parent;
+    if (save_dir != kNoDir &&
+        tree_.dirs[save_dir].files.contains("latest_checkpointed_iteration.txt")) {
+      const std::string tracker =
+          join_path(tree_.dirs[save_dir].path, "latest_checkpointed_iteration.txt");
+      if (read_pointer_step(fs_, tracker) >= 0) c_.pointer = tracker;
+    }
+  }
+
+  // NeMo: 1.x a DCP directory named <name>--...-step=N-...[.ckpt]; 2.0 the same name holding
+  // weights/ (DCP) and context/. Complete: no `<name>-unfinished` beside it (NeMo's
+  // ModelCheckpoint writes the marker before the save and removes it after), the DCP directory
+  // with common.pt, and metadata.json (Megatron dist_checkpointing writes it last).
+  void nemo() {
+    c_.write_once = false;
+    const std::uint32_t weights = is_unit(dir_) ? key_.dir : child(key_.dir, "weights");
+    if (weights == kNoDir) {
+      missing("no weights/ directory (save interrupted?)");
+    } else {
+      dcp_with_files_beside(weights);
+      if (!tree_.dirs[weights].files.contains("metadata.json"))
+        missing("no " + tree_.dirs[weights].path +
+                "/metadata.json (written last; save interrupted?)");
+      c_.primary = join_path(tree_.dirs[weights].path, ".metadata");
+    }
+    unfinished_marker();
+  }
+
+  // NeMo's marker (format_checkpoint_unfinished_marker_path): the path without .ckpt and -EMA,
+  // plus -unfinished; complete = the marker is absent.
+  void unfinished_marker() {
+    std::string marker = c_.checkpoint.path;
+    if (marker.ends_with(".ckpt")) marker.resize(marker.size() - 5);
+    if (marker.ends_with("-EMA")) marker.resize(marker.size() - 4);
+    marker += "-unfinished";
+    const std::uint32_t holder = key_.name == kNoDir ? dir_.parent : key_.dir;
+    if (holder == kNoDir || (facts_ && !(*facts_)[holder].unfinished)) return;
+    if (tree_.dirs[holder].files.contains(base_of(marker)))
+      missing(marker + " is there (NeMo removes it when the save has finished)");
+  }
+
+  // torchtune epoch_<N>/: every weight file, index and JSON inside.
+  void torchtune() {
+    c_.write_once = false;
+    hf_files(dir_);
+    c_.primary = c_.parts.empty() ? dir_.path : c_.parts.front().path;
+  }
+
+  // Orbax: a finished step has its final name (AtomicRenameTemporaryPath.finalize renames
+  // <step>.orbax-checkpoint-tmp-<n>); _CHECKPOINT_METADATA and each item's _METADATA parse.
+  void orbax() {
+    c_.write_once = false;
+    c_.primary = join_path(dir_.path, "_CHECKPOINT_METADATA");
+    if (dir_.name().find(".orbax-checkpoint-tmp-") != std::string_view::npos)
+      return missing(
+          "a save in progress (Orbax renames <step>.orbax-checkpoint-tmp-<n> to <step> "
+          "when it is complete)");
+    if (!dir_.files.contains("_CHECKPOINT_METADATA")) missing("no _CHECKPOINT_METADATA");
+    add(c_.primary, PartKind::kJson);
+    for (std::uint32_t i : children(key_.dir)) {
+      const ListedDir& item = tree_.dirs[i];
+      if (item.name().find(".orbax-checkpoint-tmp-") != std::string_view::npos)
+        missing(item.path + " is a temporary item (save in progress)");
+      if (item.files.contains("_METADATA")) add(join_path(item.path, "_METADATA"), PartKind::kJson);
+    }
+  }
+
+  // Stable-Baselines3 CheckpointCallback: the model zip, then (save_replay_buffer,
+  // save_vecnormalize) <prefix>_replay_buffer_<N>_steps.pkl and
+  // <prefix>_vecnormalize_<N>_steps.pkl; those are expected when another save of the directory has
+  // them.
+  void sb3() {
+    const std::string_view file = dir_.files[key_.name];
+    const std::string_view stem = file.substr(0, file.size() - 10);  // "_steps.zip"
+    const std::string_view prefix = stem.substr(0, stem.rfind('_'));
+    const std::string step(stem.substr(prefix.size() + 1));
+    add(c_.checkpoint.path, PartKind::kTorch);
+    for (std::string_view kind : {"replay_buffer_", "vecnormalize_"}) {
+      const std::string head = std::string(prefix) + "_" + std::string(kind);
+      const std::string mine = head + step + "_steps.pkl";
+      bool any = false;
+      for (std::size_t f = 0; f < dir_.files.size() && !any; ++f)
+        any = dir_.files[f].starts_with(head) && dir_.files[f].ends_with("_steps.pkl");
+      if (!any) continue;
+      if (dir_.files.contains(mine))
+        add(join_path(dir_.path, mine), PartKind::kTorch);
+      else
+        missing("no " + mine + " (other saves of this directory have one)");
+    }
   }
 
   void cosmos_dcp() {
@@ -278,6 +453,29 @@ class Materializer {
       }
       hf_files(d);
     }
+    if (!trainer) custom_objects();
+  }
+
+  // accelerate save_state writes custom_checkpoint_<i>.pkl for every registered object after
+  // random_states_<p>.pkl, and load_state raises without them: a save needs as many as the other
+  // saves of its directory have.
+  void custom_objects() {
+    auto count = [](const ListedDir& d) {
+      std::size_t n = 0;
+      while (d.files.contains("custom_checkpoint_" + std::to_string(n) + ".pkl")) ++n;
+      return n;
+    };
+    const std::size_t mine = count(dir_);
+    std::size_t expected = mine;
+    for (std::uint32_t i = 0; i < tree_.dirs.size(); ++i)
+      if (i != key_.dir && tree_.dirs[i].parent == dir_.parent &&
+          number_between(tree_.dirs[i].name(), "checkpoint_", ""))
+        expected = std::max(expected, count(tree_.dirs[i]));
+    if (mine < expected)
+      missing("custom_checkpoint_" + std::to_string(mine) +
+              ".pkl missing (accelerate writes one per registered object after random_states; "
+              "other saves have " +
+              std::to_string(expected) + ")");
   }
   static bool is_unit(const ListedDir& d) {
     return d.files.contains(".metadata") || d.files.contains(".metadata.tmp");
@@ -319,14 +517,14 @@ class Materializer {
   CheckpointFs& fs_;
   const ListedDir& dir_;
   const std::vector<SkrlModules>* modules_;
+  const std::vector<DirFacts>* facts_;
   Candidate c_;
 };
 
 }  // namespace
 
-Candidate materialize(const Tree& tree, const Key& key, CheckpointFs& fs,
-                      const std::vector<SkrlModules>* skrl_modules) {
-  return Materializer(tree, key, fs, skrl_modules).run();
+Candidate materialize(const Tree& tree, const Key& key, CheckpointFs& fs, const Keys* recognized) {
+  return Materializer(tree, key, fs, recognized).run();
 }
 
 std::string base_of(const std::string& path) {

@@ -48,6 +48,8 @@ std::optional<std::int64_t> number_between(std::string_view name, std::string_vi
 }
 
 std::int64_t step_in_name(std::string_view name) {
+  // Lightning/NeMo names say which number is the step: "step=100-consumed_samples=800.0".
+  if (const std::int64_t named = number_after(name, "step="); named >= 0) return named;
   std::size_t end = name.size();
   while (end > 0 && !is_digit(name[end - 1])) --end;
   if (end == 0) return -1;
@@ -66,16 +68,40 @@ std::int64_t number_after(std::string_view name, std::string_view key) {
   return v ? *v : -1;
 }
 
-std::optional<std::int64_t> run_stamp_ns(std::string_view n) {
+namespace {
+
+constexpr std::string_view kMonths[] = {"Jan", "Feb", "Mar", "Apr", "May", "Jun",
+                                        "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"};
+
+// The stamp that starts exactly at n (n begins at a digit or month name, not after a digit).
+std::optional<std::int64_t> stamp_at(std::string_view n) {
   if (has_shape(n, "dddd-dd-dd_dd-dd-dd"))
     return stamp(num(n, 0, 4), num(n, 5, 2), num(n, 8, 2), num(n, 11, 2), num(n, 14, 2),
                  num(n, 17, 2), 0);
   if (has_shape(n, "dd-dd-dd_dd-dd-dd-dddddd"))
     return stamp(2000 + num(n, 0, 2), num(n, 3, 2), num(n, 6, 2), num(n, 9, 2), num(n, 12, 2),
                  num(n, 15, 2), num(n, 18, 6));
-  if (n.size() == 14 && has_shape(n, "dddddddddddddd"))
+  if (has_shape(n, "dddddddd_dddddd") && (n.size() == 15 || !is_digit(n[15])))
+    return stamp(num(n, 0, 4), num(n, 4, 2), num(n, 6, 2), num(n, 9, 2), num(n, 11, 2),
+                 num(n, 13, 2), 0);
+  if (has_shape(n, "dddddddddddddd") && (n.size() == 14 || !is_digit(n[14])))
     return stamp(num(n, 0, 4), num(n, 4, 2), num(n, 6, 2), num(n, 8, 2), num(n, 10, 2),
                  num(n, 12, 2), 0);
+  // legged_gym %b%d_%H-%M-%S (no year: read as 2000, a leap year, so Feb29 parses)
+  for (int m = 0; m < 12; ++m)
+    if (n.starts_with(kMonths[m]) && has_shape(n.substr(3), "dd_dd-dd-dd"))
+      return stamp(2000, m + 1, num(n, 3, 2), num(n, 6, 2), num(n, 9, 2), num(n, 12, 2), 0);
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<std::int64_t> run_stamp_ns(std::string_view n) {
+  for (std::size_t at = 0; at < n.size(); ++at) {
+    if (at > 0 && is_digit(n[at - 1])) continue;  // a stamp starts a run of digits
+    if (!is_digit(n[at]) && !(n[at] >= 'A' && n[at] <= 'S')) continue;
+    if (auto ns = stamp_at(n.substr(at))) return ns;
+  }
   return std::nullopt;
 }
 

@@ -23,15 +23,30 @@ inline std::optional<std::int64_t> parse_digits(std::string_view s) {
 // `prefix` + digits + `suffix` exactly: the digits' value.
 std::optional<std::int64_t> number_between(std::string_view name, std::string_view prefix,
                                            std::string_view suffix);
-// The last run of digits in a name ("iter_000001000" -> 1000), or -1.
+// The step a name holds: the number after "step=" when there is one (Lightning, NeMo:
+// "step=100-consumed_samples=800.0" -> 100), else the last run of digits ("iter_000001000" ->
+// 1000), or -1.
 std::int64_t step_in_name(std::string_view name);
 // The number after `key` ("step=" in "epoch=3-step=1200.ckpt" -> 1200), or -1.
 std::int64_t number_after(std::string_view name, std::string_view key);
 
-// Nanoseconds since 1970 (the stamp read as UTC) when the name starts with a run time stamp:
-//   %Y-%m-%d_%H-%M-%S      Isaac Lab (skrl, rsl_rl, rl_games run directories)
+// skrl's one-file-per-save names: agent_<t>.pt, agent_<t>.pickle, best_agent.pt/.pickle.
+inline bool skrl_agent_file(std::string_view n) {
+  const auto dot = n.rfind('.');
+  if (dot == std::string_view::npos) return false;
+  const auto ext = n.substr(dot);
+  if (ext != ".pt" && ext != ".pickle") return false;
+  const auto stem = n.substr(0, dot);
+  return stem == "best_agent" || (stem.starts_with("agent_") && parse_digits(stem.substr(6)));
+}
+
+// Nanoseconds since 1970 (the stamp read as UTC) of the first run time stamp anywhere in the name
+// (at its start, its end or between; a stamp never starts right after a digit):
+//   %Y-%m-%d_%H-%M-%S      Isaac Lab (skrl, rsl_rl, rl_games run directories), NeMo versions
 //   %y-%m-%d_%H-%M-%S-%f   plain skrl (2-digit year, microseconds)
-//   %Y%m%d%H%M%S           cosmos-rl output directories (the whole name)
+//   %Y%m%d%H%M%S           cosmos-rl output directories (14 digits, no digit after them)
+//   %Y%m%d_%H%M%S          names that end in a time stamp (cosmos-predict2.5 job names)
+//   %b%d_%H-%M-%S          legged_gym (no year: read as the year 2000)
 std::optional<std::int64_t> run_stamp_ns(std::string_view name);
 
 }  // namespace tv

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <optional>
 #include <tuple>
 
@@ -39,12 +40,63 @@ bool has_hf_content(const ListedDir& d) {
   return false;
 }
 
-bool is_dcp_unit(const ListedDir& d) {
+// What one pass over a directory's file names says.
+struct Facts {
+  bool dcp = false;         // .metadata, .metadata.tmp or *.distcp
+  bool orbax = false;       // _CHECKPOINT_METADATA
+  bool megatron = false;    // metadata.json or common.pt (Megatron dist_checkpointing)
+  bool weights = false;     // *.safetensors, *.bin, *.pt (torchtune epoch_N)
+  bool unfinished = false;  // a NeMo <name>-unfinished marker
+};
+
+Facts facts_of(const ListedDir& d) {
+  Facts x;
   for (std::size_t i = 0; i < d.files.size(); ++i) {
     const auto f = d.files[i];
-    if (f == ".metadata" || f == ".metadata.tmp" || f.ends_with(".distcp")) return true;
+    if (f.size() < 5) continue;
+    const char last = f.back();
+    if (last == 'a' && (f == ".metadata" || f == ".metadata.tmp")) x.dcp = true;
+    if (last == 'p' && (f.ends_with(".distcp") || f == ".metadata.tmp")) x.dcp = true;
+    if (last == 'A' && f == "_CHECKPOINT_METADATA") x.orbax = true;
+    if (f == "metadata.json" || f == "common.pt") x.megatron = true;
+    if (f.ends_with(".safetensors") || f.ends_with(".bin") || f.ends_with(".pt")) x.weights = true;
+    if (last == 'd' && f.ends_with("-unfinished")) x.unfinished = true;
   }
+  return x;
+}
+
+bool has_subdir(const ListedDir& d, std::string_view prefix) {
+  for (std::size_t i = 0; i < d.subdirs.size(); ++i)
+    if (d.subdirs[i].starts_with(prefix)) return true;
   return false;
+}
+
+constexpr std::string_view kOrbaxTmp = ".orbax-checkpoint-tmp-";
+
+// skrl module names are Python identifiers (keys of Agent.checkpoint_modules).
+bool is_module_name(std::string_view m) {
+  if (m.empty()) return false;
+  for (const char c : m)
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_')) return false;
+  return true;
+}
+
+// rl_games: the epoch of `last_<name>_ep_<e>_rew_<r>` (periodic) or `last_<name>ep<e>rew<r>`
+// (the final max_epochs save): the digits before the last "rew" that follow "ep"; -1 if none.
+std::int64_t rl_games_epoch(std::string_view n) {
+  if (!n.starts_with("last_")) return -1;
+  for (auto at = n.rfind("rew"); at != std::string_view::npos && at > 5;
+       at = n.rfind("rew", at - 1)) {
+    std::size_t end = at;
+    if (n[end - 1] == '_') --end;
+    std::size_t begin = end;
+    while (begin > 5 && std::isdigit(static_cast<unsigned char>(n[begin - 1]))) --begin;
+    std::size_t ep = begin;
+    if (ep > 0 && n[ep - 1] == '_') --ep;  // _ep_<e>_rew_ (periodic) or ep<e>rew (final)
+    if (begin == end || ep < 7 || n.substr(ep - 2, 2) != "ep") continue;
+    if (auto e = parse_digits(n.substr(begin, end - begin))) return *e;
+  }
+  return -1;
 }
 
 bool is_cosmos_part(std::string_view n) {
@@ -61,7 +113,10 @@ class Recognizer {
         stamp_dir_(tree.dirs.size(), kNoDir),
         stamp_ns_(tree.dirs.size(), 0),
         top_(all_ ? 0 : tree.dirs.size(), kNoTop),
-        modules_(tree.dirs.size()) {
+        modules_(tree.dirs.size()),
+        facts_(tree.dirs.size()),
+        in_unit_(tree.dirs.size(), false),
+        unit_(tree.dirs.size(), false) {
     for (std::uint32_t i = 0; i < tree.dirs.size(); ++i) {  // parents come before children
       const auto& d = tree.dirs[i];
       if (d.parent == kNoDir) continue;
@@ -88,7 +143,7 @@ class Recognizer {
     for (std::uint32_t i = 0; i < tree_.dirs.size(); ++i)
       if (stamped(i)) run_ns_[i] = stamp_ns_[i];
     date_unstamped_runs();
-    return {std::move(keys_), std::move(run_ns_), std::move(modules_)};
+    return {std::move(keys_), std::move(run_ns_), std::move(modules_), std::move(facts_)};
   }
 
  private:
@@ -150,10 +205,17 @@ class Recognizer {
     m.modules.push_back({std::string(name), ext, best});
   }
 
+  // A directory that is one checkpoint: what is below it is part of it.
+  void claim(std::uint32_t i) { unit_[i] = true; }
+
   void directory(std::uint32_t i) {
     const ListedDir& d = tree_.dirs[i];
     const auto n = d.name();
     const std::uint32_t p = d.parent, gp = up(i, 2);
+    if (p != kNoDir && (in_unit_[p] || is_claimed(p))) {
+      in_unit_[i] = true;
+      return;
+    }
     if (is_hf_name(name(p)) || is_hf_name(name(gp))) return;  // inside an HF checkpoint
     if (is_hf_name(n) && has_hf_content(d)) {
       if (on(Layout::kHf)) emit(Layout::kHf, i, kNoDir, step_in_name(n), p);
@@ -163,7 +225,21 @@ class Recognizer {
       if (on(Layout::kDeepSpeed)) emit(Layout::kDeepSpeed, i, kNoDir, *s, p);
       return;
     }
-    if (is_dcp_unit(d)) return dcp_unit(i, n, p);
+    const Facts f = facts_of(d);
+    facts_[i].unfinished = f.unfinished;
+    if (f.orbax || n.find(kOrbaxTmp) != std::string_view::npos) return orbax(i, n, p);
+    // (dist_checkpointing.save writes common.pt first, metadata.json last; a DCP directory alone
+    // named iter_* is plain DCP)
+    if (number_between(n, "iter_", "") && (f.megatron || has_subdir(d, "mp_rank_")))
+      return megatron(i, n, p);
+    if (number_after(n, "step=") >= 0 && (f.dcp || d.subdirs.contains("weights")))
+      return nemo(i, n, p);
+    if (f.dcp) return dcp_unit(i, n, p);
+    if (f.weights && number_between(n, "epoch_", "") && !d.subdirs.contains("policy")) {
+      claim(i);
+      if (on(Layout::kTorchtune)) emit(Layout::kTorchtune, i, kNoDir, step_in_name(n), p);
+      return;
+    }
     if (name(p) == "checkpoints" && is_cosmos_part(n)) {
       if (n == "model" && on(Layout::kCosmosPredict2)) cosmos_predict2(i, p);
       if (n != "model" || on(Layout::kCosmosPredict2)) return;
@@ -177,7 +253,31 @@ class Recognizer {
     files(i);
   }
 
+  bool is_claimed(std::uint32_t d) const { return unit_[d]; }
+
+  // Orbax CheckpointManager: <step>/ or <prefix>_<step>/ holding _CHECKPOINT_METADATA; a
+  // <step>.orbax-checkpoint-tmp-<n> directory is a save in progress (materialize says so).
+  void orbax(std::uint32_t i, std::string_view n, std::uint32_t p) {
+    claim(i);
+    if (!on(Layout::kOrbax)) return;
+    const auto tmp = n.find(kOrbaxTmp);
+    emit(Layout::kOrbax, i, kNoDir, step_in_name(n.substr(0, tmp)), p);
+  }
+
+  // Megatron-LM iter_<07d>: torch_dist (files in it) or legacy (mp_rank_* directories).
+  void megatron(std::uint32_t i, std::string_view n, std::uint32_t p) {
+    claim(i);
+    if (on(Layout::kMegatron)) emit(Layout::kMegatron, i, kNoDir, step_in_name(n), p);
+  }
+
+  // NeMo: the step is the number after step= (consumed_samples=M.0 comes after it).
+  void nemo(std::uint32_t i, std::string_view n, std::uint32_t p) {
+    claim(i);
+    if (on(Layout::kNemo)) emit(Layout::kNemo, i, kNoDir, step_in_name(n), p);
+  }
+
   void dcp_unit(std::uint32_t i, std::string_view n, std::uint32_t p) {
+    claim(i);
     if (is_cosmos_part(n) && number_between(name(p), "iter_", "")) {
       if (n == "model" && on(Layout::kCosmosDcp))
         emit(Layout::kCosmosDcp, p, kNoDir, step_in_name(name(p)), tree_.dirs[p].parent);
@@ -196,6 +296,7 @@ class Recognizer {
   void files(std::uint32_t i) {
     const ListedDir& d = tree_.dirs[i];
     const bool nn = d.name() == "nn";
+    agent_mode_ = -1;
     for (std::uint32_t f = 0; f < d.files.size(); ++f) {
       const std::string_view n = d.files[f];
       if (n.ends_with(".pt") || n.ends_with(".pickle"))
@@ -204,14 +305,27 @@ class Recognizer {
         lightning(i, f, n);
       else if (nn && n.ends_with(".pth"))
         rl_games(i, f, n);
+      else if (n.ends_with("_steps.zip"))
+        sb3(i, f, n);
     }
+  }
+
+  // skrl writes either one agent_<t> file per save or one file per module (store_separately),
+  // never both in one directory: beside agent_* files, only agent_* and best_agent.* are its.
+  bool agent_mode(const ListedDir& d) {
+    if (agent_mode_ < 0) {
+      agent_mode_ = 0;
+      for (std::size_t f = 0; f < d.files.size() && agent_mode_ == 0; ++f)
+        agent_mode_ = skrl_agent_file(d.files[f]) ? 1 : 0;
+    }
+    return agent_mode_ == 1;
   }
 
   void torch_rl(std::uint32_t i, std::uint32_t f, std::string_view n) {
     const std::string_view stem = n.substr(0, n.rfind('.'));
     const std::string_view ext = n.substr(stem.size()) == ".pt" ? ".pt" : ".pickle";
     if (stem.starts_with("best_") && stem.size() > 5) {
-      if (!on(Layout::kSkrl)) return;
+      if (!on(Layout::kSkrl) || !skrl_claims(stem.substr(5), tree_.dirs[i])) return;
       module(i, stem.substr(5), ext, true);
       return emit(Layout::kSkrl, i, f, -1, i, true);
     }
@@ -222,15 +336,30 @@ class Recognizer {
     const bool rsl = stem.substr(0, us) == "model" && ext == ".pt";
     const Layout l = rsl ? Layout::kRslRl : Layout::kSkrl;
     if (!on(l)) return;
+    if (!rsl && !skrl_claims(stem.substr(0, us), tree_.dirs[i])) return;
     if (!rsl) module(i, stem.substr(0, us), ext, false);
     emit(l, i, f, *step, i);
   }
 
+  bool skrl_claims(std::string_view module_name, const ListedDir& d) {
+    if (!is_module_name(module_name)) return false;
+    return module_name == "agent" || !agent_mode(d);
+  }
+
+  // Stable-Baselines3 CheckpointCallback: <prefix>_<N>_steps.zip.
+  void sb3(std::uint32_t i, std::uint32_t f, std::string_view n) {
+    if (!on(Layout::kSb3)) return;
+    const std::string_view stem = n.substr(0, n.size() - 10);  // "_steps.zip"
+    const auto us = stem.rfind('_');
+    if (us == std::string_view::npos || us == 0) return;
+    if (const auto step = parse_digits(stem.substr(us + 1))) emit(Layout::kSb3, i, f, *step, i);
+  }
+
   void rl_games(std::uint32_t i, std::uint32_t f, std::string_view n) {
     if (!on(Layout::kRlGames)) return;
-    const std::int64_t ep = number_after(n, "_ep_");
-    if (n.starts_with("last_") && ep >= 0) return emit(Layout::kRlGames, i, f, ep, i);
-    if (ep < 0) emit(Layout::kRlGames, i, f, -1, i, true);  // <name>.pth: the best so far
+    const std::string_view stem = n.substr(0, n.size() - 4);
+    if (!stem.starts_with("last_")) return emit(Layout::kRlGames, i, f, -1, i, true);  // best
+    if (const std::int64_t ep = rl_games_epoch(stem); ep >= 0) emit(Layout::kRlGames, i, f, ep, i);
   }
 
   void lightning(std::uint32_t i, std::uint32_t f, std::string_view n) {
@@ -253,6 +382,10 @@ class Recognizer {
     }
     std::int64_t step = number_after(stem, "step=");
     if (step < 0) step = number_after(stem, "epoch=");
+    // A custom filename ('ckpt-{step}' with auto_insert_metric_name=False): the global_step
+    // Lightning wrote into it, else the name's last number; never the name's string order.
+    if (step < 0) step = lightning_global_step(fs_, join_path(tree_.dirs[i].path, n));
+    if (step < 0) step = step_in_name(base);
     emit(Layout::kLightning, i, f, step, up(i, 1), false, rank);
   }
 
@@ -293,6 +426,10 @@ class Recognizer {
   std::vector<std::uint32_t> top_;  // kNewestPerRun: by run directory, its index in tops_
   std::vector<Key> tops_;
   std::vector<SkrlModules> modules_;
+  std::vector<DirFacts> facts_;
+  std::vector<bool> in_unit_;  // below a directory that is one checkpoint
+  std::vector<bool> unit_;     // directories that are one checkpoint each
+  int agent_mode_ = -1;        // files(): -1 not known yet, 0/1
   LastModule last_;
   std::vector<std::int64_t> run_ns_;
   bool unstamped_ = false;
@@ -310,48 +447,6 @@ bool newer_in_run(const Tree& tree, const Key& a, const Key& b) {
 
 Keys recognize(const Tree& tree, std::uint32_t layouts, CheckpointFs& fs, KeysWanted wanted) {
   return Recognizer(tree, layouts, fs, wanted).run();
-}
-
-const char* layout_format(Layout layout) {
-  switch (layout) {
-    case Layout::kSkrl:
-      return "skrl";
-    case Layout::kRslRl:
-      return "rsl_rl";
-    case Layout::kRlGames:
-      return "rl_games";
-    case Layout::kDcp:
-      return "dcp";
-    case Layout::kCosmosDcp:
-      return "cosmos-rl";
-    case Layout::kCosmosPredict2:
-      return "cosmos-predict2";
-    case Layout::kCosmosPolicy:
-      return "cosmos-rl";
-    case Layout::kHf:
-      return "hf";
-    case Layout::kLightning:
-      return "lightning";
-    case Layout::kDeepSpeed:
-      return "deepspeed";
-    default:
-      return "glob";
-  }
-}
-
-std::uint32_t layouts_of_format(const std::string& f) {
-  if (f == "auto") return (1u << static_cast<unsigned>(Layout::kGlob)) - 1;
-  if (f == "skrl") return bit(Layout::kSkrl) | bit(Layout::kRslRl);
-  if (f == "rsl_rl") return bit(Layout::kRslRl);
-  if (f == "rl_games") return bit(Layout::kRlGames);
-  if (f == "dcp" || f == "torchtitan") return bit(Layout::kDcp);
-  if (f == "cosmos-rl") return bit(Layout::kCosmosDcp) | bit(Layout::kCosmosPolicy);
-  if (f == "cosmos-predict2") return bit(Layout::kCosmosPredict2);
-  if (f == "hf" || f == "accelerate") return bit(Layout::kHf);
-  if (f == "lightning") return bit(Layout::kLightning);
-  if (f == "deepspeed") return bit(Layout::kDeepSpeed);
-  if (f.starts_with("glob:")) return bit(Layout::kGlob);
-  return 0;
 }
 
 }  // namespace tv

@@ -5,23 +5,36 @@
 #include "checkpoint/candidates.h"
 #include "checkpoint/checkpoint_fs.h"
 #include "checkpoint/discovery.h"
+#include "common/escape.h"
 #include "common/exit_codes.h"
 
 namespace tv {
 
-std::optional<Checkpoint> find_resume_checkpoint(const ResumeRequest& request, CheckpointFs& fs) {
-  if (request.mode == "none" || request.dir.empty()) return std::nullopt;
+Selection lookup_checkpoint(const ResumeRequest& request, CheckpointFs& fs) {
+  if (request.mode == "none" || request.dir.empty()) return {};
   if (!validate_checkpoint_format(request.format)) {
     spdlog::warn("checkpoint: --checkpoint-format '{}' is not valid; not resuming", request.format);
-    return std::nullopt;
+    return {};
   }
+  Selection s;
   try {
     SelectOptions options{request.mode == "best" ? "best" : "latest", request.settle};
-    return select_checkpoint(fs, walk_tree(fs, request.dir), request.format, options);
+    s = select_checkpoint(fs, walk_tree(fs, request.dir), request.format, options);
   } catch (const std::exception& e) {  // e.g. bad_alloc: the job goes on without resuming
     spdlog::error("checkpoint: searching {} failed: {}; not resuming", request.dir, e.what());
-    return std::nullopt;
+    return {};
   }
+  const std::string dir = escape_control(request.dir);
+  if (s.none == Selection::None::kEmpty) s.why_none = "no checkpoint yet under " + dir;
+  if (s.none == Selection::None::kIncomplete) s.why_none = "no complete checkpoint under " + dir;
+  if (s.none == Selection::None::kUnrecognized) s.why_none = dir + ": " + s.why_none;
+  if (s.none == Selection::None::kUnrecognized || s.none == Selection::None::kAmbiguous)
+    spdlog::warn("checkpoint: not resuming: {}", s.why_none);
+  return s;
+}
+
+std::optional<Checkpoint> find_resume_checkpoint(const ResumeRequest& request, CheckpointFs& fs) {
+  return lookup_checkpoint(request, fs).checkpoint;
 }
 
 std::optional<Checkpoint> find_resume_checkpoint(const ResumeRequest& request) {

@@ -41,6 +41,20 @@ struct ResumeRequest {
   std::chrono::milliseconds settle = std::chrono::seconds(2);
 };
 
+// What a lookup found: the checkpoint, or one line saying why there is none, in one of four
+// kinds: nothing there yet; files that no layout recognizes (naming one); candidates none of
+// which is complete; runs that cannot be ordered.
+struct Selection {
+  enum class None { kFound, kEmpty, kUnrecognized, kIncomplete, kAmbiguous };
+  std::optional<Checkpoint> checkpoint;
+  None none = None::kEmpty;
+  std::string why_none;
+};
+
+// The newest complete checkpoint, or why not. Unrecognized and ambiguous are logged (warning) here
+// too, so `trainvisor run` says so at every start. Never throws.
+Selection lookup_checkpoint(const ResumeRequest& request, CheckpointFs& fs);
+
 // Newest complete checkpoint, or nullopt (mode none, nothing there, dir missing). Never throws.
 std::optional<Checkpoint> find_resume_checkpoint(const ResumeRequest& request);
 // The same against any file system (unit tests pass a fake one).
@@ -49,8 +63,8 @@ std::optional<Checkpoint> find_resume_checkpoint(const ResumeRequest& request, C
 // The --checkpoint-format names besides glob:PATTERN[,RULE] (docs/checkpoints.md).
 inline constexpr const char* kCheckpointFormats =
     "auto, skrl, rsl_rl, rl_games, dcp (torchtitan), cosmos-rl, cosmos-predict2, hf "
-    "(accelerate), lightning, deepspeed, glob:PATTERN[,done=SUFFIX|marker=NAME|pointer=FILE|"
-    "settle=SECONDS]";
+    "(accelerate), lightning, deepspeed, megatron, nemo, torchtune, orbax, sb3 "
+    "(stable-baselines3), glob:PATTERN[,done=SUFFIX|marker=NAME|pointer=FILE|settle=SECONDS]";
 
 // One of kCheckpointFormats; anything else is exit 78 naming --checkpoint-format.
 Status validate_checkpoint_format(const std::string& format);

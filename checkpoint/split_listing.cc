@@ -191,11 +191,12 @@ bool list_in_slices(const std::string& dir, unsigned parts, std::uint64_t dir_by
 }  // namespace
 
 unsigned parts_for(std::uint64_t dir_bytes) {
+  const std::uint64_t by_size = std::max<std::uint64_t>(1, dir_bytes / kSplitBytes);
+  if (by_size == 1) return 1;  // most directories: no sched_getaffinity for each of them
   cpu_set_t set;
   CPU_ZERO(&set);
   const unsigned cpus =
       ::sched_getaffinity(0, sizeof set, &set) == 0 ? static_cast<unsigned>(CPU_COUNT(&set)) : 1;
-  const std::uint64_t by_size = std::max<std::uint64_t>(1, dir_bytes / kSplitBytes);
   return static_cast<unsigned>(std::min<std::uint64_t>({by_size, cpus, kMostParts}));
 }
 

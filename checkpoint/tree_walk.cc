@@ -35,7 +35,7 @@ class Walker {
     }
     visited_.insert({st->device, st->inode});
     stack_.push_back({root, "", kNoDir, st->size});
-    while (!stack_.empty()) {
+    while (!stack_.empty() && !fs_.stopping()) {
       Pending p = std::move(stack_.back());
       stack_.pop_back();
       visit(p);

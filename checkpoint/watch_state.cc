@@ -72,7 +72,13 @@ void WatchState::look(CheckpointFs& fs, const std::string& key, Candidate& c, bo
     if (auto fst = fs.stat(f); fst && fst->is_regular) seen[f] = Sig{fst->size, fst->mtime_ns};
   Judge judge{now, settle_ns_,
               [this](const std::string& p, const FileStat& s) { return stable(p, s); }};
-  const Judgement j = evaluate(c, fs, judge);
+  Judgement j = evaluate(c, fs, judge);
+  // A file written tail-first (parallel multipart downloads) has its end record before its body:
+  // not reported until every local header is where its central directory says.
+  if (report && j.verdict == Verdict::kComplete) {
+    if (Judgement h = verify_for_resume(c, fs, false); h.verdict != Verdict::kComplete)
+      j = {Verdict::kSettling, h.reason, 0};
+  }
   if (!report && j.verdict != Verdict::kIncomplete) {
     done_[c.primary] = sig;  // already there at start (settling or not): not news
     if (c.write_once) remember(key, c);

@@ -92,6 +92,7 @@ CheckpointWatcher::~CheckpointWatcher() { stop(); }
 
 void CheckpointWatcher::start() {
   if (thread_.joinable()) return;
+  stopping_ = false;
   wake_fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   if (wake_fd_ < 0) {
     spdlog::warn("checkpoint watcher: eventfd failed: {}; not watching", std::strerror(errno));
@@ -102,6 +103,7 @@ void CheckpointWatcher::start() {
 
 void CheckpointWatcher::stop() {
   if (!thread_.joinable()) return;
+  stopping_ = true;  // a scan under way (the walk, the pass over candidates) ends at once
   const std::uint64_t one = 1;
   [[maybe_unused]] auto n = ::write(wake_fd_, &one, sizeof one);
   thread_.join();
@@ -111,6 +113,7 @@ void CheckpointWatcher::stop() {
 
 void CheckpointWatcher::run() {
   RealCheckpointFs fs(false);  // rescans beside training: one pass, no listing threads
+  fs.set_stop(&stopping_);
   WatchState state(dir_, format_);
   std::optional<Inotify> inotify;
   if (!force_polling_) {
@@ -129,7 +132,7 @@ void CheckpointWatcher::run() {
     const auto wait = state.settling() ? std::min(poll_interval_, kSecondLook) : poll_interval_;
     const int r = ::poll(fds, 2, static_cast<int>(wait.count()));
     if (r < 0 && errno != EINTR) break;
-    if (fds[0].revents & POLLIN) break;
+    if ((fds[0].revents & POLLIN) || stopping_) break;
     if (inotify && (fds[1].revents & POLLIN))
       for (const auto& path : inotify->drain()) state.note_closed(fs, path);
     try {

@@ -48,7 +48,8 @@ class CheckpointWatcher {
   std::chrono::milliseconds poll_interval_;
   bool force_polling_;
   std::atomic<bool> inotify_active_{false};
-  int wake_fd_ = -1;  // eventfd: stop() wakes the thread through it
+  std::atomic<bool> stopping_{false};  // set by stop(): a scan under way ends early
+  int wake_fd_ = -1;                   // eventfd: stop() wakes the thread through it
   std::thread thread_;
 };
 

@@ -391,6 +391,128 @@ def deepspeed(root):
     return "ds/global_step200", 200, "deepspeed"
 
 
+def megatron_files(d, it, mtime, metadata_json=True, truncate=None):
+    """Megatron-Core torch_dist (megatron/core/dist_checkpointing/serialization.py save): the
+    DCP shards and .metadata, common.pt (save_common, torch.save), then metadata.json."""
+    dcp_save(d, None, mtime, truncate=truncate)
+    save(f"{d}/common.pt", {"iteration": it, "args": {"tp": 1}}, mtime)
+    if metadata_json:
+        write(f"{d}/metadata.json", json.dumps({"sharded_backend": "torch_dist",
+                                                "sharded_backend_version": 1,
+                                                "common_backend": "torch",
+                                                "common_backend_version": 1}).encode(), mtime)
+
+
+def megatron_torch_dist(root):
+    old = f"{root}/megatron/gpt_old"
+    megatron_files(f"{old}/iter_0000900", 900, t(1))
+    write(f"{old}/latest_checkpointed_iteration.txt", b"900", t(1))
+    d = f"{root}/megatron/gpt"
+    for it, m in ((100, 10), (200, 11)):
+        megatron_files(f"{d}/iter_{it:07d}", it, t(m))
+        write(f"{d}/latest_checkpointed_iteration.txt", str(it).encode(), t(m))
+    # The resumed job dies before metadata.json (written last); the tracker still names 200.
+    megatron_files(f"{d}/iter_0000300", 300, t(12), metadata_json=False)
+    return "megatron/gpt/iter_0000200", 200, "megatron"
+
+
+def megatron_legacy(root):
+    """megatron/training/checkpointing.py get_checkpoint_name: iter_<07d>/mp_rank_<tp:02d>/
+    model_optim_rng.pt; the tracker written by rank 0 after every rank saved."""
+    def it(d, n, mtime, ranks=2, cut=False):
+        for r in range(ranks):
+            save(f"{d}/iter_{n:07d}/mp_rank_{r:02d}/model_optim_rng.pt",
+                 {"iteration": n, "model": model(seed=n + r)}, mtime, 0.5 if cut and r == 1 else 1)
+
+    old = f"{root}/megatron/old"
+    it(old, 5000, t(1))
+    d = f"{root}/megatron/gpt"
+    it(d, 100, t(10))
+    it(d, 200, t(11))
+    write(f"{d}/latest_checkpointed_iteration.txt", b"200", t(11))
+    it(d, 300, t(12), ranks=1)  # the resumed job died before rank 1 wrote its directory
+    return "megatron/gpt/iter_0000200", 200, "megatron"
+
+
+def nemo2(root):
+    """NeMo 2.0 (nemo/lightning/pytorch/callbacks/model_checkpoint.py): <name>--val_loss=..-
+    step=N-consumed_samples=M.0/{weights,context}/ under <exp>/<%Y-%m-%d_%H-%M-%S>/checkpoints;
+    `<dir>-unfinished` exists while a save is in progress."""
+    def ck(version, step, mtime, unfinished=False):
+        ck_dir = f"{root}/nemo_experiments/gpt/{version}/checkpoints"
+        name = f"gpt--val_loss=2.00-step={step}-consumed_samples={step * 8}.0"
+        megatron_files(f"{ck_dir}/{name}/weights", step, mtime, metadata_json=not unfinished)
+        write(f"{ck_dir}/{name}/context/io.json", b"{}", mtime)
+        if unfinished:
+            write(f"{ck_dir}/{name}-unfinished", b"", mtime)
+        return f"nemo_experiments/gpt/{version}/checkpoints/{name}"
+
+    ck("2025-01-02_10-00-00", 900, t(100))  # older run, synced later: newer mtime
+    ck("2025-01-03_09-00-00", 100, t(10))
+    want = ck("2025-01-03_09-00-00", 150, t(11))
+    ck("2025-01-03_09-00-00", 200, t(12), unfinished=True)
+    return want, 150, "nemo"
+
+
+def torchtune(root):
+    """torchtune FullModelHFCheckpointer.save_checkpoint: <output_dir>/epoch_<N>/ with
+    model-0000<i>-of-0000<n>.safetensors and model.safetensors.index.json."""
+    hf_like = lambda d, n, mtime: hf_sharded_files(d, n, mtime)
+    hf_like(f"{root}/tune_old/epoch_7", 7, t(1))
+    out = f"{root}/tune_out"
+    hf_like(f"{out}/epoch_0", 0, t(10))
+    hf_like(f"{out}/epoch_1", 1, t(11))
+    hf_like(f"{out}/epoch_2", 2, t(12))
+    shard = f"{out}/epoch_2/model-00002-of-00002.safetensors"
+    with open(shard, "rb") as f:
+        data = f.read()
+    write(shard, data, t(12), fraction=0.5)  # cut off mid-shard
+    return "tune_out/epoch_1", 1, "torchtune"
+
+
+def orbax(root):
+    """Orbax CheckpointManager: <dir>/<step>/_CHECKPOINT_METADATA + items; a save in progress is
+    <step>.orbax-checkpoint-tmp-<n> (renamed when complete)."""
+    def step(d, name, mtime):
+        write(f"{d}/{name}/_CHECKPOINT_METADATA",
+              json.dumps({"item_handlers": {"default": "PyTreeCheckpointHandler"},
+                          "init_timestamp_nsecs": int(mtime * 1e9)}).encode(), mtime)
+        write(f"{d}/{name}/default/_METADATA", json.dumps({"tree_metadata": {}}).encode(), mtime)
+        write(f"{d}/{name}/default/manifest.ocdbt", b"\x00" * 64, mtime)
+
+    step(f"{root}/orbax/old", "9000", t(1))
+    d = f"{root}/orbax/run"
+    step(d, "1000", t(10))
+    step(d, "2000", t(11))
+    step(d, "3000.orbax-checkpoint-tmp-0", t(12))
+    return "orbax/run/2000", 2000, "orbax"
+
+
+def sb3_zip(path, steps, mtime, fraction=1.0):
+    """What BaseAlgorithm.save writes (save_util.save_to_zip_file): a deflated zip."""
+    import zipfile
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as z:
+        z.writestr("data", json.dumps({"num_timesteps": steps}))
+        z.writestr("policy.pth", torch_bytes(model(seed=steps)))
+        z.writestr("pytorch_variables.pth", torch_bytes({}))
+        z.writestr("_stable_baselines3_version", "2.3.0")
+    write(path, buf.getvalue(), mtime, fraction)
+
+
+def sb3(root):
+    sb3_zip(f"{root}/sb3/old/rl_model_50000_steps.zip", 50000, t(1))
+    d = f"{root}/sb3/logs"
+    sb3_zip(f"{d}/rl_model_1000_steps.zip", 1000, t(10))
+    sb3_zip(f"{d}/rl_model_2000_steps.zip", 2000, t(11))
+    sb3_zip(f"{d}/rl_model_3000_steps.zip", 3000, t(12), fraction=0.5)
+    return "sb3/logs/rl_model_2000_steps.zip", 2000, "sb3"
+
+
+# Rows whose runs nothing but mtimes orders: with every mtime made equal they are ambiguous.
+AMBIGUOUS_WHEN_EQUALIZED = {"torchtitan_dcp", "lightning", "megatron_torch_dist",
+                            "megatron_legacy", "torchtune", "orbax", "sb3"}
+
 ROWS = {
     "isaaclab_skrl": isaaclab_skrl,
     "plain_skrl": plain_skrl,
@@ -406,6 +528,12 @@ ROWS = {
     "hf_accelerate_fsdp": hf_fsdp,
     "lightning": lightning,
     "deepspeed": deepspeed,
+    "megatron_torch_dist": megatron_torch_dist,
+    "megatron_legacy": megatron_legacy,
+    "nemo2": nemo2,
+    "torchtune": torchtune,
+    "orbax": orbax,
+    "sb3": sb3,
 }
 
 

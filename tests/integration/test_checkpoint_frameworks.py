@@ -162,3 +162,75 @@ def test_run_hands_the_pick_to_the_worker(tmp_path, row, template, expect):
     assert seen["env"] == path
     want = [e.replace("{path}", path).replace("{parent}", os.path.dirname(path)) for e in expect]
     assert seen["argv"] == want
+
+
+def latest_fails(root, fmt="auto"):
+    r = subprocess.run([BIN, "checkpoint", "latest", "--dir", str(root), "--format", fmt],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 1 and r.stdout == "", (r.stdout, r.stderr)
+    return r.stderr
+
+
+def equalize(root, when=1_700_000_000):
+    for d, dirs, files in os.walk(root):
+        for n in files + dirs:
+            os.utime(os.path.join(d, n), (when, when), follow_symlinks=False)
+    os.utime(root, (when, when))
+
+
+@pytest.mark.parametrize("row", sorted(ckpt_layouts.ROWS))
+def test_an_mtime_equalized_copy_is_picked_by_names_or_called_ambiguous(tmp_path, row):
+    """A restore that gives every file the same mtime (aws s3 sync to /opt/ml/checkpoints):
+    runs stamped in their names are still ordered; runs only mtimes ordered are ambiguous, said
+    in one line, never decided by the order the walk met them."""
+    rel, step, fmt = ckpt_layouts.build(row, tmp_path / "src")
+    shutil.copytree(tmp_path / "src", tmp_path / "copy", symlinks=True)
+    equalize(tmp_path / "copy")
+    if row in ckpt_layouts.AMBIGUOUS_WHEN_EQUALIZED:
+        assert "cannot tell which run is newer" in latest_fails(tmp_path / "copy")
+    else:
+        j, _ = latest(tmp_path / "copy")
+        assert (j["path"], j["step"]) == (str(tmp_path / "copy" / rel), step)
+
+
+@pytest.mark.parametrize("stray", ["ema_150.pt", "policy_200.pt", "copy of agent_200.pt",
+                                   "ema_900.pt"])
+def test_a_file_skrl_did_not_write_never_changes_the_pick(tmp_path, stray):
+    d = tmp_path / "logs/skrl/Ant/2025-01-02_10-00-00_ppo_torch/checkpoints"
+    for i, s in enumerate((100, 200, 300)):
+        ckpt_layouts.save(f"{d}/agent_{s}.pt", {"policy": ckpt_layouts.model(seed=s)},
+                          ckpt_layouts.t(i))
+    ckpt_layouts.save(f"{d}/{stray}", {"ema": ckpt_layouts.model()}, ckpt_layouts.t(5))
+    j, _ = latest(tmp_path)
+    assert j["path"] == str(d / "agent_300.pt") and j["step"] == 300
+
+
+def test_an_unknown_layout_is_named_and_not_called_empty(tmp_path):
+    ckpt = tmp_path / "ckpt"
+    ckpt.mkdir()
+    assert "no checkpoint yet under" in latest_fails(ckpt)
+    ckpt_layouts.save(f"{ckpt}/snapshots/net_final.pth", {"w": ckpt_layouts.model()})
+    err = latest_fails(ckpt)
+    assert "snapshots/net_final.pth matches no known layout; see --checkpoint-format" in err
+    # `run` says it at start, and starts the worker without a resume argument.
+    worker = tmp_path / "worker.py"
+    worker.write_text(WORKER)
+    out = tmp_path / "seen.json"
+    r = subprocess.run([BIN, "run", "--preflight", "none", "--nproc-per-node", "1",
+                        "--checkpoint-dir", str(ckpt), "--resume-arg", "--resume={}", "--no-python",
+                        sys.executable, str(worker), str(out)],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "snapshots/net_final.pth matches no known layout" in r.stdout + r.stderr
+    assert json.loads(out.read_text())["argv"] == []
+
+
+def test_a_path_with_a_newline_is_never_printed_raw(tmp_path):
+    d = tmp_path / "runs/25-01-02_10-00-00-000000_PPO\nx/checkpoints"
+    ckpt_layouts.save(f"{d}/agent_100.pt", {"policy": ckpt_layouts.model()})
+    r = subprocess.run([BIN, "checkpoint", "latest", "--dir", str(tmp_path)],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 1 and r.stdout == ""
+    assert "control character" in r.stderr and "\\n" in r.stderr
+    j, _ = latest(tmp_path)  # --json escapes it
+    assert j["path"] == f"{d}/agent_100.pt"

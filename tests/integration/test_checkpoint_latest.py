@@ -367,8 +367,14 @@ def test_unreadable_subdirectories_are_skipped(writer):
 
 def test_exit_codes(tmp_path):
     r = tv("checkpoint", "latest", "--dir", str(tmp_path / "missing"))
-    assert r.returncode == 1 and r.stdout == "" and "no complete checkpoint" in r.stderr
+    assert r.returncode == 1 and r.stdout == "" and "no checkpoint yet under" in r.stderr
     assert len(r.stderr.strip().splitlines()) == 1
+    # Candidates, none complete: a different line.
+    (tmp_path / "nn").mkdir()
+    (tmp_path / "model_100.pt").write_bytes(b"PK cut off")
+    r = tv("checkpoint", "latest", "--dir", str(tmp_path), "--settle", "0")
+    assert r.returncode == 1 and r.stdout == ""
+    assert "no complete checkpoint under" in r.stderr.strip().splitlines()[-1]
     r = tv("checkpoint", "latest", "--dir", str(tmp_path), "--format", "torch")
     assert r.returncode == 78 and "--checkpoint-format" in r.stderr and "torch" in r.stderr
     assert tv("checkpoint", "latest").returncode == 64
@@ -417,7 +423,7 @@ def test_watcher_reports_each_new_complete_checkpoint(tmp_path, writer, mode):
     finally:
         p.send_signal(signal.SIGTERM)
         out, err = p.communicate(timeout=60)
-    assert p.returncode == 0, err
+    assert p.returncode == 128 + signal.SIGTERM, err  # ended by the SIGTERM above
     assert first["path"] == str(d / "agent_2.pt") and first["since_previous_seconds"] == -1
     assert second["path"] == str(d / "agent_4.pt") and second["since_previous_seconds"] >= 0
     assert second["bytes"] == os.path.getsize(d / "agent_4.pt")

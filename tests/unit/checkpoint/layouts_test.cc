@@ -10,6 +10,7 @@
 namespace tv {
 namespace {
 
+using testing::dcp;
 using testing::FakeCheckpointFs;
 using testing::kRoot;
 using testing::kS;
@@ -17,14 +18,6 @@ using testing::latest;
 using testing::make_dcp_metadata;
 using testing::make_zip;
 using testing::path_of;
-
-void dcp(FakeCheckpointFs& fs, const std::string& dir, std::int64_t t, bool meta = true) {
-  const std::int64_t now = fs.now();
-  fs.set_now(t);
-  fs.add_file(dir + "/__0_0.distcp", "0123456789", t);
-  if (meta) fs.add_file(dir + "/.metadata", make_dcp_metadata({{"__0_0.distcp", 0, 10}}), t);
-  fs.set_now(now);
-}
 
 TEST(Names, RunStamps) {
   EXPECT_EQ(*run_stamp_ns("1970-01-01_00-00-01_ppo_torch"), 1'000'000'000);
