@@ -13,7 +13,7 @@ set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 build="${1:-$here/../build}"
 repeats="${2:-5}"
-export TV_BIN="$build/trainvisor" TV_REPEATS="$repeats" TV_COMPAT="$here/torchrun_compat.py"
+export TV_HERE="$here" TV_BIN="$build/trainvisor" TV_REPEATS="$repeats" TV_COMPAT="$here/torchrun_compat.py"
 exec /usr/bin/python3 - <<'EOF'
 import os, signal, socket, statistics, subprocess, sys, tempfile, time
 from pathlib import Path
@@ -40,12 +40,8 @@ if rank == 1:
 time.sleep(600)
 '''
 
-def ports(n):
-    ss = [socket.socket() for _ in range(n)]
-    for s in ss: s.bind(("127.0.0.1", 0))
-    p = [s.getsockname()[1] for s in ss]
-    for s in ss: s.close()
-    return p
+sys.path.insert(0, os.environ["TV_HERE"])
+from bench_util import ports
 
 MARK = "TV_BENCH_MARK=%d" % os.getpid()
 

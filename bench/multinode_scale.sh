@@ -6,31 +6,20 @@
 # Usage: bench/multinode_scale.sh [BUILD_DIR] [NNODES] [PEER_TIMEOUT_S] [WINDOW_S]
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
-export TV_BIN="${1:-$here/../build}/trainvisor" TV_NNODES="${2:-64}" TV_PEER="${3:-30}" TV_WINDOW="${4:-20}"
+export TV_HERE="$here" TV_BIN="${1:-$here/../build}/trainvisor" TV_NNODES="${2:-64}" TV_PEER="${3:-30}" TV_WINDOW="${4:-20}"
 exec /usr/bin/python3 - <<'EOF'
-import os, signal, socket, subprocess, tempfile, time
+import os, signal, socket, subprocess, sys, tempfile, time
 from pathlib import Path
 
 TV, PEER, WINDOW = os.environ["TV_BIN"], int(os.environ["TV_PEER"]), int(os.environ["TV_WINDOW"])
 MARK = ("TV_BENCH_MARK", str(os.getpid()))
 HZ = os.sysconf("SC_CLK_TCK")
 
-def ports(n):
-    ss = [socket.socket() for _ in range(n)]
-    for s in ss: s.bind(("127.0.0.1", 0))
-    p = [s.getsockname()[1] for s in ss]
-    for s in ss: s.close()
-    return p
+sys.path.insert(0, os.environ["TV_HERE"])
+from bench_util import ports, kill_marked as _kill_marked
 
 def kill_marked():
-    needle = ("%s=%s" % MARK).encode()
-    for e in Path("/proc").iterdir():
-        if e.name.isdigit() and int(e.name) != os.getpid():
-            try:
-                if needle in (e / "environ").read_bytes().split(b"\0"):
-                    os.kill(int(e.name), signal.SIGKILL)
-            except OSError:
-                pass
+    _kill_marked(*MARK)
 
 def cpu_ticks(pid):
     f = Path("/proc/%d/stat" % pid).read_text().rsplit(")", 1)[1].split()

@@ -14,6 +14,7 @@
 #include <pthread.h>
 #include <spdlog/spdlog.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -39,6 +40,7 @@ namespace bp = boost::process::v2;
 namespace {
 
 Init* g_init = nullptr;
+rlimit g_start_nofile{};  // RLIMIT_NOFILE when Init was made: every child gets it back
 
 sigset_t owned_signals() {
   sigset_t set;
@@ -64,6 +66,7 @@ void close_inherited_fds(std::vector<int>& keep) {  // sorted in place: no alloc
 // Runs in the child between fork and exec, after stdio is in place: async-signal-safe calls only.
 struct ChildSetup {
   pid_t parent;
+  rlimit nofile;  // the open-file limit trainvisor started with (node 0 raises its own)
   bool ignore_user_signals;
   template <class Launcher>
   bp::error_code on_exec_setup(Launcher& launcher, const bp::filesystem::path&,
@@ -76,6 +79,7 @@ struct ChildSetup {
     ::sigemptyset(&none);
     ::sigprocmask(SIG_SETMASK, &none, nullptr);
     ::signal(SIGPIPE, SIG_DFL);
+    if (nofile.rlim_max > 0) ::setrlimit(RLIMIT_NOFILE, &nofile);
     if (ignore_user_signals) {
       ::signal(SIGUSR1, SIG_IGN);
       ::signal(SIGUSR2, SIG_IGN);
@@ -112,7 +116,8 @@ struct NullFd {  // /dev/null for the standard streams a request leaves at -1
 }  // namespace
 
 Init::Init() : pid1_(::getpid() == 1) {
-  if (g_init) std::abort();    // one per process
+  if (g_init) std::abort();  // one per process
+  if (::getrlimit(RLIMIT_NOFILE, &g_start_nofile) != 0) g_start_nofile = {};
   ::signal(SIGCHLD, SIG_DFL);  // never SIG_IGN: that would reap children behind our back
   ::signal(SIGPIPE, SIG_IGN);  // a closed socket or pipe is an error code, not a death
   const sigset_t set = owned_signals();
@@ -209,10 +214,11 @@ Result<pid_t> Init::spawn(const SpawnRequest& req, OnExit on_exit) {
   bp::error_code ec;
   bp::posix::default_launcher launcher;
   std::lock_guard lock(mu_);  // no waitpid between the fork and the registration below
-  auto proc = launcher(
-      fork_context().get_executor(), ec, bp::filesystem::path(req.executable), args,
-      bp::process_stdio{null(req.stdin_fd), null(req.stdout_fd), null(req.stderr_fd)},
-      bp::process_environment(req.env.to_envp()), ChildSetup{::getpid(), req.ignore_user_signals});
+  auto proc =
+      launcher(fork_context().get_executor(), ec, bp::filesystem::path(req.executable), args,
+               bp::process_stdio{null(req.stdin_fd), null(req.stdout_fd), null(req.stderr_fd)},
+               bp::process_environment(req.env.to_envp()),
+               ChildSetup{::getpid(), g_start_nofile, req.ignore_user_signals});
   if (ec) return exec_error(req.executable, ec);
   const pid_t pid = proc.id();
   ::setpgid(pid, pid);  // also here, so the group exists before anyone signals it

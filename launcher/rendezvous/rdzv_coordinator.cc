@@ -6,6 +6,7 @@
 
 #include "common/exit_codes.h"
 #include "common/json_field.h"
+#include "common/open_files.h"
 #include "launcher/supervision/free_port.h"
 
 namespace tv {
@@ -22,6 +23,30 @@ std::chrono::milliseconds tick_interval(std::chrono::milliseconds peer_timeout) 
   return std::max(std::chrono::milliseconds(10), peer_timeout / 4);
 }
 
+// Node 0's descriptors: a connection per node, the pending ones of a join flood on top (their
+// limit, rdzv::pending_limits), and a margin for the listener, the loop, logs and worker pipes.
+std::uint64_t descriptors_needed(int nnodes) {
+  return static_cast<std::uint64_t>(nnodes) + rdzv::pending_limits(nnodes).total + 64;
+}
+
+// The soft open-file limit up to the hard one, said in one line; a warning when even that is short.
+void raise_descriptor_limit(int nnodes) {
+  const auto r = raise_open_file_limit();
+  const auto need = descriptors_needed(nnodes);
+  if (r.after.soft != r.before.soft)
+    spdlog::info(
+        "rdzv: node 0 raised its soft open-file limit (RLIMIT_NOFILE) from {} to the hard limit "
+        "{}: it holds a connection per node ({} nodes: up to about {} descriptors); its workers "
+        "keep {}",
+        r.before.soft, r.after.soft, nnodes, need, r.before.soft);
+  if (r.after.soft < need)
+    spdlog::warn(
+        "rdzv: node 0's open-file limit is {} (hard limit {}), below the about {} descriptors "
+        "that {} nodes need here: raise the hard limit (docker/podman --ulimit nofile=N:N, "
+        "systemd LimitNOFILE=N, /etc/security/limits.conf)",
+        r.after.soft, r.after.hard, need, nnodes);
+}
+
 }  // namespace
 
 RdzvCoordinator::RdzvCoordinator(asio::io_context& io, const NetworkClusterConfig& config)
@@ -31,7 +56,9 @@ RdzvCoordinator::RdzvCoordinator(asio::io_context& io, const NetworkClusterConfi
       ticker_(io),
       rdzv_deadline_(io),
       backoff_(io),
-      pending_(io, rdzv::handshake_deadline(config.peer_timeout)),
+      accept_retry_(io),
+      pending_(io, rdzv::handshake_deadline(config.peer_timeout),
+               rdzv::pending_limits(config.nnodes)),
       agents_(static_cast<size_t>(std::max(config.nnodes, 1))),
       machine_(std::max(config.nnodes, 1), config.policy, config.base_master_port,
                config.preflight_unique_id.has_value(), *this) {
@@ -52,6 +79,7 @@ RdzvCoordinator::~RdzvCoordinator() {
 }
 
 Status RdzvCoordinator::listen() {
+  raise_descriptor_limit(config_.nnodes);
   boost::system::error_code ec;
   auto addr = asio::ip::make_address(config_.bind_addr, ec);
   tcp::endpoint ep(addr, static_cast<unsigned short>(config_.rdzv_port));
@@ -89,8 +117,23 @@ void RdzvCoordinator::accept() {
       [this, w = std::weak_ptr<bool>(alive_)](boost::system::error_code ec, tcp::socket s) {
         if (w.expired() || finished()) return;
         if (!ec) on_accepted(std::move(s));
+        if (ec == asio::error::no_descriptors || ec.value() == ENFILE) return accept_later(ec);
         if (ec != asio::error::operation_aborted) accept();
       });
+}
+
+// The connection stays in the listen backlog; accepting at once would only fail again, forever.
+void RdzvCoordinator::accept_later(const boost::system::error_code& ec) {
+  if (!told_out_of_fds_)
+    spdlog::warn(
+        "rdzv: node 0 cannot accept a connection: {} (RLIMIT_NOFILE {}); retrying every "
+        "100 ms",
+        ec.message(), open_file_limit().soft);
+  told_out_of_fds_ = true;
+  accept_retry_.expires_after(std::chrono::milliseconds(100));
+  accept_retry_.async_wait([this, w = std::weak_ptr<bool>(alive_)](boost::system::error_code e) {
+    if (!e && !w.expired() && !finished()) accept();
+  });
 }
 
 void RdzvCoordinator::on_accepted(tcp::socket socket) {
@@ -247,6 +290,7 @@ void RdzvCoordinator::finish(const JobEnd& end) {
   ticker_.cancel();
   rdzv_deadline_.cancel();
   backoff_.cancel();
+  accept_retry_.cancel();
   pending_.close_all();
   for (auto& a : agents_)
     if (a) a->conn->close(/*after_flush=*/true);

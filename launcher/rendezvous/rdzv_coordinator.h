@@ -10,7 +10,11 @@
 // Unauthenticated connections (anything before a valid Join) are closed at the first bad frame
 // or after a short handshake deadline, and change nothing; rdzv::PendingConnections bounds them
 // per source address and in all without ever refusing a newcomer
-// (launcher/rendezvous/rdzv_pending.h). Single-threaded on the io_context; nothing blocks.
+// (launcher/rendezvous/rdzv_pending.h); their limits grow with --nnodes, so every node joining at
+// once fits. Node 0 holds a descriptor per node (twice that while they all join): listen() raises
+// its soft RLIMIT_NOFILE to the hard limit and says so (common/open_files.h); out of descriptors,
+// it accepts again after a pause instead of spinning. Single-threaded on the io_context; nothing
+// blocks.
 #pragma once
 
 #include <boost/asio/io_context.hpp>
@@ -56,6 +60,7 @@ class RdzvCoordinator final : private JobActions {
   };
 
   void accept();
+  void accept_later(const boost::system::error_code& ec);
   void on_accepted(boost::asio::ip::tcp::socket socket);
   void on_join(const Conn& conn, const rdzv::Message& m, const rdzv::Nonce& nonce);
   void on_agent_message(int rank, const rdzv::Message& m);
@@ -82,6 +87,8 @@ class RdzvCoordinator final : private JobActions {
   boost::asio::steady_timer ticker_;
   boost::asio::steady_timer rdzv_deadline_;
   boost::asio::steady_timer backoff_;
+  boost::asio::steady_timer accept_retry_;  // out of descriptors: accept again shortly
+  bool told_out_of_fds_ = false;
   int port_ = 0;
   rdzv::PendingConnections pending_;
   std::vector<std::optional<Agent>> agents_;  // by node rank

@@ -8,7 +8,14 @@ namespace tv::rdzv {
 namespace {
 constexpr size_t kMaxSourcesLogged = 1024;
 constexpr auto kHandshake = std::chrono::milliseconds(5000);
+constexpr size_t kStrangersTotal = 256;
+constexpr size_t kStrangersPerSource = 64;
 }  // namespace
+
+PendingLimits pending_limits(int nnodes) {
+  const size_t nodes = static_cast<size_t>(std::max(nnodes, 1));
+  return {nodes + kStrangersTotal, nodes + kStrangersPerSource};
+}
 
 std::optional<size_t> eviction_victim(const std::vector<std::string>& sources,
                                       const std::string& source, size_t max_total,
@@ -32,8 +39,8 @@ std::chrono::milliseconds handshake_deadline(std::chrono::milliseconds peer_time
 }
 
 PendingConnections::PendingConnections(boost::asio::io_context& io,
-                                       std::chrono::milliseconds deadline)
-    : io_(io), deadline_(deadline) {}
+                                       std::chrono::milliseconds deadline, PendingLimits limits)
+    : io_(io), deadline_(deadline), limits_(limits) {}
 
 PendingConnections::~PendingConnections() { close_all(); }
 
@@ -44,10 +51,10 @@ std::list<PendingConnections::Entry>::iterator PendingConnections::find(const Co
 void PendingConnections::add(const Conn& conn, const std::string& source) {
   std::vector<std::string> sources;
   for (const auto& e : entries_) sources.push_back(e.source);
-  if (auto victim = eviction_victim(sources, source, kMaxTotal, kMaxPerSource)) {
+  if (auto victim = eviction_victim(sources, source, limits_.total, limits_.per_source)) {
     auto it = std::next(entries_.begin(), static_cast<long>(*victim));
     drop(it->conn, "evicted to make room (" + std::to_string(entries_.size()) +
-                       " unauthenticated connections open, " + std::to_string(kMaxPerSource) +
+                       " unauthenticated connections open, " + std::to_string(limits_.per_source) +
                        " per address at most)");
   }
   auto timer = std::make_shared<boost::asio::steady_timer>(io_, deadline_);

@@ -1,17 +1,21 @@
 #include "launcher/supervision/descendants.h"
 
 #include <dirent.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <charconv>
 #include <csignal>
 #include <cstdlib>
+#include <deque>
 #include <fstream>
 #include <limits>
 #include <set>
-#include <sstream>
 #include <string>
+#include <string_view>
 #include <thread>
 
+#include "common/bounded_read.h"
 #include "common/parse_number.h"
 
 namespace tv {
@@ -37,16 +41,17 @@ std::vector<pid_t> descendants_of(pid_t root, const std::map<pid_t, pid_t>& pare
 
 namespace {
 
-// Field 4 of /proc/PID/stat (live processes only); the command name (field 2) may contain spaces
+// Fields 3 and 4 of /proc/PID/stat (state, ppid); the command name (field 2) may contain spaces
 // and ')'.
 bool read_state(pid_t pid, std::string* state, long* parent) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
-  std::string stat;
-  if (!std::getline(in, stat)) return false;
-  auto close = stat.rfind(')');
-  if (close == std::string::npos) return false;
-  std::istringstream rest(stat.substr(close + 1));
-  return static_cast<bool>(rest >> *state >> *parent);
+  const auto stat = read_regular_file("/proc/" + std::to_string(pid) + "/stat", kSmallFileCap);
+  if (!stat) return false;
+  const auto close = stat->rfind(')');
+  if (close == std::string::npos || close + 4 >= stat->size()) return false;
+  const char* first = stat->data() + close + 2;  // ") S 1234 ..."
+  *state = std::string(first, 1);
+  const char* end = stat->data() + stat->size();
+  return std::from_chars(first + 2, end, *parent).ec == std::errc();
 }
 
 bool read_ppid(pid_t pid, pid_t* ppid) {
@@ -65,7 +70,54 @@ bool dead(pid_t pid) {
   return !read_state(pid, &state, &parent) || state == "Z" || state == "X";
 }
 
+// The pids listed in /proc/PID/task/*/children (each thread's own children; none once it is gone).
+std::vector<pid_t> children_of(pid_t pid) {
+  const std::string task = "/proc/" + std::to_string(pid) + "/task";
+  std::vector<pid_t> kids;
+  DIR* dir = ::opendir(task.c_str());
+  if (!dir) return kids;  // gone meanwhile
+  while (dirent* e = ::readdir(dir)) {
+    if (e->d_name[0] == '.') continue;
+    const auto list = read_regular_file(task + "/" + e->d_name + "/children", kSmallFileCap);
+    if (!list) continue;
+    std::string_view rest = *list;
+    while (!rest.empty()) {
+      pid_t kid = 0;
+      auto [next, ec] = std::from_chars(rest.data(), rest.data() + rest.size(), kid);
+      if (ec == std::errc() && kid > 0) kids.push_back(kid);
+      rest.remove_prefix(static_cast<size_t>(next - rest.data()));
+      if (!rest.empty()) rest.remove_prefix(1);  // the space after each pid
+    }
+  }
+  ::closedir(dir);
+  return kids;
+}
+
 }  // namespace
+
+std::optional<std::map<pid_t, pid_t>> read_subtree(pid_t root) {
+  const std::string self = "/proc/" + std::to_string(root) + "/task/" + std::to_string(root);
+  if (::access((self + "/children").c_str(), R_OK) != 0) return std::nullopt;
+  std::map<pid_t, pid_t> table;
+  std::deque<pid_t> todo{root};
+  while (!todo.empty()) {
+    const pid_t parent = todo.front();
+    todo.pop_front();
+    for (pid_t kid : children_of(parent)) {
+      pid_t ppid = 0;
+      // A zombie has no children left; one that reparented meanwhile is seen under its new parent.
+      if (!read_ppid(kid, &ppid) || ppid != parent || table.contains(kid)) continue;
+      table[kid] = parent;
+      todo.push_back(kid);
+    }
+  }
+  return table;
+}
+
+bool has_children() {
+  siginfo_t info{};
+  return ::waitid(P_ALL, 0, &info, WEXITED | WNOHANG | WNOWAIT | __WALL) == 0 || errno != ECHILD;
+}
 
 std::map<pid_t, pid_t> read_process_table() {
   std::map<pid_t, pid_t> table;
@@ -82,7 +134,9 @@ std::map<pid_t, pid_t> read_process_table() {
 }
 
 int kill_descendants(const std::set<pid_t>& spare, std::chrono::milliseconds limit) {
-  const auto table = read_process_table();
+  if (!has_children()) return 0;
+  auto subtree = read_subtree(::getpid());
+  const auto table = subtree ? std::move(*subtree) : read_process_table();
   std::set<pid_t> keep = spare;
   for (pid_t s : spare)
     for (pid_t d : descendants_of(s, table)) keep.insert(d);

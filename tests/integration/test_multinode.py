@@ -8,6 +8,8 @@ waited for, one past it fails with 75; garbage, oversized frames, an HTTP reques
 token on the coordinator's port leave the job untouched; a cut link between two network
 namespaces (created here when the machine allows it) is a lost node; a real gloo job of 2 nodes x
 2 workers whose rank 3 raises on the first attempt re-forms its process group and finishes.
+Node 0 raises its soft open-file limit (one line) while its workers keep the one it started
+with; out of descriptors, it says so once and forms the job once they are free.
 
 No timed assertions: timeouts only stop hangs. Ports come from binding port 0. Teardown kills
 every process that carries this test's marker variable.
@@ -380,3 +382,40 @@ def test_gloo_job_reforms_its_group_after_rank_3_raises(jobs):
     assert all(r["sum"] == 10.0 and r["size"] == 4 for r in results.values()), results
     assert not list(job.out.glob("gloo_a0_r3.json"))
     assert "rank 3 fails on the first attempt" in output(procs[1])
+
+
+def test_node_0_raises_its_open_file_limit_and_its_workers_keep_the_one_it_started_with(jobs):
+    import resource
+    hard = min(4096, resource.getrlimit(resource.RLIMIT_NOFILE)[1])
+    job = jobs(2)
+    command = ["/bin/sh", "-c", 'ulimit -n > "%s/nofile_$RANK"' % job.out]
+    procs = job.start_all(command, prefix_of=lambda r: ("prlimit", "--nofile=512:%d" % hard, "--"))
+    for p in procs:
+        expect_rc(job, p, 0)
+    assert [(job.out / f"nofile_{r}").read_text().strip() for r in (0, 1)] == ["512", "512"]
+    raised = "raised its soft open-file limit (RLIMIT_NOFILE) from 512 to the hard limit %d" % hard
+    assert output(procs[0]).count(raised) == 1, output(procs[0])
+    assert "RLIMIT_NOFILE" not in output(procs[1])
+
+
+def test_node_0_out_of_descriptors_says_so_once_and_forms_the_job_once_they_are_free(jobs):
+    job = jobs(3)
+    node0 = job.start(0, worker(job, "ok"), prefix=("prlimit", "--nofile=48:48", "--"))
+    deadline = time.monotonic() + TIMEOUT_S
+    while "coordinator listening" not in output(node0) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    strangers = []
+    while "cannot accept a connection" not in output(node0) and time.monotonic() < deadline:
+        s = socket.create_connection(("127.0.0.1", job.rdzv_port))
+        strangers.append(s)
+        time.sleep(0.01 if len(strangers) < 80 else 0.2)
+    assert "cannot accept a connection" in output(node0), output(node0)
+    time.sleep(0.5)  # accept keeps failing while the strangers hold node 0's descriptors
+    for s in strangers:
+        s.close()
+    others = [job.start(r, worker(job, "ok")) for r in (1, 2)]
+    for p in [node0, *others]:
+        expect_rc(job, p, 0)
+    log = node0.log_path.read_text(errors="replace")
+    assert log.count("cannot accept a connection") == 1, log
+    assert "below the about" in log  # 48 is short of what 3 nodes need: said at start
