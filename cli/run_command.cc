@@ -17,6 +17,7 @@
 #include "cli/commands.h"
 #include "cli/observability.h"
 #include "cli/run_options.h"
+#include "cli/torchrun_options.h"
 #include "common/exit_codes.h"
 #include "common/file_system.h"
 #include "common/init.h"
@@ -401,6 +402,7 @@ int run_command(const Args& args, const Environment& env) {
   init.set_phase("option parsing");
   auto opts = parse_options(run_option_specs(), args, env, ParseMode{true, true});
   if (!opts) return refuse(opts.error());
+  if (auto s = apply_torchrun_options(*opts); !s) return refuse(s.error());
   if (opts->value_or("log-format", "text") == "json") init_logging(LogFormat::kJson);
   if (auto s = resolve_sagemaker_train(*opts, env); !s) return refuse(s.error());
   init.set_phase("topology resolution");

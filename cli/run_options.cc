@@ -1,6 +1,7 @@
 #include "cli/run_options.h"
 
 #include "checkpoint/resume.h"
+#include "cli/torchrun_options.h"
 #include "launcher/topology/topology_options.h"
 
 namespace tv {
@@ -140,6 +141,8 @@ std::vector<OptionSpec> run_option_specs() {
        .short_name = "m"},
   };
   specs.insert(specs.end(), rest.begin(), rest.end());
+  const auto torchrun = torchrun_option_specs();
+  specs.insert(specs.end(), torchrun.begin(), torchrun.end());
   return specs;
 }
 

@@ -95,15 +95,34 @@ std::string detected_by(const Topology& t, const Options& opts, const Environmen
   return "default (no platform detected)";
 }
 
-Result<Topology> detect_source(const Options& opts, const Environment& env, const FileSystem& fs,
-                               const HostAddress& self, const Explicit& ex) {
+Result<Topology> platform_source(const Options& opts, const Environment& env, const FileSystem& fs,
+                                 const HostAddress& self, bool master_explicit) {
   const std::string rc = opts.value_or("resource-config", "");
-  if (ex.any()) return explicit_source(ex);
   if (topo::sagemaker_detected(fs, rc)) return topo::sagemaker_source(env, fs, rc);
   if (topo::kubeflow_detected(env)) return topo::kubeflow_source(env);
-  if (topo::batch_detected(env)) return topo::batch_source(env, self, false);
+  if (topo::batch_detected(env)) return topo::batch_source(env, self, master_explicit);
   if (topo::slurm_detected(env)) return topo::slurm_source(env);
   return topo::local_source();
+}
+
+// Explicit values for more than one node with no --node-rank (torchrun's Batch line): the rank is
+// the detected platform's (Batch, SageMaker, Slurm, Kubeflow RANK) when it counts the same nodes.
+Result<Topology> explicit_over_platform(const Options& opts, const Environment& env,
+                                        const FileSystem& fs, const HostAddress& self,
+                                        const Explicit& ex) {
+  auto t = explicit_source(ex);
+  if (!t || ex.node_rank || t->nnodes < 2) return t;
+  auto p = platform_source(opts, env, fs, self, ex.master_addr.has_value());
+  if (!p || p->platform == "local" || p->nnodes != t->nnodes) return t;
+  t->node_rank = p->node_rank;
+  t->origin["node_rank"] = p->origin["node_rank"] + " (--platform " + p->platform + ")";
+  return t;
+}
+
+Result<Topology> detect_source(const Options& opts, const Environment& env, const FileSystem& fs,
+                               const HostAddress& self, const Explicit& ex) {
+  if (ex.any()) return explicit_over_platform(opts, env, fs, self, ex);
+  return platform_source(opts, env, fs, self, false);
 }
 
 Result<Topology> forced_source(const std::string& platform, const Options& opts,
@@ -258,6 +277,10 @@ Result<Topology> resolve_topology(const Options& opts, const Environment& env, c
   auto t = forced ? forced_source(platform->first, opts, env, fs, self)
                   : detect_source(opts, env, fs, self, ex);
   if (!t) return t.error();
+  if (auto id = opts.get("rdzv-id"); t->job_id.empty() && id && id->value != "none") {
+    t->job_id = id->value;  // torchrun's rdzv_id is the job's id (run.py: run_id=args.rdzv_id)
+    t->origin["job_id"] = id->origin;
+  }
   t->origin["platform"] = forced ? platform->second : detected_by(*t, opts, env, ex);
   if (forced)
     if (auto st = apply_explicit(ex, *t); !st) return st.error();

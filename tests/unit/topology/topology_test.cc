@@ -196,3 +196,25 @@ TEST_F(TopologyTest, JobIdOriginIsNoneWhenUnknown) { EXPECT_EQ(ok().origin["job_
 
 }  // namespace
 }  // namespace tv
+
+namespace tv {
+namespace {
+
+TEST_F(TopologyTest, ExplicitNodesWithoutRankTakeThePlatformsRank) {
+  set("AWS_BATCH_JOB_NUM_NODES", "2");
+  set("AWS_BATCH_JOB_NODE_INDEX", "0");
+  set("AWS_BATCH_JOB_MAIN_NODE_INDEX", "1");
+  set("AWS_BATCH_JOB_MAIN_NODE_PRIVATE_IPV4_ADDRESS", "10.0.0.9");
+  args = {"--nnodes", "2", "--master-addr", "10.0.0.9"};
+  auto t = ok();
+  EXPECT_EQ(t.platform, "explicit");
+  EXPECT_EQ(t.node_rank, 1);
+  EXPECT_THAT(t.origin["node_rank"], HasSubstr("AWS_BATCH_JOB_NODE_INDEX"));
+  args = {"--nnodes", "2", "--master-addr", "10.0.0.9", "--node-rank", "0"};
+  EXPECT_EQ(ok().node_rank, 0);  // the command line's rank wins
+  args = {"--nnodes", "3", "--master-addr", "10.0.0.9"};
+  EXPECT_EQ(ok().node_rank, 0);  // the platform counts other nodes: not its rank
+}
+
+}  // namespace
+}  // namespace tv

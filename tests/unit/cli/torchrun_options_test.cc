@@ -1,0 +1,106 @@
+// torchrun's options on `run`: both spellings, the endpoint/conf/nnodes mappings, refusals by name.
+#include "cli/torchrun_options.h"
+
+#include <gtest/gtest.h>
+
+#include "cli/run_options.h"
+#include "common/options.h"
+
+namespace tv {
+namespace {
+
+Result<Options> applied(std::vector<std::string> args) {
+  args.push_back("train.py");
+  auto o = parse_options(run_option_specs(), args, Environment(), ParseMode{true, false});
+  if (!o) return o.error();
+  if (auto s = apply_torchrun_options(*o); !s) return s.error();
+  return *o;
+}
+
+std::string value(const Result<Options>& o, const std::string& name) {
+  EXPECT_TRUE(o.ok()) << (o.ok() ? "" : o.error().message);
+  return o.ok() ? o->value_or(name, "<none>") : "<error>";
+}
+
+TEST(TorchrunOptions, EndpointIsNodeZerosCoordinator) {
+  for (auto args : {std::vector<std::string>{"--rdzv_endpoint=head:5555"},
+                    std::vector<std::string>{"--rdzv-endpoint", "head:5555"}}) {
+    auto o = applied(args);
+    EXPECT_EQ(value(o, "master-addr"), "head");
+    EXPECT_EQ(value(o, "rdzv-port"), "5555");
+    EXPECT_EQ(o->get("master-addr")->origin, "--rdzv-endpoint");
+  }
+  EXPECT_EQ(value(applied({"--rdzv_endpoint=[fd00::1]:29401"}), "master-addr"), "fd00::1");
+  EXPECT_EQ(value(applied({"--rdzv_endpoint=[fd00::1]"}), "rdzv-port"), "29400");
+  EXPECT_EQ(value(applied({"--rdzv_endpoint=10.0.0.1"}), "rdzv-port"), "29400");
+  for (const char* bad : {"fd00::1:5", "[fd00::1", "head:", ":5", "head:70000", "[]:5"}) {
+    auto o = applied({std::string("--rdzv_endpoint=") + bad});
+    ASSERT_FALSE(o.ok()) << bad;
+    EXPECT_EQ(o.error().exit_code, 78);
+    EXPECT_NE(o.error().message.find("--rdzv-endpoint"), std::string::npos);
+  }
+  auto clash = applied({"--master_addr=a", "--rdzv_endpoint=b:1"});
+  ASSERT_FALSE(clash.ok());
+  EXPECT_NE(clash.error().message.find("--master-addr"), std::string::npos);
+  EXPECT_EQ(value(applied({"--master_addr=a", "--rdzv_endpoint=a:1"}), "master-addr"), "a");
+}
+
+TEST(TorchrunOptions, BackendIdConf) {
+  EXPECT_TRUE(applied({"--rdzv_backend=c10d"}).ok());
+  EXPECT_TRUE(applied({"--rdzv_backend", "static"}).ok());
+  for (const char* b : {"etcd", "etcd-v2"}) {
+    auto o = applied({"--rdzv_backend", b});
+    ASSERT_FALSE(o.ok());
+    EXPECT_EQ(o.error().exit_code, 64);
+    EXPECT_NE(o.error().message.find("--rdzv-backend=\"" + std::string(b)), std::string::npos);
+  }
+  EXPECT_EQ(applied({"--rdzv_backend=zk"}).error().exit_code, 78);
+  EXPECT_EQ(value(applied({"--rdzv_id=job-7"}), "run-id"), "job-7");
+  EXPECT_EQ(value(applied({"--rdzv_id=job-7", "--run-id=r"}), "run-id"), "r");
+  auto c = applied({"--rdzv_conf=join_timeout=60,read_timeout=7,last_call_timeout=1"});
+  EXPECT_EQ(value(c, "rdzv-timeout"), "60");
+  EXPECT_EQ(value(c, "peer-timeout"), "7");
+  EXPECT_EQ(value(applied({"--rdzv_conf=join_timeout=60", "--rdzv-timeout=5"}), "rdzv-timeout"),
+            "5");
+  auto other = applied({"--rdzv_conf", "join_timeout=1,is_host=1"});
+  ASSERT_FALSE(other.ok());
+  EXPECT_NE(other.error().message.find("is_host"), std::string::npos);
+  EXPECT_EQ(applied({"--rdzv_conf=join_timeout=x"}).error().exit_code, 78);
+  EXPECT_EQ(applied({"--rdzv_conf=join_timeout"}).error().exit_code, 78);
+}
+
+TEST(TorchrunOptions, NnodesRange) {
+  EXPECT_EQ(value(applied({"--nnodes=2:2"}), "nnodes"), "2");
+  EXPECT_EQ(value(applied({"--nnodes", "3"}), "nnodes"), "3");
+  auto elastic = applied({"--nnodes=1:4"});
+  ASSERT_FALSE(elastic.ok());
+  EXPECT_EQ(elastic.error().exit_code, 64);
+  EXPECT_NE(elastic.error().message.find("elastic"), std::string::npos);
+  EXPECT_EQ(applied({"--nnodes=4:1"}).error().exit_code, 78);
+  EXPECT_EQ(applied({"--nnodes=a:b"}).error().exit_code, 78);
+}
+
+TEST(TorchrunOptions, RefusedByNameOrAcceptedAtDefault) {
+  EXPECT_TRUE(applied({"--tee=0", "--redirects", "0", "--start_method=fork", "--run_path"}).ok());
+  EXPECT_TRUE(applied({"--signals_to_handle=SIGTERM,SIGINT,SIGHUP,SIGQUIT"}).ok());
+  for (auto [flag, name] : std::vector<std::pair<std::string, std::string>>{
+           {"--tee=3", "--tee"},
+           {"--redirects=0:3,1:2", "--redirects"},
+           {"--local_ranks_filter=0", "--local-ranks-filter"},
+           {"--local_addr=h", "--local-addr"},
+           {"--logs_specs=x", "--logs-specs"},
+           {"--numa_binding=node", "--numa-binding"},
+           {"--event_log_handler=console", "--event-log-handler"},
+           {"--signals_to_handle=SIGUSR1", "--signals-to-handle"}}) {
+    auto o = applied({flag});
+    ASSERT_FALSE(o.ok()) << flag;
+    EXPECT_EQ(o.error().exit_code, 64) << flag;
+    EXPECT_NE(o.error().message.find(name), std::string::npos) << o.error().message;
+  }
+  auto shorty = applied({"-t", "3"});
+  ASSERT_FALSE(shorty.ok());
+  EXPECT_NE(shorty.error().message.find("-t"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace tv
