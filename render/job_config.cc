@@ -5,6 +5,8 @@
 #include <set>
 
 #include "common/exit_codes.h"
+#include "common/json_parse.h"
+#include "common/json_text.h"
 
 namespace tv {
 namespace {
@@ -36,7 +38,7 @@ class Fields {
     const json* v = find(field);
     if (!v) return required ? Status(error(field, "missing (expected a string)")) : ok_status();
     if (!v->is_string() || v->get_ref<const std::string&>().empty())
-      return error(field, "expected a non-empty string, got " + v->dump());
+      return error(field, "expected a non-empty string, got " + json_preview(*v));
     out = v->get<std::string>();
     return ok_status();
   }
@@ -51,7 +53,7 @@ class Fields {
     if (!v) return ok_status();
     if (!v->is_number_integer() || v->get<long long>() < min || v->get<long long>() > max)
       return error(field, "expected an integer " + std::to_string(min) + ".." +
-                              std::to_string(max) + ", got " + v->dump());
+                              std::to_string(max) + ", got " + json_preview(*v));
     out = v->get<int>();
     return ok_status();
   }
@@ -65,7 +67,7 @@ class Fields {
   Status boolean(const std::string& field, bool& out) {
     const json* v = find(field);
     if (!v) return ok_status();
-    if (!v->is_boolean()) return error(field, "expected true or false, got " + v->dump());
+    if (!v->is_boolean()) return error(field, "expected true or false, got " + json_preview(*v));
     out = v->get<bool>();
     return ok_status();
   }
@@ -75,10 +77,10 @@ class Fields {
       return required ? Status(error(field, "missing (expected a list of strings)")) : ok_status();
     if (!v->is_array() || (required && v->empty()))
       return error(field, "expected a" + std::string(required ? " non-empty" : "") +
-                              " list of strings, got " + v->dump());
+                              " list of strings, got " + json_preview(*v));
     for (const auto& s : *v) {
       if (!s.is_string() || s.get_ref<const std::string&>().empty())
-        return error(field, "expected a list of non-empty strings, got " + v->dump());
+        return error(field, "expected a list of non-empty strings, got " + json_preview(*v));
       out.push_back(s.get<std::string>());
     }
     return ok_status();
@@ -105,7 +107,7 @@ Status check_all(std::initializer_list<Status> steps) {
 
 Result<const json*> sub_object(Fields& f, const std::string& field) {
   const json* v = f.find(field);
-  if (v && !v->is_object()) return f.error(field, "expected an object, got " + v->dump());
+  if (v && !v->is_object()) return f.error(field, "expected an object, got " + json_preview(*v));
   return v;
 }
 
@@ -216,8 +218,10 @@ Status read_top_level(Fields& f, JobConfig& c) {
 }  // namespace
 
 Result<JobConfig> parse_job_config(const std::string& text, const std::string& source) {
-  const json doc = json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (doc.is_discarded()) return Error{exit_code::kConfig, source + ": not valid JSON"};
+  const auto parsed = parse_json(text);
+  if (!parsed)
+    return Error{exit_code::kConfig, source + ": not valid JSON (" + parsed.error().message + ")"};
+  const json& doc = *parsed;
   if (!doc.is_object())
     return Error{exit_code::kConfig, source + ": expected a JSON object at the top"};
   Fields f(doc, source, "");

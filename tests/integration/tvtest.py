@@ -1,8 +1,13 @@
 """Helpers shared by the integration tests (imported as `tvtest`; pytest puts this folder on
 sys.path)."""
+import contextlib
 import os
+import signal
 import socket
+import subprocess
 from pathlib import Path
+
+import pytest
 
 
 def free_ports(n):
@@ -34,3 +39,39 @@ def processes_with_marker(marker, token):
         except OSError:
             pass  # gone, or not ours to read
     return pids
+
+
+def hermetic_env(marker, session, python, **extra):
+    """The environment of a hostile-input test: a fixed PATH, the sanitizer and TMPDIR settings
+    of the caller, and marker=session (kill_marked finds what carries it); a value None in
+    `extra` removes that variable."""
+    env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": os.environ.get("HOME", "/root"),
+           "PYTHON_EXEC": python, marker: session, "LANG": "C.UTF-8", "CUDA_VISIBLE_DEVICES": ""}
+    for k in ("ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS", "TMPDIR", "LD_LIBRARY_PATH"):
+        if k in os.environ:
+            env[k] = os.environ[k]
+    env.update(extra)
+    return {k: v for k, v in env.items() if v is not None}
+
+
+def kill_marked(marker, session):
+    """SIGKILL every process whose environment holds marker=session (a test's leftovers)."""
+    for pid in processes_with_marker(marker, session):
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
+
+
+@contextlib.contextmanager
+def tmpfs(path, options):
+    """A small tmpfs mounted at `path` for the test (root only; skipped where mount is refused)."""
+    path.mkdir(parents=True, exist_ok=True)
+    r = subprocess.run(["mount", "-t", "tmpfs", "-o", options, "tmpfs", str(path)],
+                       capture_output=True, text=True)
+    if r.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {r.stderr.strip()}")
+    try:
+        yield path
+    finally:
+        subprocess.run(["umount", "-l", str(path)], check=False)
