@@ -224,12 +224,13 @@ def test_rendezvous_token_is_not_passed_to_workers(tmp_path):
 DEPTH = 100_000
 
 
-@pytest.mark.parametrize("where", ["current_host", "hosts"])
+@pytest.mark.parametrize("where", ["current_host", "instance_groups"])
 def test_resource_config_nested_100000_levels_is_78(tmp_path, where):
     rc = tmp_path / "resourceconfig.json"
     nested = "[" * DEPTH + "]" * DEPTH
-    rc.write_text('{"%s": %s, "hosts": ["algo-1"], "current_host": "algo-1"}' % (where, nested)
-                  if where == "hosts" else '{"current_host": %s, "hosts": ["algo-1"]}' % nested)
+    rc.write_text('{"current_host": %s, "hosts": ["algo-1"]}' % nested if where == "current_host"
+                  else '{"current_host": "algo-1", "hosts": ["algo-1"], "instance_groups": %s}'
+                  % nested)
     for cmd in (["topology", "--platform", "sagemaker"], ["run", "--platform", "sagemaker",
                                                            "--preflight", "none"]):
         args = [*cmd, "--resource-config", rc] + (["--no-python", "/bin/true"] if cmd[0] == "run"
@@ -522,6 +523,6 @@ def test_oom_killed_worker_is_reported_as_out_of_memory(tmp_path):
             d.rmdir()
     if r.returncode != 137:
         pytest.skip(f"the worker was not OOM-killed here (exit {r.returncode}): the limit is not "
-                    "enforced")
+                    f"enforced: {r.stderr[-500:]}")
     assert "out of memory (cgroup limit 384 MiB), signal 9 (SIGKILL)" in failure.read_text(), \
         r.stderr  # before: only "signal 9 (SIGKILL)"
