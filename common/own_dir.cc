@@ -27,7 +27,8 @@ std::string octal_mode(mode_t m) {
 }  // namespace
 
 Result<UniqueFd> open_own_directory(int parent, const std::string& name, const std::string& shown) {
-  if (::mkdirat(parent, name.c_str(), 0755) != 0 && errno != EEXIST)
+  const bool created = ::mkdirat(parent, name.c_str(), 0755) == 0;
+  if (!created && errno != EEXIST)
     return refused(shown, std::string("cannot create (") + std::strerror(errno) + ")");
   UniqueFd fd(::openat(parent, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
   if (!fd.valid()) {
@@ -43,7 +44,8 @@ Result<UniqueFd> open_own_directory(int parent, const std::string& name, const s
   if (st.st_uid != ::geteuid())
     return refused(shown, "owned by uid " + std::to_string(st.st_uid) +
                               ", not by trainvisor (uid " + std::to_string(::geteuid()) + ")");
-  if (st.st_mode & (S_IWGRP | S_IWOTH))
+  // One it has just made is its own whatever a default ACL of the share added to its mode.
+  if (!created && (st.st_mode & (S_IWGRP | S_IWOTH)))
     return refused(shown, "writable by other users (mode " + octal_mode(st.st_mode) + ")");
   return fd;
 }

@@ -2,8 +2,9 @@
 // team's share) and then hands out by name (a worker's error file and heartbeat live in them).
 // Each step is openat(2) relative to the directory opened before, so no link planted along the
 // way is followed, and a directory is used only when trainvisor could have made it:
-//   created 0755 when absent; reused only when it is a real directory (not a symbolic link), owned
-//   by trainvisor's user and writable by no one else (no group or other write bit).
+//   created 0755 when absent (then used as made, whatever a default ACL added); reused only when
+//   it is a real directory (not a symbolic link), owned by trainvisor's user and writable by no
+//   one else (no group or other write bit).
 // Anything else is refused with one message naming the path and why: a directory another user
 // made or can write is one where they can swap a file for a link at any time.
 #pragma once
