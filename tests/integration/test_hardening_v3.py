@@ -159,6 +159,18 @@ def test_reused_log_dir_with_a_directory_and_link_of_another_user_is_refused(sha
 
 
 @needs_root
+def test_attempt_directory_planted_as_a_link_is_refused(shared, tmp_path):
+    d, _ = shared
+    elsewhere = tmp_path / "elsewhere"  # root's own directory, where nobody cannot write
+    elsewhere.mkdir()
+    as_nobody(f"ln -s {elsewhere} {d}/attempt_0")
+    r = run("--log-dir", d, "--max-restarts", 0, "--no-python", "/bin/echo", "secret-line")
+    assert r.returncode == 78, r.stderr
+    assert list(elsewhere.iterdir()) == []  # before: rank_0/stdout.log written in there, as root
+    assert f"{d}/attempt_0: a symbolic link, not a directory of its own" in r.stderr
+
+
+@needs_root
 def test_stale_link_in_a_log_dir_of_trainvisors_own_is_not_followed(shared):
     d, victim = shared
     rank = d / "attempt_0" / "rank_0"
