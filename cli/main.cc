@@ -1,4 +1,5 @@
 // trainvisor: the first process of a GPU training container. main() only dispatches.
+#include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -70,6 +71,22 @@ int dispatch(int argc, char** argv) {
   std::fprintf(stderr, "trainvisor: unknown command '%s'\n", word.c_str());
   return usage(stderr);
 }
+
+// The signals Init owns are blocked from the first instruction of trainvisor's own code: the
+// executable's .preinit_array runs right after the dynamic loader, before any library's
+// constructor and long before main() creates Init. A SIGTERM that arrives meanwhile stays pending
+// and Init takes it (as PID 1 an unblocked SIGTERM with the default action is dropped by the
+// kernel, and the job would run on). What remains is exec and the loader itself
+// (docs/supervision.md, "PID 1").
+void block_owned_signals_early(int, char**, char**) {
+  sigset_t set;
+  sigemptyset(&set);
+  for (int s : {SIGTERM, SIGINT, SIGHUP, SIGUSR1, SIGUSR2, SIGCHLD}) sigaddset(&set, s);
+  sigprocmask(SIG_BLOCK, &set, nullptr);
+}
+
+[[gnu::section(".preinit_array"),
+  gnu::used]] void (*const tv_preinit)(int, char**, char**) = block_owned_signals_early;
 
 }  // namespace
 

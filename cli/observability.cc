@@ -11,12 +11,12 @@
 
 namespace tv {
 
-Result<ObservabilityConfig> read_observability_options(const Options& o) {
+Result<ObservabilityConfig> read_observability_options(const Options& o, bool in_kubernetes) {
   ObservabilityConfig c;
   auto port = o.get_int("metrics-port");
   if (!port) return port.error();
   c.metrics_port = static_cast<int>(*port);
-  c.metrics_address = o.value_or("metrics-address", "0.0.0.0");
+  c.metrics_address = o.value_or("metrics-address", in_kubernetes ? "0.0.0.0" : "127.0.0.1");
   if (auto v = o.get("progress-regex")) c.progress_regex = v->value;
   if (auto v = o.get("summary-file")) c.summary_file = v->value;
   if (auto v = o.get("mtbf-hours")) {

@@ -27,8 +27,11 @@ struct ObservabilityConfig {
 };
 
 // The options of the Observability section, checked (exit 64/78 naming the option); `goodput`
-// fields other than mtbf_hours are left for the caller (they come from the topology).
-Result<ObservabilityConfig> read_observability_options(const Options& o);
+// fields other than mtbf_hours are left for the caller (they come from the topology). Without
+// --metrics-address the port listens on loopback only, except in a Kubernetes pod
+// (`in_kubernetes`: KUBERNETES_SERVICE_HOST), where the kubelet's probes and Prometheus reach it
+// on the pod's address (docs/observability.md).
+Result<ObservabilityConfig> read_observability_options(const Options& o, bool in_kubernetes);
 
 class Observability final : public RunObserver {
  public:

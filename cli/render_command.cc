@@ -14,6 +14,7 @@
 #include "common/exit_codes.h"
 #include "common/file_system.h"
 #include "common/options.h"
+#include "common/whole_file.h"
 #include "render/render.h"
 
 namespace tv {
@@ -38,24 +39,10 @@ int fail(const Error& e) {
   return e.exit_code;
 }
 
-// The whole file or nothing: a temporary beside it, renamed over it.
+// The whole file or nothing, never through a planted link (common/whole_file.h).
 Status write_atomically(const std::string& path, const std::string& text) {
-  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out << text;
-    out.flush();
-    if (!out) {
-      std::filesystem::remove(tmp);
-      return Error{exit_code::kConfig, "--output " + path + ": cannot write " + tmp};
-    }
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) {
-    std::filesystem::remove(tmp, ec);
-    return Error{exit_code::kConfig, "--output " + path + ": " + ec.message()};
-  }
+  auto written = write_whole_file(path, text);
+  if (!written) return Error{exit_code::kConfig, "--output " + written.error().message};
   return ok_status();
 }
 

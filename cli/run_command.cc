@@ -2,6 +2,7 @@
 // Supervisor together. No logic of its own beyond reading options.
 #include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <boost/asio/io_context.hpp>
@@ -183,8 +184,10 @@ Result<RunPlan> plan_run(const Options& o, const Environment& env) {
   if (auto s = read_timing(o, env, p); !s) return s.error();
   for (auto* step : {read_health_and_checkpoints, read_rendezvous, read_warm_standby})
     if (auto s = step(o, p); !s) return s.error();
-  auto obs = read_observability_options(o);
+  auto obs = read_observability_options(o, env.has("KUBERNETES_SERVICE_HOST"));
   if (!obs) return obs.error();
+  // After every option value is checked (a bad value is 64/78 first), before anything starts.
+  if (auto s = check_python_script(o, RealFileSystem()); !s) return s.error();
   p.observability = *obs;
   const Topology& t = p.topology;
   p.observability.goodput.nnodes = t.nnodes;
@@ -202,6 +205,8 @@ Result<RunPlan> plan_run(const Options& o, const Environment& env) {
   p.sup.executable = *exe;
   p.sup.argv = *argv;
   p.sup.base_env = env;
+  // trainvisor's own secret stays with trainvisor: no worker (or standby) inherits it.
+  p.sup.base_env.erase("TRAINVISOR_RDZV_TOKEN");
   p.sup.failure_file = o.value_or("failure-file", "/opt/ml/output/failure");
   p.sup.signals_reach_workers = env.has("SLURM_JOB_ID") && env.has("SLURM_STEP_ID");
   // Kubernetes mounts /dev/termination-log; outside Kubernetes the default is not created.
@@ -216,6 +221,7 @@ NetworkClusterConfig network_config(const RunPlan& p) {
   NetworkClusterConfig c;
   c.node_rank = t.node_rank;
   c.nnodes = t.nnodes;
+  c.nproc_per_node = t.nproc_per_node;
   c.master_addr = t.master_addr;
   c.rdzv_port = p.rdzv_port;
   c.base_master_port = t.master_port;
@@ -311,19 +317,39 @@ struct WorkDir {
   }
 };
 
-Status make_work_dir(const Options& o, WorkDir& wd) {
+// A --log-dir that other users can write without the sticky bit lets them rename what trainvisor
+// makes there (attempt_<k>) and put their own in its place between two runs: said once.
+void warn_if_shared(const std::string& dir, const std::string& origin) {
+  struct stat st {};
+  if (::stat(dir.c_str(), &st) != 0 || !(st.st_mode & (S_IWGRP | S_IWOTH)) ||
+      (st.st_mode & S_ISVTX))
+    return;
+  spdlog::warn(
+      "{}=\"{}\": writable by other users without the sticky bit (mode {:04o}): they can rename "
+      "the attempt directories trainvisor makes there; use a private directory or chmod +t it "
+      "(docs/supervision.md, \"Files trainvisor creates\")",
+      origin, dir, st.st_mode & 07777);
+}
+
+Status make_work_dir(const Options& o, const Environment& env, WorkDir& wd) {
   if (auto v = o.get("log-dir")) {
     std::error_code ec;
     std::filesystem::create_directories(v->value, ec);
     if (ec)
       return Error{exit_code::kConfig,
                    v->origin + "=\"" + v->value + "\": cannot create directory: " + ec.message()};
+    warn_if_shared(v->value, v->origin);
     wd.path = v->value;
     return ok_status();
   }
-  std::string tmpl = std::filesystem::temp_directory_path().string() + "/trainvisor-XXXXXX";
+  // Not std::filesystem::temp_directory_path(): it throws when TMPDIR is not a directory.
+  const std::string tmpdir = env.has("TMPDIR") ? *env.get("TMPDIR") : "/tmp";
+  std::string tmpl = tmpdir + "/trainvisor-XXXXXX";
   if (!::mkdtemp(tmpl.data()))
-    return Error{exit_code::kConfig, "cannot create a temporary directory under TMPDIR"};
+    return Error{exit_code::kConfig,
+                 std::string(env.has("TMPDIR") ? "TMPDIR" : "TMPDIR (unset)") + "=\"" + tmpdir +
+                     "\": cannot create a temporary directory there (" + std::strerror(errno) +
+                     "): expected a writable directory (or pass --log-dir)"};
   wd.path = tmpl;
   wd.temporary = true;
   return ok_status();
@@ -427,7 +453,7 @@ int run_command(const Args& args, const Environment& env) {
   init.set_phase("start");
   goodput.enter(Phase::kRendezvous);
   WorkDir wd;
-  if (auto s = make_work_dir(*opts, wd); !s) return refuse(s.error());
+  if (auto s = make_work_dir(*opts, env, wd); !s) return refuse(s.error());
   plan->sup.work_dir = wd.path;
   plan->sup.keep_logs = opts->has("log-dir");
 

@@ -103,8 +103,8 @@ std::vector<OptionSpec> run_option_specs() {
        .max = 65535},
       {.name = "metrics-address",
        .type = T::kAddress,
-       .help = "address the metrics port listens on",
-       .default_value = "0.0.0.0"},
+       .help = "address the metrics port listens on (default 127.0.0.1; 0.0.0.0 in a Kubernetes "
+               "pod)"},
       {.name = "progress-regex",
        .help = "step in the workers' output: RE with (?<step>\\d+) [(?<total>\\d+)], or auto",
        .metavar = "RE"},

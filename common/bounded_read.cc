@@ -11,16 +11,19 @@
 #include "common/unique_fd.h"
 
 namespace tv {
-namespace {
 
-const char* kind_of(mode_t mode) {
+const char* file_kind(mode_t mode) {
   if (S_ISFIFO(mode)) return "a FIFO";
   if (S_ISCHR(mode)) return "a character device";
   if (S_ISBLK(mode)) return "a block device";
   if (S_ISSOCK(mode)) return "a socket";
   if (S_ISDIR(mode)) return "a directory";
+  if (S_ISLNK(mode)) return "a symbolic link";
+  if (S_ISREG(mode)) return "a regular file";
   return "not a plain file";
 }
+
+namespace {
 
 Error refuse(const std::string& path, const std::string& why) {
   return Error{exit_code::kConfig, path + ": " + why};
@@ -49,7 +52,7 @@ Result<std::string> read_regular_file(const std::string& path, std::size_t max_b
   if (::fstat(fd.get(), &st) != 0)
     return refuse(path, std::string("cannot stat (") + std::strerror(errno) + ")");
   if (!S_ISREG(st.st_mode))
-    return refuse(path, std::string("not a regular file (") + kind_of(st.st_mode) + ")");
+    return refuse(path, std::string("not a regular file (") + file_kind(st.st_mode) + ")");
   if (static_cast<std::uint64_t>(st.st_size) > max_bytes)
     return refuse(path, "larger than " + std::to_string(max_bytes) + " bytes (" +
                             std::to_string(st.st_size) + "); not read");

@@ -7,6 +7,8 @@
 // while it is read) costs at most max_bytes of memory and is refused. Never throws.
 #pragma once
 
+#include <sys/types.h>
+
 #include <cstddef>
 #include <string>
 
@@ -24,5 +26,8 @@ inline constexpr std::size_t kLogFileCap = 64 * 1024 * 1024;    // NCCL logs, pl
 //   "<path>: not a regular file (a FIFO)"
 //   "<path>: larger than 4194304 bytes; not read"
 Result<std::string> read_regular_file(const std::string& path, std::size_t max_bytes);
+
+// What a file of `mode` is, for a message: "a FIFO", "a character device", "a symbolic link" ...
+const char* file_kind(mode_t mode);
 
 }  // namespace tv

@@ -8,6 +8,8 @@
 #include <cerrno>
 #include <cstring>
 
+#include "common/own_dir.h"
+
 namespace tv {
 namespace {
 constexpr std::size_t kFlushAt = 64 * 1024;
@@ -18,20 +20,13 @@ LogFile::~LogFile() {
   if (fd_ >= 0) ::close(fd_);
 }
 
-bool LogFile::open(const std::string& path) {
+bool LogFile::open(int dir, const std::string& name, const std::string& path) {
   path_ = path;
-  fd_ =
-      ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_NONBLOCK | O_CLOEXEC | O_NOCTTY, 0644);
+  std::string why;
+  fd_ = open_own_append_file(dir, name, &why);
   if (fd_ < 0) {
-    fail("cannot be opened", errno);
-    return false;
-  }
-  struct stat st {};
-  if (::fstat(fd_, &st) != 0 || !S_ISREG(st.st_mode)) {
-    ::close(fd_);
-    fd_ = -1;
     failed_ = true;
-    spdlog::warn("log file {}: not a regular file; its lines are not written there", path_);
+    spdlog::warn("log file {}: {}; its lines are not written there", path_, why);
     return false;
   }
   return true;

@@ -1,7 +1,9 @@
 // LogFile: a file trainvisor appends lines to (a worker's per-rank stdout.log / stderr.log).
 //
-// Opened with O_APPEND | O_NONBLOCK and checked on the opened descriptor to be a regular file, so a
-// FIFO or a device in its place cannot block the event loop (it is refused). Lines are buffered
+// Opened with O_APPEND | O_NONBLOCK | O_NOFOLLOW relative to its directory's descriptor (a
+// directory trainvisor made, common/own_dir.h) and checked on the opened descriptor to be a regular
+// file with no other hard link, so a FIFO, a device or a planted link in its place cannot block the
+// event loop or be written through (it is refused). Lines are buffered
 // and written with write(2); the first write that fails (read-only file system, disk full) is
 // logged once, plainly, with the path and the reason, and the file's later lines are dropped.
 // Not thread-safe: one owner (the WorkerProcess).
@@ -19,8 +21,9 @@ class LogFile {
   LogFile(const LogFile&) = delete;
   LogFile& operator=(const LogFile&) = delete;
 
-  // Opens (creating) `path` for appending. False, with one log line saying why, when it cannot.
-  bool open(const std::string& path);
+  // Opens (creating) `name` in the directory `dir` for appending; `path` is what messages show.
+  // False, with one log line saying why, when it cannot.
+  bool open(int dir, const std::string& name, const std::string& path);
   bool is_open() const { return fd_ >= 0; }
   void write_line(std::string_view line);
   void flush();

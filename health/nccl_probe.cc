@@ -3,6 +3,7 @@
 #include <sstream>
 
 #include "common/bounded_read.h"
+#include "common/json_parse.h"
 #include "health/nccl_api.h"
 #include "health/subprocess.h"
 
@@ -74,7 +75,7 @@ nlohmann::json read_result(const std::string& path) {
   while (std::getline(in, line))
     if (!line.empty() && line[0] == '{') last = line;
   if (last.empty()) return nullptr;
-  return nlohmann::json::parse(last, nullptr, false);
+  return parse_json_or_discarded(last);
 }
 
 }  // namespace

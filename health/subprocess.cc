@@ -11,7 +11,11 @@ namespace {
 struct OutFile {
   int fd = -1;
   explicit OutFile(const std::string& path) {
-    if (!path.empty()) fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    // O_NOFOLLOW | O_NONBLOCK: a link or FIFO planted at a probe's output path is refused, never
+    // written through or waited on (docs/supervision.md, "Files trainvisor creates").
+    if (!path.empty())
+      fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK,
+                  0644);
   }
   ~OutFile() {
     if (fd >= 0) ::close(fd);

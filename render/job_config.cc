@@ -2,6 +2,7 @@
 
 #include <regex>
 
+#include "common/json_parse.h"
 #include "render/job_sections.h"
 #include "render/json_fields.h"
 
@@ -88,8 +89,10 @@ Status read_top_level(Fields& f, JobConfig& c) {
 }  // namespace
 
 Result<JobConfig> parse_job_config(const std::string& text, const std::string& source) {
-  const json doc = json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (doc.is_discarded()) return Error{exit_code::kConfig, source + ": not valid JSON"};
+  const auto parsed = parse_json(text);
+  if (!parsed)
+    return Error{exit_code::kConfig, source + ": not valid JSON (" + parsed.error().message + ")"};
+  const json& doc = *parsed;
   if (!doc.is_object())
     return Error{exit_code::kConfig, source + ": expected a JSON object at the top"};
   Fields f(doc, source, "");

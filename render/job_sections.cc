@@ -40,7 +40,8 @@ Status read_secret(Fields& f, const std::string& env, const json& v, SecretRef& 
   if (!matches(env, kEnvName))
     return f.error("secrets." + env, "expected a variable name (letters, digits, '_')");
   if (!v.is_object())
-    return f.error("secrets." + env, "expected an object {secret, key, arn}, got " + v.dump());
+    return f.error("secrets." + env,
+                   "expected an object {secret, key, arn}, got " + json_preview(v));
   Fields s = f.object("secrets." + env, v);
   if (auto r = check_all({s.string("secret", out.k8s_secret), s.string("key", out.k8s_key, false),
                           s.string("arn", out.arn), s.no_unknown_fields()});
@@ -100,11 +101,13 @@ Status check_volume(Fields& s, const VolumeConfig& vc) {
 Status read_volumes(Fields& f, JobConfig& c) {
   const json* v = f.find("volumes");
   if (!v) return ok_status();
-  if (!v->is_array()) return f.error("volumes", "expected a list of volumes, got " + v->dump());
+  if (!v->is_array())
+    return f.error("volumes", "expected a list of volumes, got " + json_preview(*v));
   std::set<std::string> names, paths;
   for (size_t i = 0; i < v->size(); ++i) {
     const std::string at = "volumes[" + std::to_string(i) + "]";
-    if (!(*v)[i].is_object()) return f.error(at, "expected an object, got " + (*v)[i].dump());
+    if (!(*v)[i].is_object())
+      return f.error(at, "expected an object, got " + json_preview((*v)[i]));
     Fields s = f.object(at, (*v)[i]);
     VolumeConfig vc;
     if (auto r =

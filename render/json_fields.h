@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "common/exit_codes.h"
+#include "common/json_text.h"
 #include "common/result.h"
 
 namespace tv::render_fields {
@@ -42,7 +43,7 @@ class Fields {
     const json* v = find(field);
     if (!v) return required ? Status(error(field, "missing (expected a string)")) : ok_status();
     if (!v->is_string() || v->get_ref<const std::string&>().empty())
-      return error(field, "expected a non-empty string, got " + v->dump());
+      return error(field, "expected a non-empty string, got " + json_preview(*v));
     out = v->get<std::string>();
     return ok_status();
   }
@@ -57,7 +58,7 @@ class Fields {
     if (!v) return ok_status();
     if (!v->is_number_integer() || v->get<long long>() < min || v->get<long long>() > max)
       return error(field, "expected an integer " + std::to_string(min) + ".." +
-                              std::to_string(max) + ", got " + v->dump());
+                              std::to_string(max) + ", got " + json_preview(*v));
     out = v->get<int>();
     return ok_status();
   }
@@ -71,7 +72,7 @@ class Fields {
   Status boolean(const std::string& field, bool& out) {
     const json* v = find(field);
     if (!v) return ok_status();
-    if (!v->is_boolean()) return error(field, "expected true or false, got " + v->dump());
+    if (!v->is_boolean()) return error(field, "expected true or false, got " + json_preview(*v));
     out = v->get<bool>();
     return ok_status();
   }
@@ -81,10 +82,10 @@ class Fields {
       return required ? Status(error(field, "missing (expected a list of strings)")) : ok_status();
     if (!v->is_array() || (required && v->empty()))
       return error(field, "expected a" + std::string(required ? " non-empty" : "") +
-                              " list of strings, got " + v->dump());
+                              " list of strings, got " + json_preview(*v));
     for (const auto& s : *v) {
       if (!s.is_string() || s.get_ref<const std::string&>().empty())
-        return error(field, "expected a list of non-empty strings, got " + v->dump());
+        return error(field, "expected a list of non-empty strings, got " + json_preview(*v));
       out.push_back(s.get<std::string>());
     }
     return ok_status();
@@ -94,9 +95,10 @@ class Fields {
     const json* v = find(field);
     if (!v) return ok_status();
     if (!v->is_object())
-      return error(field, "expected an object of strings (NAME: value), got " + v->dump());
+      return error(field, "expected an object of strings (NAME: value), got " + json_preview(*v));
     for (const auto& [k, s] : v->items()) {
-      if (!s.is_string()) return error(field + "." + k, "expected a string, got " + s.dump());
+      if (!s.is_string())
+        return error(field + "." + k, "expected a string, got " + json_preview(s));
       out[k] = s.get<std::string>();
     }
     return ok_status();
@@ -123,7 +125,7 @@ inline Status check_all(std::initializer_list<Status> steps) {
 
 inline Result<const json*> sub_object(Fields& f, const std::string& field) {
   const json* v = f.find(field);
-  if (v && !v->is_object()) return f.error(field, "expected an object, got " + v->dump());
+  if (v && !v->is_object()) return f.error(field, "expected an object, got " + json_preview(*v));
   return v;
 }
 

@@ -1,9 +1,11 @@
 #include "launcher/observability/metrics_server.h"
 
+#include <algorithm>
 #include <boost/asio/ip/address.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <chrono>
+#include <list>
 
 #include "common/exit_codes.h"
 
@@ -13,39 +15,62 @@ namespace beast = boost::beast;
 namespace http = beast::http;
 using boost::asio::ip::tcp;
 
+namespace {
+class Session;
+}
+
+// Open sessions, oldest first (each removes itself when it closes).
 struct MetricsServer::Shared {
   Render render;
-  int active = 0;
+  std::list<std::weak_ptr<Session>> sessions;
 };
 
 namespace {
 
-constexpr auto kDeadline = std::chrono::seconds(10);
+constexpr auto kWriteDeadline = std::chrono::seconds(10);
 
 class Session : public std::enable_shared_from_this<Session> {
  public:
-  Session(tcp::socket socket, std::shared_ptr<MetricsServer::Shared> shared)
-      : stream_(std::move(socket)), shared_(std::move(shared)) {
-    ++shared_->active;
-  }
-  ~Session() { --shared_->active; }
+  Session(tcp::socket socket, boost::asio::ip::address peer,
+          std::shared_ptr<MetricsServer::Shared> shared)
+      : stream_(std::move(socket)), peer_(std::move(peer)), shared_(std::move(shared)) {}
 
   void read() {
+    busy_ = false;
     parser_.emplace();
     parser_->header_limit(MetricsServer::kMaxRequestBytes);
     parser_->body_limit(MetricsServer::kMaxRequestBytes);
-    stream_.expires_after(kDeadline);
+    stream_.expires_after(MetricsServer::kIdleTimeout);
     http::async_read(
         stream_, buffer_, *parser_,
         [self = shared_from_this()](beast::error_code ec, std::size_t) { self->on_read(ec); });
   }
 
+  const boost::asio::ip::address& peer() const { return peer_; }
+  // Waiting for a request (none yet, or the next one on a kept-alive connection): may be closed
+  // to make room for a new connection.
+  bool idle() const { return !busy_; }
+
+  void close() {
+    if (closed_) return;
+    closed_ = true;
+    auto& list = shared_->sessions;
+    list.remove_if([this](const std::weak_ptr<Session>& w) {
+      auto p = w.lock();
+      return !p || p.get() == this;
+    });
+    beast::error_code ec;
+    stream_.socket().shutdown(tcp::socket::shutdown_both, ec);
+    stream_.socket().close(ec);
+  }
+
  private:
   void on_read(beast::error_code ec) {
     if (ec) return close();
+    busy_ = true;
     const auto& req = parser_->get();
     res_ = respond(req);
-    stream_.expires_after(kDeadline);
+    stream_.expires_after(kWriteDeadline);
     http::async_write(stream_, res_,
                       [self = shared_from_this()](beast::error_code ec, std::size_t) {
                         if (ec || !self->res_.keep_alive()) return self->close();
@@ -81,23 +106,44 @@ class Session : public std::enable_shared_from_this<Session> {
     return res;
   }
 
-  void close() {
-    beast::error_code ec;
-    stream_.socket().shutdown(tcp::socket::shutdown_both, ec);
-    stream_.socket().close(ec);
-  }
-
   beast::tcp_stream stream_;
+  boost::asio::ip::address peer_;
+  bool busy_ = false;
+  bool closed_ = false;
   beast::flat_buffer buffer_{MetricsServer::kMaxRequestBytes};
   std::optional<http::request_parser<http::string_body>> parser_;
   http::response<http::string_body> res_;
   std::shared_ptr<MetricsServer::Shared> shared_;
 };
 
+// Room for one more connection from `peer`: under both limits, or after closing the oldest idle
+// connection (of that peer when it is the one at its limit). False when every connection that
+// would have to go is busy answering.
+bool make_room(MetricsServer::Shared& shared, const boost::asio::ip::address& peer) {
+  auto& list = shared.sessions;
+  list.remove_if([](const std::weak_ptr<Session>& w) { return w.expired(); });
+  const auto same_peer = [&](const std::weak_ptr<Session>& w) {
+    auto p = w.lock();
+    return p && p->peer() == peer;
+  };
+  const bool peer_full =
+      std::count_if(list.begin(), list.end(), same_peer) >= MetricsServer::kMaxPerPeer;
+  if (!peer_full && list.size() < static_cast<std::size_t>(MetricsServer::kMaxConnections))
+    return true;
+  for (const auto& w : list) {
+    auto p = w.lock();
+    if (p && p->idle() && (!peer_full || p->peer() == peer)) {
+      p->close();  // removes itself from the list
+      return true;
+    }
+  }
+  return false;
+}
+
 }  // namespace
 
 MetricsServer::MetricsServer(boost::asio::io_context& io, Render render)
-    : acceptor_(io), retry_(io), shared_(std::make_shared<Shared>(Shared{std::move(render), 0})) {}
+    : acceptor_(io), retry_(io), shared_(std::make_shared<Shared>(Shared{std::move(render), {}})) {}
 
 MetricsServer::~MetricsServer() {
   boost::system::error_code ec;
@@ -141,10 +187,14 @@ void MetricsServer::accept() {
           });
           return;
         }
-        if (shared->active >= kMaxConnections)
+        const auto peer = socket.remote_endpoint(ec).address();
+        if (ec || !make_room(*shared, peer)) {
           socket.close(ec);
-        else
-          std::make_shared<Session>(std::move(socket), shared)->read();
+        } else {
+          auto session = std::make_shared<Session>(std::move(socket), peer, shared);
+          shared->sessions.push_back(session);
+          session->read();
+        }
         accept();
       });
 }

@@ -1,8 +1,11 @@
 // MetricsServer: `/metrics` (Prometheus text) and `/healthz` over HTTP/1.1 with Boost.Beast, on
 // the supervisor's own io_context (no thread of its own). Every operation is asynchronous with a
-// deadline, so a slow or silent client never blocks supervision; at most kMaxConnections are
-// served at once (more are accepted and closed at once, so the backlog never fills), requests are
-// capped at kMaxRequestBytes. GET and HEAD only. The body is rendered per request by `render`.
+// deadline, so a slow or silent client never blocks supervision. At most kMaxConnections are open
+// at once, at most kMaxPerPeer from one address; a connection waits at most kIdleTimeout for each
+// request. A new connection beyond a limit closes the oldest idle one (of that address, when it is
+// the one at its limit): connections held open and silent never lock out a liveness probe, and
+// every connection is accepted, so the backlog never fills. Requests are capped at
+// kMaxRequestBytes. GET and HEAD only. The body is rendered per request by `render`.
 //
 // /healthz answers "ok" whenever the event loop runs: a liveness probe that fails when
 // trainvisor's loop is stuck, not when the training is failing (that is what /metrics says).
@@ -11,6 +14,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <chrono>
 #include <functional>
 #include <memory>
 #include <string>
@@ -23,6 +27,8 @@ class MetricsServer {
  public:
   using Render = std::function<std::string()>;
   static constexpr int kMaxConnections = 8;
+  static constexpr int kMaxPerPeer = 4;
+  static constexpr std::chrono::seconds kIdleTimeout{5};
   static constexpr std::size_t kMaxRequestBytes = 8192;
 
   // Binds and listens at once, so a port in use is an error (exit 78, naming `origin`) before

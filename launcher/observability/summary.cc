@@ -7,6 +7,8 @@
 #include <fstream>
 
 #include "common/exit_codes.h"
+#include "common/json_text.h"
+#include "common/whole_file.h"
 
 namespace tv {
 namespace {
@@ -90,24 +92,8 @@ nlohmann::json summary_json(const GoodputSnapshot& s, const MetricsIdentity& id)
 }
 
 Status write_summary_file(const std::string& path, const nlohmann::json& j) {
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream f(tmp, std::ios::trunc);
-    f << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
-    f.flush();
-    if (!f) {
-      std::error_code ec;
-      std::filesystem::remove(tmp, ec);
-      return Error{exit_code::kConfig, "--summary-file \"" + path + "\": cannot write " + tmp};
-    }
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) {
-    std::filesystem::remove(tmp, ec);
-    return Error{exit_code::kConfig,
-                 "--summary-file \"" + path + "\": cannot rename into place: " + ec.message()};
-  }
+  auto written = write_whole_file(path, json_text(j, 2) + "\n");
+  if (!written) return Error{exit_code::kConfig, "--summary-file " + written.error().message};
   return ok_status();
 }
 

@@ -1,7 +1,8 @@
 // The goodput summary printed at the end of every run (stderr) and written with --summary-file
 // (JSON): wall time, productive time, each badput cause with its share, restarts, lost steps,
 // checkpoint cost, MTBF and the advised checkpoint interval. Pure (the file write is in
-// write_summary_file, which writes a temporary file and renames it: never a half-written file).
+// write_summary_file, through common/whole_file.h: never a half-written file, never through a
+// planted link, /dev/stdout written in place).
 #pragma once
 
 #include <nlohmann/json.hpp>

@@ -32,6 +32,7 @@ namespace tv {
 struct NetworkClusterConfig {
   int node_rank = 0;
   int nnodes = 1;
+  int nproc_per_node = 0;    // this node's workers, sent in its join (0: not said)
   std::string master_addr;   // node 0's name or address (resolved with retries)
   int rdzv_port = 0;         // coordinator port on node 0 (default master port + 1)
   int base_master_port = 0;  // MASTER_PORT of generation 0

@@ -104,9 +104,15 @@ void RdzvAgent::on_handshake(const Message& m) {
     nonce_ = rdzv::random_nonce();
     conn_->set_context(rdzv::make_context(server, std::nullopt));
     conn_->send(MsgType::kJoin, config_.node_rank, 0,
-                {{"nonce", rdzv::to_hex(nonce_)}, {"nnodes", config_.nnodes}});
+                {{"nonce", rdzv::to_hex(nonce_)},
+                 {"nnodes", config_.nnodes},
+                 {"nproc_per_node", config_.nproc_per_node}});
     conn_->set_context(rdzv::make_context(server, nonce_));
     return;
+  }
+  if (m.type == MsgType::kGiveUp) {  // refused (another node has this rank, another --nnodes)
+    finish();
+    return handlers_.on_give_up(rdzv::failure_from(m));
   }
   if (m.type != MsgType::kWelcome) {
     conn_->close();

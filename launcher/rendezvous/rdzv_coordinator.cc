@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <set>
 
 #include "common/exit_codes.h"
 #include "common/json_field.h"
@@ -67,6 +68,8 @@ RdzvCoordinator::RdzvCoordinator(asio::io_context& io, const NetworkClusterConfi
   auto master = asio::ip::make_address(config_.master_addr, ec);
   if (!ec && master.is_loopback() && config_.bind_addr == "0.0.0.0")
     config_.bind_addr = config_.master_addr;
+  else if (!ec && master.is_v6() && config_.bind_addr == "0.0.0.0")
+    config_.bind_addr = "::";  // an IPv6 master: agents connect over IPv6 (and IPv4, dual stack)
 }
 
 RdzvCoordinator::~RdzvCoordinator() {
@@ -170,13 +173,16 @@ void RdzvCoordinator::on_join(const Conn& conn, const Message& m, const rdzv::No
     refuse = "unexpected node rank " + std::to_string(rank);
   else if (agents_[rank])
     refuse = "node rank " + std::to_string(rank) + " has already joined";
-  else if (machine_.generation() != 0 || machine_.state() != State::kGathering)
-    refuse = "node rank " + std::to_string(rank) + " joined after the job started";
-  if (!refuse.empty()) return pending_.drop(conn, refuse);
+  // Too late is not the node's mistake (a pod that restarted): it keeps retrying as before.
+  const bool late =
+      refuse.empty() && (machine_.generation() != 0 || machine_.state() != State::kGathering);
+  if (late) refuse = "node rank " + std::to_string(rank) + " joined after the job started";
+  if (!refuse.empty() && (m.type != MsgType::kJoin || late)) return pending_.drop(conn, refuse);
   pending_.release(conn);
   conn->set_context(
       rdzv::make_context(nonce, rdzv::nonce_from_hex(m.body["nonce"].get<std::string>())));
-  agents_[rank] = Agent{conn, Clock::now()};
+  if (!refuse.empty()) return refuse_join(conn, rank, refuse);
+  agents_[rank] = Agent{conn, Clock::now(), json_field(m.body, "nproc_per_node", 0)};
   auto w = std::weak_ptr<bool>(alive_);
   conn->rebind(
       [this, w, rank](const Message& msg) {
@@ -189,6 +195,20 @@ void RdzvCoordinator::on_join(const Conn& conn, const Message& m, const rdzv::No
   spdlog::info("rdzv: node {} joined from {} ({}/{})", rank, conn->peer(), joined(),
                config_.nnodes);
   try_start();
+}
+
+// An authenticated join that cannot be part of this job (a second node rank 1, another --nnodes):
+// the node is told why, as a give-up with 78, so it stops at once instead of retrying until the
+// rendezvous times out (75, which a job retry policy would repeat). Nothing changes here.
+void RdzvCoordinator::refuse_join(const Conn& conn, int rank, const std::string& why) {
+  spdlog::warn("rdzv: refused node rank {} from {}: {}", rank, conn->peer(), why);
+  NodeFailure f;
+  f.generation = machine_.generation();
+  f.node_rank = rank;
+  f.exit_code = exit_code::kConfig;
+  f.summary = "the rendezvous on node 0 refused node rank " + std::to_string(rank) + ": " + why;
+  conn->send(MsgType::kGiveUp, 0, machine_.generation(), rdzv::failure_body(f));
+  conn->close(/*after_flush=*/true);
 }
 
 void RdzvCoordinator::on_agent_message(int rank, const Message& m) {
@@ -235,7 +255,26 @@ void RdzvCoordinator::on_probe_result(int rank, const Message& m) {
 void RdzvCoordinator::try_start() {
   if (machine_.state() != State::kGathering || joined() != config_.nnodes) return;
   rdzv_deadline_.cancel();
+  // RANK = node_rank * nproc_per_node + local rank holds only when every node runs as many
+  // workers; otherwise ranks overlap or leave gaps and init_process_group hangs. Refused on every
+  // node (78), naming each node's count (docs/coordination.md).
+  if (const std::string why = unequal_nproc(); !why.empty())
+    return machine_.refuse(NodeFailure{0, 0, exit_code::kConfig, why});
   machine_.all_present(Clock::now());
+}
+
+std::string RdzvCoordinator::unequal_nproc() const {
+  std::string counts;
+  std::set<int> seen;
+  for (std::size_t n = 0; n < agents_.size(); ++n) {
+    if (!agents_[n] || agents_[n]->nproc_per_node <= 0) continue;
+    seen.insert(agents_[n]->nproc_per_node);
+    counts += (counts.empty() ? "" : ", ") + ("node " + std::to_string(n)) + ": " +
+              std::to_string(agents_[n]->nproc_per_node);
+  }
+  if (seen.size() <= 1) return "";
+  return "the nodes run different numbers of workers (--nproc-per-node: " + counts +
+         "): expected the same on every node (set --nproc-per-node explicitly)";
 }
 
 void RdzvCoordinator::begin_preflight() {

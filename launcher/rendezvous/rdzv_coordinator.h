@@ -57,11 +57,15 @@ class RdzvCoordinator final : private JobActions {
   struct Agent {
     Conn conn;
     Clock::time_point last_seen;
+    int nproc_per_node = 0;  // from its join (0: not said)
   };
 
   void accept();
   void accept_later(const boost::system::error_code& ec);
   void on_accepted(boost::asio::ip::tcp::socket socket);
+  // "" when every node that said runs as many workers; else each node's count.
+  std::string unequal_nproc() const;
+  void refuse_join(const Conn& conn, int rank, const std::string& why);
   void on_join(const Conn& conn, const rdzv::Message& m, const rdzv::Nonce& nonce);
   void on_agent_message(int rank, const rdzv::Message& m);
   void on_agent_gone(int rank, const std::string& why);

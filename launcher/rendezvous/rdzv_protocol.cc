@@ -12,6 +12,7 @@
 #include "common/escape.h"
 #include "common/exit_codes.h"
 #include "common/json_field.h"
+#include "common/json_parse.h"
 
 namespace tv::rdzv {
 namespace {
@@ -228,7 +229,9 @@ Result<Message> decode_body(std::span<const uint8_t> header_bytes, const Header&
   if (CRYPTO_memcmp(expected.data(), rest.data() + h.payload_len, kMacSize) != 0)
     return bad("authentication failed (wrong --rdzv-token, or a replayed or altered frame)");
   if (!sent_to(h.type, dir)) return bad(std::string(type_name(h.type)) + " sent the wrong way");
-  Message m{h.type, h.node_rank, h.generation, h.seq, json::parse(payload, nullptr, false)};
+  Message m{h.type, h.node_rank, h.generation, h.seq,
+            parse_json_or_discarded(
+                std::string_view(reinterpret_cast<const char*>(payload.data()), payload.size()))};
   if (!m.body.is_object() || !body_valid(h.type, m.body))
     return bad(std::string("malformed ") + type_name(h.type) + " payload");
   return m;

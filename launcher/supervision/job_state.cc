@@ -134,6 +134,10 @@ void JobStateMachine::backoff_over(Clock::time_point now) {
   start_generation(now);
 }
 
+void JobStateMachine::refuse(const NodeFailure& f) {
+  end(ending(JobEnd::Kind::kGiveUp, f.summary, 0, f));
+}
+
 void JobStateMachine::lost(const std::string& why, int signal) {
   end(ending(JobEnd::Kind::kLost, why, signal));
 }

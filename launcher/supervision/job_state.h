@@ -70,6 +70,9 @@ class JobStateMachine {
   void stopped(int node, int generation);
   void backoff_over(Clock::time_point now);
   void lost(const std::string& why, int signal = 0);
+  // Before generation 0: the job cannot run as configured (f.exit_code, f.summary): every node
+  // gives up with it.
+  void refuse(const NodeFailure& f);
 
   State state() const { return state_; }
   int generation() const { return gen_; }

@@ -15,7 +15,9 @@
 #include "common/escape.h"
 #include "common/exit_codes.h"
 #include "common/json_field.h"
+#include "common/json_parse.h"
 #include "common/parse_number.h"
+#include "common/whole_file.h"
 
 namespace tv {
 namespace {
@@ -49,7 +51,9 @@ std::string how_it_ended(const FailureRecord& f) {
   if (f.hang) return "hang (no output or heartbeat)";
   if (f.signal) {
     const char* name = ::sigabbrev_np(f.signal);
-    return "signal " + std::to_string(f.signal) + (name ? std::string(" (SIG") + name + ")" : "");
+    const std::string sig =
+        "signal " + std::to_string(f.signal) + (name ? std::string(" (SIG") + name + ")" : "");
+    return f.out_of_memory.empty() ? sig : f.out_of_memory + ", " + sig;
   }
   const std::string code = std::to_string(f.exit_code);
   if (const char* meaning = own_meaning(f.exit_code))
@@ -61,7 +65,7 @@ std::string how_it_ended(const FailureRecord& f) {
 }  // namespace
 
 std::optional<ErrorFileInfo> parse_error_file(const std::string& json_text) {
-  auto j = nlohmann::json::parse(json_text, nullptr, false);
+  auto j = parse_json_or_discarded(json_text);
   if (j.is_discarded() || !j.is_object() || !j.contains("message")) return std::nullopt;
   ErrorFileInfo info;
   const auto& m = j["message"];
@@ -148,80 +152,15 @@ std::string format_failure_table(const std::vector<FailureRecord>& causes) {
   return out.str();
 }
 
-namespace {
-
-Error write_error(const std::string& path, const std::string& why) {
-  return Error{1, path + ": not written (" + why + ")"};
-}
-
-// Writes all of `body` to a descriptor opened with O_NONBLOCK: a full pipe or disk is an error,
-// never a wait.
-bool write_all(int fd, const std::string& body, int* err) {
-  std::size_t done = 0;
-  while (done < body.size()) {
-    const ssize_t n = ::write(fd, body.data() + done, body.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      *err = n < 0 ? errno : ENOSPC;
-      return false;
-    }
-    done += static_cast<std::size_t>(n);
-  }
-  return true;
-}
-
-// Opens with `flags` | O_WRONLY | O_NONBLOCK, writes, closes; the error names the reason.
-Status write_file(const std::string& path, const std::string& open_path, int flags,
-                  const std::string& body) {
-  const int fd =
-      ::open(open_path.c_str(), flags | O_WRONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY, 0644);
-  if (fd < 0) return write_error(path, std::strerror(errno));
-  int err = 0;
-  bool ok = write_all(fd, body, &err);
-  if (::close(fd) != 0 && ok) {
-    ok = false;
-    err = errno;
-  }
-  if (!ok) return write_error(path, std::strerror(err));
-  return ok_status();
-}
-
-}  // namespace
-
 Result<bool> write_root_cause_file(const std::string& path, const std::string& text,
                                    bool only_if_absent, std::size_t limit) {
-  namespace fs = std::filesystem;
   std::error_code ec;
-  const fs::path target(path);
-  if (!fs::is_directory(target.parent_path().empty() ? "." : target.parent_path(), ec))
+  const std::filesystem::path target(path);
+  if (!standard_stream_of(path) &&
+      !std::filesystem::is_directory(target.parent_path().empty() ? "." : target.parent_path(), ec))
     return false;
-  struct stat st {};
-  const bool exists = ::stat(path.c_str(), &st) == 0;
-  if (only_if_absent && exists) return false;
-  const std::string body = text.substr(0, limit);
-  if (exists) {
-    // Kubernetes bind-mounts /dev/termination-log (rename onto a mount point fails): write in
-    // place. A FIFO or socket is refused, so that no reader-less pipe can hold trainvisor.
-    if (!S_ISREG(st.st_mode) && !S_ISCHR(st.st_mode))
-      return write_error(path, "not a regular file");
-    auto st_w = write_file(path, path, O_TRUNC, body);
-    if (!st_w) return st_w.error();
-    return true;
-  }
-  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
-  ::unlink(tmp.c_str());
-  auto st_w = write_file(path, tmp, O_CREAT | O_EXCL, body);
-  if (!st_w) {
-    ::unlink(tmp.c_str());
-    return st_w.error();
-  }
-  // only_if_absent: link(2) fails with EEXIST instead of replacing a reason written meanwhile.
-  const bool placed = only_if_absent ? ::link(tmp.c_str(), path.c_str()) == 0
-                                     : ::rename(tmp.c_str(), path.c_str()) == 0;
-  const int err = errno;
-  ::unlink(tmp.c_str());
-  if (!placed && !(only_if_absent && err == EEXIST)) return write_error(path, std::strerror(err));
-  return placed;
+  return write_whole_file(path, std::string_view(text).substr(0, limit),
+                          WholeFileOptions{.only_if_absent = only_if_absent});
 }
 
 }  // namespace tv

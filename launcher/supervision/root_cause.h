@@ -36,6 +36,7 @@ struct FailureRecord {
   int exit_code = 1;
   int signal = 0;
   bool hang = false;
+  std::string out_of_memory;  // a SIGKILL the cgroup counted as an OOM kill (cgroup_memory.h)
   std::optional<ErrorFileInfo> error;
   std::vector<std::string> tail;  // last lines of output, when there is no error file
 };
@@ -67,11 +68,13 @@ std::string detail_text(const FailureRecord& f);
 std::string format_failure_table(const std::vector<FailureRecord>& causes);
 
 // Writes `text` to `path` when its directory exists; with only_if_absent, never replaces an
-// existing file (SageMaker keeps the first reason). A new file is written atomically (temp file +
-// rename); an existing regular file or character device (Kubernetes' bind-mounted
-// /dev/termination-log) in place; a FIFO or socket is refused. At most `limit` bytes, with
-// O_NONBLOCK: nothing here waits. true: written; false: skipped (no directory, or already there);
-// an Error: "<path>: not written (<reason>)" (read-only file system, disk full, a FIFO).
+// existing file (SageMaker keeps the first reason). Through write_whole_file
+// (common/whole_file.h): a new file under an unpredictable temporary name, renamed or linked into
+// place; a symbolic link is never followed; a character device (Kubernetes' /dev/termination-log)
+// is written in place, /dev/stdout and /dev/stderr through trainvisor's own sinks (a pipe too); a
+// FIFO or socket is refused. At most `limit` bytes, with O_NONBLOCK: nothing here waits. true:
+// written; false: skipped (no directory, or already there); an Error: "<path>: not written
+// (<reason>)" (read-only file system, disk full, a FIFO, a symbolic link).
 Result<bool> write_root_cause_file(const std::string& path, const std::string& text,
                                    bool only_if_absent, std::size_t limit);
 

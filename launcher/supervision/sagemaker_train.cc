@@ -4,6 +4,7 @@
 
 #include "common/bounded_read.h"
 #include "common/exit_codes.h"
+#include "common/json_parse.h"
 
 namespace tv {
 namespace {
@@ -15,7 +16,7 @@ using nlohmann::json;
 std::string decode_value(const json& raw) {
   json v = raw;
   if (raw.is_string()) {
-    const json decoded = json::parse(raw.get<std::string>(), nullptr, false);
+    const json decoded = parse_json_or_discarded(raw.get<std::string>());
     if (decoded.is_discarded()) return raw.get<std::string>();
     v = decoded;
   }
@@ -65,7 +66,7 @@ Result<std::vector<std::string>> sagemaker_train_command(const FileSystem& fs,
         "instead: " +
             file + ": " + why +
             " (SageMaker writes it for a training job; elsewhere run `trainvisor run CMD`)"};
-  const json hp = json::parse(*text, nullptr, false);
+  const json hp = parse_json_or_discarded(*text);
   if (hp.is_discarded() || !hp.is_object())
     return Error{exit_code::kConfig, file + ": expected a JSON object of hyperparameters"};
   auto name = program_name(hp, file);

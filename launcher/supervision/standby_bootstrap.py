@@ -1,6 +1,7 @@
 # trainvisor's warm standby (docs/standby.md). Embedded into the binary at build time
-# (CMakeLists.txt: file(READ) into a generated header) and written to the run's
-# work dir; trainvisor starts it as `PYTHON -u <work_dir>/standby.py MODE TARGET IMPORTS`.
+# (CMakeLists.txt: file(READ) into a generated header) and passed on the command line: trainvisor
+# starts it as `PYTHON -u -c <this code> MODE TARGET IMPORTS`, so no file that another user could
+# replace is ever run (docs/supervision.md, "Files trainvisor creates").
 #
 # fd 0 is a Unix socket to trainvisor (the control channel). The standby lowers its own CPU and
 # I/O priority, imports IMPORTS (comma-separated; `torch` by default) with the rank's
@@ -18,7 +19,7 @@ def _tv_standby():
     import os
     import sys
 
-    bootstrap_file = __file__
+    bootstrap_file = sys._getframe().f_code.co_filename  # "<string>" under -c
     mode, target, imports = sys.argv[1], sys.argv[2], [m for m in sys.argv[3].split(",") if m]
 
     def lower_priority():

@@ -11,7 +11,6 @@
 #include <cerrno>
 #include <csignal>
 #include <cstring>
-#include <filesystem>
 #include <fstream>
 #include <limits>
 #include <utility>
@@ -71,8 +70,15 @@ Result<std::unique_ptr<StandbyProcess>> StandbyProcess::start(boost::asio::io_co
   p->err_r_ = e[0];
   SpawnRequest req;
   req.executable = l.executable;
-  req.argv = {l.executable,     "-u",           l.bootstrap, l.command.module ? "module" : "script",
-              l.command.target, join(l.imports)};
+  // The bootstrap is part of the binary and goes on the command line (-c): code trainvisor runs
+  // is never read back from a file that another user could replace (docs/supervision.md).
+  req.argv = {l.executable,
+              "-u",
+              "-c",
+              kStandbyBootstrap,
+              l.command.module ? "module" : "script",
+              l.command.target,
+              join(l.imports)};
   req.env = l.env;
   req.stdin_fd = sv[1];
   req.stdout_fd = o[1];
@@ -168,24 +174,6 @@ void StandbyProcess::release_pipes(int* out_r, int* err_r) {
 
 void StandbyProcess::kill() const {
   if (pid_ > 0) ::kill(-pid_, SIGKILL);
-}
-
-Status write_standby_bootstrap(const std::string& path) {
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream f(tmp, std::ios::trunc);
-    f << kStandbyBootstrap;
-    f.close();
-    if (!f) return Error{exit_code::kConfig, "cannot write the standby bootstrap " + tmp};
-  }
-  std::error_code ec;
-  std::filesystem::permissions(
-      tmp, std::filesystem::perms::owner_read | std::filesystem::perms::owner_write, ec);
-  std::filesystem::rename(tmp, path, ec);
-  if (ec)
-    return Error{exit_code::kConfig,
-                 "cannot write the standby bootstrap " + path + ": " + ec.message()};
-  return ok_status();
 }
 
 }  // namespace tv

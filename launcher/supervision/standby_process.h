@@ -25,7 +25,6 @@ class StandbyProcess {
  public:
   struct Launch {
     std::string executable;  // the workers' interpreter (resolved)
-    std::string bootstrap;   // absolute path of standby.py
     PythonCommand command;
     std::vector<std::string> imports;
     Environment env;          // the rank's import-time environment
@@ -81,9 +80,5 @@ class StandbyProcess {
   std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
   std::string failure_;
 };
-
-// The standby bootstrap (standby_bootstrap.py, embedded at build time) written to `path` (0600,
-// atomically). The error names the file.
-Status write_standby_bootstrap(const std::string& path);
 
 }  // namespace tv

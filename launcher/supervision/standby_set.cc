@@ -11,8 +11,8 @@ std::unique_ptr<StandbySet> StandbySet::create(boost::asio::io_context& io,
                                                const WarmStandbyConfig& cfg,
                                                const std::string& executable,
                                                const std::vector<std::string>& argv,
-                                               const std::string& work_dir, int local_ranks,
-                                               Spawner& spawner, Spawner::OnExit on_exit) {
+                                               int local_ranks, Spawner& spawner,
+                                               Spawner::OnExit on_exit) {
   if (cfg.mode == WarmMode::kOff) return nullptr;
   auto py = python_command(argv);
   if (!py) {
@@ -22,24 +22,17 @@ std::unique_ptr<StandbySet> StandbySet::create(boost::asio::io_context& io,
           "every (re)start is cold");
     return nullptr;
   }
-  std::error_code ec;
-  const std::string bootstrap = std::filesystem::absolute(work_dir + "/standby.py", ec).string();
-  if (auto s = write_standby_bootstrap(bootstrap); !s) {
-    spdlog::warn("warm standbys off: {}", s.error().message);
-    return nullptr;
-  }
-  return std::make_unique<StandbySet>(io, *py, cfg, executable, bootstrap, local_ranks, spawner,
+  return std::make_unique<StandbySet>(io, *py, cfg, executable, local_ranks, spawner,
                                       std::move(on_exit));
 }
 
 StandbySet::StandbySet(boost::asio::io_context& io, PythonCommand py, WarmStandbyConfig cfg,
-                       std::string executable, std::string bootstrap, int local_ranks,
-                       Spawner& spawner, Spawner::OnExit on_exit)
+                       std::string executable, int local_ranks, Spawner& spawner,
+                       Spawner::OnExit on_exit)
     : io_(io),
       py_(std::move(py)),
       cfg_(std::move(cfg)),
       executable_(std::move(executable)),
-      bootstrap_(std::move(bootstrap)),
       spawner_(spawner),
       on_exit_(std::move(on_exit)),
       pool_(local_ranks) {}
@@ -50,7 +43,7 @@ void StandbySet::prepare(const std::vector<Environment>& rank_env) {
     if (static_cast<size_t>(r) >= rank_env.size()) continue;
     auto p = StandbyProcess::start(
         io_, spawner_,
-        {executable_, bootstrap_, py_, cfg_.imports, rank_env[static_cast<size_t>(r)], on_exit_});
+        {executable_, py_, cfg_.imports, rank_env[static_cast<size_t>(r)], on_exit_});
     if (!p) {
       pool_.disable(p.error().message);
       spdlog::warn("warm standbys off: cannot start one: {}", p.error().message);

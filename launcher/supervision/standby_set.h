@@ -23,13 +23,12 @@ namespace tv {
 
 class StandbySet {
  public:
-  // nullptr when standbys are off: --warm-standby off, auto with a command that is not Python,
-  // or the bootstrap cannot be written (each said once).
+  // nullptr when standbys are off: --warm-standby off, or auto with a command that is not Python
+  // (said once with on).
   static std::unique_ptr<StandbySet> create(boost::asio::io_context& io,
                                             const WarmStandbyConfig& cfg,
                                             const std::string& executable,
-                                            const std::vector<std::string>& argv,
-                                            const std::string& work_dir, int local_ranks,
+                                            const std::vector<std::string>& argv, int local_ranks,
                                             Spawner& spawner, Spawner::OnExit on_exit);
 
   // Starts a standby for every rank that has none, with that rank's environment.
@@ -49,8 +48,7 @@ class StandbySet {
   bool all_gone() const { return killed_.empty(); }
 
   StandbySet(boost::asio::io_context& io, PythonCommand py, WarmStandbyConfig cfg,
-             std::string executable, std::string bootstrap, int local_ranks, Spawner& spawner,
-             Spawner::OnExit on_exit);
+             std::string executable, int local_ranks, Spawner& spawner, Spawner::OnExit on_exit);
 
  private:
   void discard(pid_t pid);
@@ -61,7 +59,6 @@ class StandbySet {
   PythonCommand py_;
   WarmStandbyConfig cfg_;
   std::string executable_;
-  std::string bootstrap_;
   Spawner& spawner_;
   Spawner::OnExit on_exit_;
   StandbyPool pool_;

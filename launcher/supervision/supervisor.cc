@@ -1,16 +1,23 @@
 #include "launcher/supervision/supervisor.h"
 
+#include <fcntl.h>
 #include <spdlog/spdlog.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/post.hpp>
+#include <cerrno>
 #include <csignal>
+#include <cstring>
 #include <filesystem>
 #include <thread>
 
+#include "common/bounded_read.h"
 #include "common/exit_codes.h"
+#include "common/file_system.h"
 #include "common/init.h"
+#include "common/own_dir.h"
 #include "common/process.h"
 #include "launcher/supervision/descendants.h"
 #include "launcher/supervision/worker_command.h"
@@ -30,9 +37,11 @@ Supervisor::Supervisor(boost::asio::io_context& io, SupervisorConfig cfg, Cluste
       grace_timer_(io),
       pending_timer_(io),
       hang_timer_(io) {
-  standbys_ = StandbySet::create(io_, cfg_.warm, cfg_.executable, cfg_.argv, cfg_.work_dir,
-                                 cfg_.layout.nproc_per_node, spawner_,
-                                 [this](pid_t p, int status) { on_child_exit(p, status); });
+  if (auto self = RealFileSystem().read("/proc/self/cgroup", kSmallFileCap, nullptr))
+    memory_cgroup_ = find_memory_cgroup(RealFileSystem(), *self);
+  standbys_ =
+      StandbySet::create(io_, cfg_.warm, cfg_.executable, cfg_.argv, cfg_.layout.nproc_per_node,
+                         spawner_, [this](pid_t p, int status) { on_child_exit(p, status); });
   rank_env_.resize(static_cast<size_t>(cfg_.layout.nproc_per_node));
 }
 
@@ -98,6 +107,8 @@ Cluster::Events Supervisor::cluster_events() {
 void Supervisor::on_start(const GenerationPlan& plan) {
   if (finishing_) return;
   plan_ = plan;
+  if (memory_cgroup_)
+    oom_kills_at_start_ = oom_kill_count(RealFileSystem(), *memory_cgroup_).value_or(0);
   workers_.assign(static_cast<size_t>(cfg_.layout.nproc_per_node), nullptr);
   resume_ = cfg_.find_resume ? cfg_.find_resume() : std::nullopt;  // the resume hook
   if (resume_) spdlog::info("attempt {}: resuming from {}", plan.generation, resume_->path);
@@ -120,17 +131,34 @@ std::string Supervisor::attempt_dir(int generation, int rank) const {
   return cfg_.work_dir + "/attempt_" + std::to_string(generation) + "/rank_" + std::to_string(rank);
 }
 
+Result<UniqueFd> Supervisor::open_attempt_dir(int generation, int rank) const {
+  const UniqueFd work(::open(cfg_.work_dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (!work.valid())
+    return Error{exit_code::kConfig,
+                 cfg_.work_dir + ": cannot open (" + std::strerror(errno) + ")"};
+  const std::string attempt = "attempt_" + std::to_string(generation);
+  auto a = open_own_directory(work.get(), attempt, cfg_.work_dir + "/" + attempt);
+  if (!a) return a.error();
+  return open_own_directory(a->get(), "rank_" + std::to_string(rank),
+                            attempt_dir(generation, rank));
+}
+
 bool Supervisor::start_worker(int local_rank, const GenerationPlan& plan, WorkerEnd* end) {
   const int rank = global_rank(cfg_.layout, local_rank);
   const std::string dir = attempt_dir(plan.generation, rank);
-  std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
+  auto dir_fd = open_attempt_dir(plan.generation, rank);
+  if (!dir_fd) {
+    end->exit_code = dir_fd.error().exit_code;
+    end->start_failed = true;
+    spdlog::error("rank {}: not started: {}", rank, dir_fd.error().message);
+    return false;
+  }
   WorkerProcess::Identity id{local_rank,         rank,
                              plan.generation,    dir + "/error.json",
                              dir + "/heartbeat", cfg_.keep_logs ? dir : ""};
   // An error file left by an earlier run in the same --log-dir would be read as this worker's.
-  std::filesystem::remove(id.error_file, ec);
-  auto w = std::make_shared<WorkerProcess>(io_, id);
+  ::unlinkat(dir_fd->get(), "error.json", 0);
+  auto w = std::make_shared<WorkerProcess>(io_, id, dir_fd->get());
 
   WorkerAttempt attempt{local_rank,    plan.restart_count, plan.master_port,
                         id.error_file, id.heartbeat_file,  std::nullopt};

@@ -24,6 +24,9 @@
 #include <string>
 #include <vector>
 
+#include "common/result.h"
+#include "common/unique_fd.h"
+#include "launcher/supervision/cgroup_memory.h"
 #include "launcher/supervision/cluster.h"
 #include "launcher/supervision/root_cause.h"
 #include "launcher/supervision/run_observer.h"
@@ -109,6 +112,9 @@ class Supervisor final : public GroupActions {
   void log_exit() const;
   void release_workers();
   std::string attempt_dir(int generation, int rank) const;
+  // attempt_<g>/rank_<r> under the work dir, each a directory of trainvisor's own
+  // (common/own_dir.h: created 0755, or reused only when it is its own and nobody else's to write).
+  Result<UniqueFd> open_attempt_dir(int generation, int rank) const;
   void stop_standbys();
   // RunObserver::generation_failed, at most once per generation: this node's own failure and the
   // cluster's stop for the same generation both arrive on the failing node.
@@ -127,8 +133,10 @@ class Supervisor final : public GroupActions {
   std::unique_ptr<StandbySet> standbys_;  // warm standbys; null when off
   std::map<pid_t, WorkerPtr> by_pid_;
   GenerationPlan plan_;
-  std::optional<ResumeTarget> resume_;  // this generation's checkpoint
-  std::vector<FailureRecord> causes_;   // this node's root cause per failed generation
+  std::optional<ResumeTarget> resume_;         // this generation's checkpoint
+  std::optional<MemoryCgroup> memory_cgroup_;  // where the OOM killer's kills are counted
+  std::uint64_t oom_kills_at_start_ = 0;       // their count when this generation started
+  std::vector<FailureRecord> causes_;          // this node's root cause per failed generation
   struct PendingCause {
     int local_rank = 0;  // wrote its error file first; its exit completes the root cause
     std::optional<WorkerEnd> first_seen;  // the group's own first failure, if there was one

@@ -134,6 +134,12 @@ void Supervisor::report_failure(int generation, const WorkerEnd& first) {
   rec.exit_code = first.exit_code;
   rec.signal = first.signal;
   rec.hang = first.hang;
+  if (rec.signal == SIGKILL && memory_cgroup_) {
+    const RealFileSystem fs;
+    const auto kills = oom_kill_count(fs, *memory_cgroup_);
+    if (kills && *kills > oom_kills_at_start_)
+      rec.out_of_memory = out_of_memory_text(memory_limit(fs, *memory_cgroup_));
+  }
   if (w) {
     std::string why;
     rec.error = read_error_file(w->id().error_file, &why);

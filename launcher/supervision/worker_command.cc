@@ -32,4 +32,19 @@ Result<std::vector<std::string>> build_worker_argv(const Options& opts, const En
   return argv;
 }
 
+Status check_python_script(const Options& opts, const FileSystem& fs) {
+  const auto& cmd = opts.positional;
+  if (cmd.empty() || opts.flag("no-python") || opts.flag("module") || !cmd.front().ends_with(".py"))
+    return ok_status();
+  if (!fs.exists(cmd.front()))
+    return Error{
+        exit_code::kNotFound,
+        cmd.front() + ": no such file: expected the Python script to run (nothing started)"};
+  if (fs.is_directory(cmd.front()))
+    return Error{exit_code::kNotFound, cmd.front() +
+                                           ": a directory: expected the Python script to "
+                                           "run (nothing started)"};
+  return ok_status();
+}
+
 }  // namespace tv

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "common/environment.h"
+#include "common/file_system.h"
 #include "common/options.h"
 #include "common/result.h"
 
@@ -14,6 +15,11 @@ namespace tv {
 
 // argv for every worker (before --resume-arg is appended). Usage error (64) when empty.
 Result<std::vector<std::string>> build_worker_argv(const Options& opts, const Environment& env);
+
+// For `script.py ARGS` (no -m, no --no-python): the script must exist and not be a directory
+// before anything starts, or the run ends with 127 naming it (python3 itself would exit 2, which
+// reads as a training failure and is restarted).
+Status check_python_script(const Options& opts, const FileSystem& fs);
 
 // "--checkpoint={}" with path -> "--checkpoint=/ckpt/agent_100.pt"; a template without {}
 // gets the path as a separate argument after it.

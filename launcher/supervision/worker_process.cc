@@ -12,17 +12,15 @@ namespace {
 constexpr size_t kTailLines = 20;
 }
 
-WorkerProcess::WorkerProcess(boost::asio::io_context& io, Identity id)
+WorkerProcess::WorkerProcess(boost::asio::io_context& io, Identity id, int log_dir_fd)
     : drain_timer(io),
       io_(io),
       id_(std::move(id)),
       prefix_("[rank" + std::to_string(id_.rank) + "]: ") {
   err_.is_err = true;
-  if (id_.log_dir.empty()) return;
-  std::error_code ec;
-  std::filesystem::create_directories(id_.log_dir, ec);
-  out_.log.open(id_.log_dir + "/stdout.log");
-  err_.log.open(id_.log_dir + "/stderr.log");
+  if (id_.log_dir.empty() || log_dir_fd < 0) return;
+  out_.log.open(log_dir_fd, "stdout.log", id_.log_dir + "/stdout.log");
+  err_.log.open(log_dir_fd, "stderr.log", id_.log_dir + "/stderr.log");
 }
 
 WorkerProcess::~WorkerProcess() { close_pipes(); }
@@ -113,8 +111,14 @@ void WorkerProcess::stream_closed(Stream& s) {
 
 void WorkerProcess::signal(int sig) const {
   if (pid_ <= 0) return;
-  ::kill(-pid_, sig);
-  if (::getpgid(pid_) != pid_) ::kill(pid_, sig);  // the worker moved itself to another group
+  const bool moved = ::getpgid(pid_) != pid_;  // the worker moved itself to another group
+  for (int s : {sig, SIGCONT}) {
+    // A stopped worker (SIGSTOP, a debugger, Ctrl-Z) acts on SIGTERM only once it runs again:
+    // SIGCONT after every termination signal, so it is not held for the whole grace period.
+    if (s == SIGCONT && sig != SIGTERM && sig != SIGINT && sig != SIGHUP) break;
+    ::kill(-pid_, s);
+    if (moved) ::kill(pid_, s);
+  }
 }
 
 void WorkerProcess::poll_heartbeat() {

@@ -35,7 +35,9 @@ class WorkerProcess : public std::enable_shared_from_this<WorkerProcess> {
     std::string log_dir;  // "" = no per-rank files
   };
 
-  WorkerProcess(boost::asio::io_context& io, Identity id);
+  // `log_dir_fd`: the open rank directory (log_dir), whose stdout.log / stderr.log are opened
+  // relative to it (never through a link); -1 with no per-rank files.
+  WorkerProcess(boost::asio::io_context& io, Identity id, int log_dir_fd);
   ~WorkerProcess();
 
   // Creates the two pipes; returns the write ends for the child (closed again by attach()).
@@ -53,7 +55,8 @@ class WorkerProcess : public std::enable_shared_from_this<WorkerProcess> {
     err_.tap = std::move(err);
   }
 
-  // Sends sig to the worker's process group (and to the worker itself if it left the group).
+  // Sends sig to the worker's process group (and to the worker itself if it left the group);
+  // SIGCONT after SIGTERM, SIGINT or SIGHUP, so a stopped worker acts on it at once.
   void signal(int sig) const;
   // Re-reads the heartbeat file's mtime; a change counts as a sign of life.
   void poll_heartbeat();

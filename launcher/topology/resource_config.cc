@@ -5,6 +5,8 @@
 #include <set>
 
 #include "common/exit_codes.h"
+#include "common/json_parse.h"
+#include "common/json_text.h"
 #include "launcher/topology/topology.h"
 
 namespace tv {
@@ -16,8 +18,11 @@ Error bad(const std::string& path, const std::string& why) {
   return Error{exit_code::kConfig, "file " + path + ": " + why};
 }
 
-std::string shown(const json& v) {
-  std::string s = v.dump(-1, ' ', true, json::error_handler_t::replace);
+std::string shown(const json& v) { return json_preview(v); }
+
+// Host names (strings already checked), as JSON, at most 80 characters.
+std::string host_list(const std::vector<std::string>& hosts) {
+  std::string s = json_text(json(hosts));
   return s.size() > 80 ? s.substr(0, 77) + "..." : s;
 }
 
@@ -108,7 +113,7 @@ Status compute_training_hosts(ResourceConfig& rc, const std::string& path) {
   auto pos = std::find(rc.training_hosts.begin(), rc.training_hosts.end(), rc.current_host);
   if (pos == rc.training_hosts.end())
     return bad(path, "current_host \"" + rc.current_host + "\" is not in hosts " +
-                         shown(json(rc.training_hosts)) + ": expected one of them");
+                         host_list(rc.training_hosts) + ": expected one of them");
   rc.rank = static_cast<int>(pos - rc.training_hosts.begin());
   return ok_status();
 }
@@ -140,14 +145,11 @@ Result<ResourceConfig> parse_resource_config(const std::string& text, const std:
   if (text.size() > kMaxResourceConfigBytes)
     return bad(path, "is " + std::to_string(text.size()) + " bytes: expected at most " +
                          std::to_string(kMaxResourceConfigBytes));
-  json root;
-  try {
-    root = json::parse(text);
-  } catch (const json::exception& e) {  // parse_error, and out_of_range for 1e99999
-    return bad(path, "is not valid JSON (" + std::string(e.what()) +
+  auto root = parse_json(text);
+  if (!root)
+    return bad(path, "is not valid JSON (" + root.error().message +
                          "): expected SageMaker's resource config object");
-  }
-  return from_json(root, path);
+  return from_json(*root, path);
 }
 
 }  // namespace tv

@@ -234,11 +234,16 @@ Status apply_nproc(const Options& opts, const GpuCounter& gpus, Topology& t) {
 // made, so a space or a control character is refused (78, naming where it came from) instead of
 // timing out the rendezvous or forging a log line.
 Status check_hosts(Topology& t) {
-  const std::string expected = "a host name or address (printable, no spaces, at most 255 bytes)";
+  const std::string expected =
+      "a host name or address (printable, no spaces, at most 255 bytes; IPv6 as [::1] or ::1)";
   if (!topo::plausible_host(t.master_addr))
     return bad_option({t.master_addr, t.origin["master_addr"]}, expected);
   for (const auto& h : t.hosts)
     if (!topo::plausible_host(h)) return bad_option({h, t.origin["hosts"]}, expected);
+  // Bracketed IPv6 ("[::1]", torchrun's spelling) is parsed here, once: every reader after this
+  // (the rendezvous, the workers' MASTER_ADDR) gets the bare address.
+  t.master_addr = topo::unbracketed_host(t.master_addr);
+  for (auto& h : t.hosts) h = topo::unbracketed_host(h);
   return ok_status();
 }
 

@@ -5,8 +5,11 @@
 
 namespace tv::topo {
 
+// Anything at the path counts: a directory (what `docker -v` of a missing host file creates) or a
+// symbolic link loop is then an error naming the path, never a silent fallback to one local node
+// (every host of the job would train alone).
 bool sagemaker_detected(const FileSystem& fs, const std::string& path) {
-  return fs.exists(path) && !fs.is_directory(path);
+  return !path.empty() && (fs.exists(path) || fs.read_link(path).has_value());
 }
 
 Result<Topology> sagemaker_source(const Environment& env, const FileSystem& fs,

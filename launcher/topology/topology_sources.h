@@ -27,8 +27,11 @@ Result<std::optional<long>> env_int(const Environment& env, const std::string& n
 Result<long> env_int_required(const Environment& env, const std::string& name, long min, long max,
                               const std::string& why_range, const std::string& needed_for);
 
-// A host name or address as given to workers: 1..255 printable characters, no spaces.
+// A host name or address as given to workers: 1..255 printable characters, no spaces; a value in
+// brackets only when it holds an IPv6 address ("[::1]", as torchrun's endpoints write it).
 bool plausible_host(const std::string& s);
+// "[::1]" -> "::1" (what sockets, TCPStore and MASTER_ADDR take); any other value unchanged.
+std::string unbracketed_host(const std::string& s);
 
 // Origin of a value read from the environment: "env NAME".
 inline std::string from_env(const std::string& name) { return "env " + name; }

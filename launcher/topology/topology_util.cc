@@ -1,3 +1,7 @@
+#include <arpa/inet.h>
+
+#include <charconv>
+
 #include "common/escape.h"
 #include "common/exit_codes.h"
 #include "common/parse_number.h"
@@ -38,7 +42,15 @@ bool plausible_host(const std::string& s) {
   if (s.empty() || s.size() > 255) return false;
   for (unsigned char c : s)
     if (c <= ' ' || c >= 127) return false;
-  return true;
+  if (s.front() != '[' && s.back() != ']') return true;
+  in6_addr a{};
+  return s.size() > 2 && s.front() == '[' && s.back() == ']' &&
+         ::inet_pton(AF_INET6, s.substr(1, s.size() - 2).c_str(), &a) == 1;
+}
+
+std::string unbracketed_host(const std::string& s) {
+  if (s.size() > 2 && s.front() == '[' && s.back() == ']') return s.substr(1, s.size() - 2);
+  return s;
 }
 
 Topology local_source() {

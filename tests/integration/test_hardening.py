@@ -9,13 +9,14 @@ import contextlib
 import json
 import os
 import re
-import signal
 import subprocess
 import time
 import uuid
 from pathlib import Path
 
 import pytest
+
+import tvtest
 
 SOURCE_DIR = Path(os.environ.get("TV_SOURCE_DIR", Path(__file__).resolve().parents[2]))
 TRAINVISOR = Path(os.environ.get("TRAINVISOR_BIN", SOURCE_DIR / "build" / "trainvisor"))
@@ -28,14 +29,7 @@ TIMEOUT = 60  # every case here must end well before this; a hang fails the test
 
 
 def base_env(**extra):
-    env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": os.environ.get("HOME", "/root"),
-           "PYTHON_EXEC": PYTHON, MARKER: SESSION, "LANG": "C.UTF-8",
-           "CUDA_VISIBLE_DEVICES": ""}
-    for k in ("ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS", "TMPDIR", "LD_LIBRARY_PATH"):
-        if k in os.environ:
-            env[k] = os.environ[k]
-    env.update(extra)
-    return {k: v for k, v in env.items() if v is not None}
+    return tvtest.hermetic_env(MARKER, SESSION, PYTHON, **extra)
 
 
 def trainvisor(*args, env=None, timeout=TIMEOUT):
@@ -59,27 +53,10 @@ def log_lines(stderr):
 @pytest.fixture(autouse=True)
 def no_leftovers():
     yield
-    for p in Path("/proc").iterdir():
-        if p.name.isdigit():
-            try:
-                if f"{MARKER}={SESSION}".encode() in (p / "environ").read_bytes().split(b"\0"):
-                    os.kill(int(p.name), signal.SIGKILL)
-            except OSError:
-                pass
+    tvtest.kill_marked(MARKER, SESSION)
 
 
-@contextlib.contextmanager
-def tmpfs(path, options):
-    """A small tmpfs mounted at `path` for the test (root only; skipped where mount is refused)."""
-    path.mkdir(parents=True, exist_ok=True)
-    r = subprocess.run(["mount", "-t", "tmpfs", "-o", options, "tmpfs", str(path)],
-                       capture_output=True, text=True)
-    if r.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here: {r.stderr.strip()}")
-    try:
-        yield path
-    finally:
-        subprocess.run(["umount", "-l", str(path)], check=False)
+tmpfs = tvtest.tmpfs
 
 
 # ---- Parsers that throw ------------------------------------------------------------------------

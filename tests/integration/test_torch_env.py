@@ -308,7 +308,9 @@ def test_script_form_runs_under_python_exec_unbuffered(launches, worker, tmp_pat
                         "tv", env=launches.env(PYTHON_EXEC=str(wrapper)))
     assert_ok(proc)
     # Warm standbys (docs/standby.md) start the same interpreter; count the workers' calls only.
-    calls = [c for c in called.read_text().splitlines() if "/standby.py script " not in c]
+    # A standby's command line is `-u -c <bootstrap> script ...` (several lines here); a worker's
+    # starts with `-u SCRIPT`.
+    calls = [c for c in called.read_text().splitlines() if c.startswith(f"-u {script} ")]
     assert len(calls) == 2, "PYTHON_EXEC was not used for each worker"
     for r in records(out, 2).values():
         assert r["argv"] == [str(script), str(out), "a b", "$HOME"], "argv changed (a shell?)"

@@ -3,6 +3,7 @@ sys.path). conftest.py holds the fixtures every test gets (`no_leftovers`).
 
 Environment (set by ctest, tests/CMakeLists.txt): TRAINVISOR_BIN, TV_HELPERS, TV_SOURCE_DIR,
 TV_PYTHON; each has a default for a run by hand from a build in build/."""
+import contextlib
 import os
 import shutil
 import signal
@@ -160,3 +161,30 @@ def fake_vendor_libs(directory):
         subprocess.run([cc, "-shared", "-fPIC", "-o", str(Path(directory) / name),
                         f'-DLIBNAME="{name}"', str(src), "-lpthread"], check=True)
     return Path(directory)
+
+
+def hermetic_env(marker, session, python, **extra):
+    """The environment of a hostile-input test: a fixed PATH, the sanitizer and TMPDIR settings
+    of the caller, and marker=session (kill_marked finds what carries it); a value None in
+    `extra` removes that variable."""
+    env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": os.environ.get("HOME", "/root"),
+           "PYTHON_EXEC": python, marker: session, "LANG": "C.UTF-8", "CUDA_VISIBLE_DEVICES": ""}
+    for k in ("ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS", "TMPDIR", "LD_LIBRARY_PATH"):
+        if k in os.environ:
+            env[k] = os.environ[k]
+    env.update(extra)
+    return {k: v for k, v in env.items() if v is not None}
+
+
+@contextlib.contextmanager
+def tmpfs(path, options):
+    """A small tmpfs mounted at `path` for the test (root only; skipped where mount is refused)."""
+    path.mkdir(parents=True, exist_ok=True)
+    r = subprocess.run(["mount", "-t", "tmpfs", "-o", options, "tmpfs", str(path)],
+                       capture_output=True, text=True)
+    if r.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {r.stderr.strip()}")
+    try:
+        yield path
+    finally:
+        subprocess.run(["umount", "-l", str(path)], check=False)

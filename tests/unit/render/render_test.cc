@@ -92,7 +92,10 @@ TEST(JobConfig, EveryErrorIsConfigAndNamesTheField) {
     EXPECT_EQ(e.exit_code, exit_code::kConfig) << doc.dump();
     EXPECT_NE(e.message.find(expected), std::string::npos) << e.message;
   }
-  EXPECT_EQ(parse_error("{\"name\": ").message, "job.json: not valid JSON");
+  EXPECT_EQ(parse_error("{\"name\": ").message.rfind("job.json: not valid JSON (", 0), 0u);
+  EXPECT_NE(parse_error(std::string(100000, '[') + std::string(100000, ']'))
+                .message.find("job.json: not valid JSON (nested deeper than 64 levels)"),
+            std::string::npos);
   EXPECT_NE(parse_error("[1]").message.find("expected a JSON object"), std::string::npos);
   EXPECT_NE(parse_error(R"({"image": "i", "command": ["a"]})").message.find("name: missing"),
             std::string::npos);

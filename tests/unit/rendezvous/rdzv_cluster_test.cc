@@ -330,7 +330,13 @@ TEST_F(RdzvCluster, HostileConnectionsLeaveTheJobUntouched) {
     return std::all_of(raw.begin(), raw.end(), [](auto& r) { return r->closed; }) &&
            nodes_[2]->finished() && nodes_[3]->finished();
   }));
-  EXPECT_TRUE(nodes_[2]->lost && nodes_[3]->lost);  // they never got in
+  EXPECT_TRUE(nodes_[2]->lost);  // the wrong token never got in
+  // The second node rank 1 is authenticated, so it is told why it is refused: 78 at once.
+  ASSERT_TRUE(nodes_[3]->gave_up);
+  EXPECT_EQ(nodes_[3]->gave_up->exit_code, 78);
+  EXPECT_NE(nodes_[3]->gave_up->summary.find("refused node rank 1: node rank 1 has already joined"),
+            std::string::npos)
+      << nodes_[3]->gave_up->summary;
   // The job itself noticed nothing, and the real node 2 still gets in.
   EXPECT_FALSE(nodes_[0]->finished() || nodes_[1]->finished());
   EXPECT_TRUE(nodes_[0]->starts.empty() && nodes_[1]->starts.empty());

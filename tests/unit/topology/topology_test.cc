@@ -1,4 +1,5 @@
 // resolve_topology(): choosing the source, explicit values, nproc_per_node, master_port.
+#include "launcher/topology/topology_sources.h"
 #include "tests/unit/topology/topology_fixture.h"
 
 namespace tv {
@@ -218,3 +219,18 @@ TEST_F(TopologyTest, ExplicitNodesWithoutRankTakeThePlatformsRank) {
 
 }  // namespace
 }  // namespace tv
+namespace tv::topo {
+namespace {
+
+TEST(HostNames, BracketedIpv6IsAcceptedAndUnbracketed) {
+  EXPECT_TRUE(plausible_host("[::1]"));
+  EXPECT_TRUE(plausible_host("[fd00::2]"));
+  EXPECT_FALSE(plausible_host("[node-1]"));
+  EXPECT_FALSE(plausible_host("[::1"));
+  EXPECT_FALSE(plausible_host("::1]"));
+  EXPECT_EQ(unbracketed_host("[::1]"), "::1");
+  EXPECT_EQ(unbracketed_host("algo-1"), "algo-1");
+}
+
+}  // namespace
+}  // namespace tv::topo
