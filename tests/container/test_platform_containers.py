@@ -31,18 +31,25 @@ from test_platform_contracts import (OUTCOMES, SECRETS, batch_evaluate_on_exit, 
 TIMEOUT_S = 120  # guards against a hang only
 
 
-def run_args(tmp, env, volumes):
-    """`podman run` options: the test's directory at the same path (the specs name it), env."""
+def run_args(tmp, env, volumes, network=None):
+    """`podman run` options: the test's directory at the same path (the specs name it), env;
+    network replaces RUN_OPTS' --network."""
+    opts = list(RUN_OPTS)
+    if network:
+        while "--network" in opts:
+            del opts[opts.index("--network"):opts.index("--network") + 2]
+        opts += ["--network", network]
     vol = [a for v in [f"{tmp}:{tmp}", *volumes] for a in ("-v", v)]
-    return [*RUN_OPTS, *vol, *[a for k, v in env.items() for a in ("--env", f"{k}={v}")]]
+    return [*opts, *vol, *[a for k, v in env.items() for a in ("--env", f"{k}={v}")]]
 
 
-def run(tmp, env, args, entrypoint=None, volumes=()):
+def run(tmp, env, args, entrypoint=None, volumes=(), network=None):
     """Runs one container to its end; podman run's exit code is the container's."""
     name = f"tv-contract-{uuid.uuid4().hex[:8]}"
     ep = ["--entrypoint", json.dumps(entrypoint)] if entrypoint else []
     try:
-        p = subprocess.run([*PODMAN, "run", "--name", name, *run_args(tmp, env, volumes), *ep, IMAGE, *args],
+        p = subprocess.run([*PODMAN, "run", "--name", name, *run_args(tmp, env, volumes, network), *ep, IMAGE,
+                            *args],
                            capture_output=True, text=True, timeout=TIMEOUT_S)
     finally:
         podman("rm", "-f", "-t", "0", name, check=False)
@@ -159,3 +166,30 @@ def test_podman_stop_reaches_the_rendered_workers(tmp_path, target):
         podman("rm", "-f", "-t", "0", name, check=False)
     assert code == 143, out
     assert "rank 0 got SIGTERM" in out, out
+
+
+def test_batch_two_nodes_in_two_containers_sharing_the_main_nodes_network(tmp_path):
+    """The main node and a child, each its own container with trainvisor as PID 1. The main node
+    is on podman's bridge network (it needs an address of its own, as on Batch); the child joins
+    its network namespace (--network container:NAME) and reaches it at 127.0.0.1, so the
+    rendezvous is real TCP between two containers and nothing leaves the host."""
+    desc = description(tmp_path, "success", "batch")
+    doc = json.loads(desc.read_text())
+    doc["nodes"] = 2
+    desc.write_text(json.dumps(doc))
+    definition = render(desc, "batch")
+    ct = definition["nodeProperties"]["nodeRangeProperties"][0]["container"]
+    main = f"tv-contract-{uuid.uuid4().hex[:8]}"
+    try:
+        p = podman("run", "-d", "--name", main, *run_args(tmp_path, batch_env(ct, 2, 0), (), "bridge"), IMAGE,
+                   *ct["command"], check=False)
+        if p.returncode != 0:
+            pytest.skip(f"podman's bridge network does not work on this host: {p.stderr.strip()[-300:]}")
+        code_child, out = run(tmp_path, batch_env(ct, 2, 1), ct["command"], network=f"container:{main}")
+        code_main = int(podman("wait", main, timeout=TIMEOUT_S).stdout.strip())
+        out += logs(main)
+    finally:
+        podman("rm", "-f", "-t", "0", main, check=False)
+    assert (code_main, code_child) == (0, 0), out[-4000:]
+    dumped = [json.loads((tmp_path / f"env_{r}").read_text()) for r in (0, 1)]
+    assert [(d["RANK"], d["WORLD_SIZE"]) for d in dumped] == [("0", "2"), ("1", "2")]
