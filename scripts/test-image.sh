@@ -58,10 +58,10 @@ if ! podman image exists "$base"; then
 fi
 ctr="$(podman create "$base" /bin/true 2>&1)" || skip "podman create failed: $ctr"
 trap 'podman rm -f "$ctr" >/dev/null 2>&1 || true' EXIT
-podman cp "$bin" "$ctr:/usr/local/bin/trainvisor"
-podman cp "$helpers" "$ctr:$image_helpers"
-podman commit -q --change 'ENTRYPOINT ["/usr/local/bin/trainvisor"]' --change 'CMD ["version"]' \
-  "$ctr" "$image" >/dev/null
+# the inputs were checked above: a failure here is podman's
+out="$(podman cp "$bin" "$ctr:/usr/local/bin/trainvisor" 2>&1 && podman cp "$helpers" "$ctr:$image_helpers" 2>&1 &&
+  podman commit -q --change 'ENTRYPOINT ["/usr/local/bin/trainvisor"]' --change 'CMD ["version"]' \
+    "$ctr" "$image" 2>&1)" || skip "podman cp/commit failed: $(echo "$out" | tail -1)"
 podman rm -f "$ctr" >/dev/null
 trap - EXIT
 took; total=$((total + SECONDS))
