@@ -2,7 +2,10 @@
 # The whole test suite, as CI runs it: install dependencies, then
 #   0. the portable Release binary (GCC and clang, -Werror) and its portability check,
 #   1. the normal build and every test (unit + integration against the real binary),
-#   1b. with TV_CONTAINER_TESTS=1: the image built from the Dockerfile with no registry, and the
+#   1b. the container tests against an image of a debootstrap root + the portable binary + the
+#       helpers, built once per run (scripts/test-image.sh; one "skipped:" line where the host
+#       has no root, podman, debootstrap, mirror or working container runtime),
+#   1c. with TV_CONTAINER_TESTS=1: the image built from the Dockerfile with no registry, and the
 #       container tests (scripts/container-test.sh),
 #   2. the same suite built with ASan + UBSan,
 #   3. every libFuzzer harness for a bounded time (FUZZ_SECONDS each, default 60).
@@ -26,6 +29,9 @@ echo "== normal build"
 bash scripts/build.sh build
 (cd build && TV_PORTABLE_BIN="$PWD/../build-portable/trainvisor" ctest --output-on-failure -j "$jobs" --timeout 900)
 ((quick)) && exit 0
+
+echo "== container tests, trainvisor as PID 1: debootstrap root + the portable binary (one image per run)"
+bash scripts/test-image.sh build-portable/trainvisor build/helpers
 
 echo "== image from the Dockerfile (no registry) and container tests, trainvisor as PID 1"
 # Opt-in (TV_CONTAINER_TESTS=1): the image's builder compiles the whole binary again with no

@@ -20,7 +20,8 @@ preflight failure) is judged by the platform's own rule, transcribed from its so
 Every "node" is a process on this host: the container's files (/dev/termination-log,
 /opt/ml/output/failure, /opt/ml/input/config/resourceconfig.json) are redirected into the test's
 directory through trainvisor's TRAINVISOR_* variables, and the image's /usr/local/bin/trainvisor
-is this build's binary. No container runtime is used (docs/render.md says why).
+is this build's binary. tests/container/test_platform_containers.py runs the same specs and rules
+in podman containers, trainvisor as PID 1 (docs/render.md).
 """
 import json
 import os
