@@ -74,10 +74,11 @@ void WatchState::look(CheckpointFs& fs, const std::string& key, Candidate& c, bo
               [this](const std::string& p, const FileStat& s) { return stable(p, s); }};
   Judgement j = evaluate(c, fs, judge);
   // A file written tail-first (parallel multipart downloads) has its end record before its body:
-  // not reported until every local header is where its central directory says.
-  if (report && j.verdict == Verdict::kComplete) {
+  // not complete until every local header is where its central directory says. At start that
+  // means "still being written" (reported once complete, not taken as there already).
+  if (j.verdict == Verdict::kComplete) {
     if (Judgement h = verify_for_resume(c, fs, false); h.verdict != Verdict::kComplete)
-      j = {Verdict::kSettling, h.reason, 0};
+      j = {report ? Verdict::kSettling : Verdict::kIncomplete, h.reason, 0};
   }
   if (!report && j.verdict != Verdict::kIncomplete) {
     done_[c.primary] = sig;  // already there at start (settling or not): not news

@@ -12,6 +12,7 @@
 #include "checkpoint/candidates.h"
 #include "checkpoint/names.h"
 #include "checkpoint/resume.h"
+#include "checkpoint/tree_walk.h"
 #include "resume_helpers.h"
 
 namespace tv {
@@ -319,6 +320,27 @@ TEST(Honesty, RunsThatNothingOrdersAreAmbiguous) {
   fs.set_now(fs.now() + 10 * kS);  // a third run, written later: its mtime tells
   dcp(fs, kRoot + "/outputs/c/checkpoint/step-50", t + 10 * kS);
   EXPECT_EQ(path_of(latest(fs)), kRoot + "/outputs/c/checkpoint/step-50");
+}
+
+TEST(Speed, ALargeFamilyIsWalkedByItsNewestAndAgainWhenTheyAreIncomplete) {
+  FakeCheckpointFs fs;
+  const std::string d = kRoot + "/gpt";
+  auto iter = [&](int it) {
+    return d + "/iter_" + std::string(7 - std::to_string(it).size(), '0') + std::to_string(it);
+  };
+  for (int it = 1; it <= 300; ++it) {
+    dcp(fs, iter(it), fs.now() - 100 * kS);
+    fs.add_file(iter(it) + "/common.pt", make_zip());
+    fs.add_file(iter(it) + "/metadata.json", "{}");
+  }
+  const Tree cut = walk_tree(fs, kRoot, true);
+  EXPECT_EQ(cut.dirs.size(), 2 + kNewestOfFamily);  // the root, gpt, the 16 newest iter_*
+  ASSERT_EQ(cut.cut_families.size(), 1u);
+  EXPECT_EQ(walk_tree(fs, kRoot).dirs.size(), 302u);
+  EXPECT_EQ(path_of(latest(fs)), iter(300));
+  for (int it = 300 - static_cast<int>(kNewestOfFamily); it <= 300; ++it)
+    fs.remove(iter(it) + "/metadata.json");  // every walked one incomplete: walked again
+  EXPECT_EQ(path_of(latest(fs)), iter(299 - static_cast<int>(kNewestOfFamily)));
 }
 
 TEST(Glob, OneEntryOnTheCommandLineWithTheCatalogsPowers) {
