@@ -234,7 +234,7 @@ TEST(WatchState, AFileWrittenTailFirstIsReportedOnceItsBodyIsThere) {
     WatchState w("/ckpt", "auto");
     const std::string p = kDir + "/agent_20.pt";
     if (at_start) fs.add_file(p, partial, fs.now());  // being written when the watcher starts
-    w.baseline(fs);  // at start: not taken as there already
+    w.baseline(fs);                                   // at start: not taken as there already
     if (!at_start) fs.add_file(p, partial, old);
     EXPECT_TRUE(w.scan(fs).empty()) << at_start;
     EXPECT_TRUE(w.scan(fs).empty()) << at_start;
