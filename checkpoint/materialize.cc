@@ -31,6 +31,11 @@ class Materializer {
     c_.checkpoint.step = key_.step;
     c_.checkpoint.run_dir = tree_.dirs[key_.run].path;
     c_.checkpoint.run = std::string(tree_.dirs[key_.run].name());
+    if (c_.checkpoint.run.empty()) {  // --checkpoint-dir is the run directory itself
+      std::string root = tree_.dirs[key_.run].path;
+      while (root.size() > 1 && root.back() == '/') root.pop_back();
+      c_.checkpoint.run = base_of(root);
+    }
     c_.checkpoint.directory = key_.name == kNoDir;
     if (key_.name != kNoDir)
       c_.checkpoint.path = join_path(dir_.path, dir_.files[key_.name]);

@@ -125,6 +125,10 @@ def test_resume_arg_placeholders(tmp_path):
     run = "2025-01-03_09-00-00_resumed"
     assert j["resume_args"] == ["--resume", "--load_run", run, "--checkpoint", "model_1550.pt",
                                 "--step=1550", f"--dir={(tmp_path / rel).parent}"]
+    # --checkpoint-dir is the run directory itself: {run} is still its name (Isaac Lab's
+    # --load_run), never "".
+    j, _ = latest((tmp_path / rel).parent, "auto", "--resume-arg", "--load_run {run}")
+    assert j["resume_args"] == ["--load_run", run]
     r = subprocess.run([BIN, "checkpoint", "latest", "--dir", str(tmp_path), "--resume-arg",
                         "--x={nope}"], capture_output=True, text=True, timeout=60)
     assert r.returncode == 78 and "--resume-arg" in r.stderr and "{nope}" in r.stderr

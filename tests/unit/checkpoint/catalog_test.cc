@@ -343,6 +343,15 @@ TEST(Speed, ALargeFamilyIsWalkedByItsNewestAndAgainWhenTheyAreIncomplete) {
   EXPECT_EQ(path_of(latest(fs)), iter(299 - static_cast<int>(kNewestOfFamily)));
 }
 
+TEST(ResumeArg, RunIsTheDirectoryNameWhenTheCheckpointDirIsTheRunItself) {
+  FakeCheckpointFs fs;
+  const std::string run = kRoot + "/2025-01-03_09-00-00_resumed";
+  fs.add_file(run + "/model_1550.pt", make_zip());
+  auto c = find_resume_checkpoint(ResumeRequest{run, "auto", "latest"}, fs);
+  ASSERT_TRUE(c);
+  EXPECT_EQ(c->run, "2025-01-03_09-00-00_resumed");  // Isaac Lab's --load_run, never ""
+}
+
 TEST(Glob, OneEntryOnTheCommandLineWithTheCatalogsPowers) {
   FakeCheckpointFs fs;
   const std::int64_t t = fs.now() - 100 * kS;
