@@ -30,7 +30,7 @@ with open(os.path.join(d, "latest_checkpointed_iteration.txt"), "w") as f:
     f.write(str(n * 10))
 print(f"created {n} iter_* directories in {d}", file=sys.stderr)
 PY
-python3 - "$BIN" "$TREE/gpt" "$R" <<'PY'
+PYTHONPATH="$SRC/bench" python3 - "$BIN" "$TREE/gpt" "$R" <<'PY'
 import os, statistics, subprocess, sys, time
 binary, d, runs = sys.argv[1], sys.argv[2], int(sys.argv[3])
 cmds = {
@@ -38,16 +38,8 @@ cmds = {
     "find D -maxdepth 1 -name 'iter_*' | sort | tail -1": [
         "bash", "-c", f"find '{d}' -maxdepth 1 -name 'iter_*' | sort | tail -1"],
 }
-stats = {k: [] for k in cmds}
-answers = {}
-for _ in range(runs):
-    for name, argv in cmds.items():
-        t0 = time.perf_counter()
-        p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
-        out = p.stdout.read()
-        _, _, ru = os.wait4(p.pid, 0)
-        stats[name].append((time.perf_counter() - t0, ru.ru_utime + ru.ru_stime))
-        answers[name] = out.decode().strip()
+from alternate import alternate  # bench/alternate.py (PYTHONPATH)
+stats, answers = alternate(cmds, runs)
 print(f"{'command (%d iter_* directories, median of %d)' % (len(os.listdir(d)) - 1, runs):64} {'wall s':>9} {'cpu s':>9}")
 med = {}
 for name, rows in stats.items():
