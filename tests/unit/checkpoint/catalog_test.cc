@@ -188,6 +188,32 @@ TEST(Nemo, StepComesFromStepAndTheUnfinishedMarkerMeansIncomplete) {
   EXPECT_EQ(path_of(latest(fs)), s200);
 }
 
+TEST(Nemo, OneXCkptDirectoriesAndFilesHonourTheMarkerToo) {
+  FakeCheckpointFs fs;
+  const std::string ck = kRoot + "/nemo_experiments/gpt/2025-01-02_10-00-00/checkpoints";
+  auto dir = [&](int step) {
+    const std::string d = ck + "/megatron_gpt--val_loss=1.23-step=" + std::to_string(step) +
+                          "-consumed_samples=" + std::to_string(step * 8) + ".0";
+    dcp(fs, d + ".ckpt", fs.now() - 100 * kS);
+    fs.add_file(d + ".ckpt/common.pt", make_zip());
+    fs.add_file(d + ".ckpt/metadata.json", "{}");
+    return d;
+  };
+  dir(100);
+  const std::string d200 = dir(200);
+  fs.add_file(d200 + "-unfinished", "");
+  auto c = latest(fs, "nemo");
+  EXPECT_EQ(path_of(c), ck + "/megatron_gpt--val_loss=1.23-step=100-consumed_samples=800.0.ckpt");
+  EXPECT_EQ(c->step, 100);
+  // A Lightning .ckpt file NeMo is still writing (non-distributed): the same marker.
+  FakeCheckpointFs files;
+  const std::string v = kRoot + "/lightning_logs/version_0/checkpoints";
+  files.add_file(v + "/gpt--step=100-consumed_samples=800.0.ckpt", make_zip());
+  files.add_file(v + "/gpt--step=200-consumed_samples=1600.0.ckpt", make_zip());
+  files.add_file(v + "/gpt--step=200-consumed_samples=1600.0-unfinished", "");
+  EXPECT_EQ(path_of(latest(files, "nemo")), v + "/gpt--step=100-consumed_samples=800.0.ckpt");
+}
+
 TEST(Megatron, TorchDistNeedsMetadataJsonAndCommonPtAndTheTracker) {
   FakeCheckpointFs fs;
   const std::string d = kRoot + "/gpt";
