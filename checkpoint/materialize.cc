@@ -202,11 +202,7 @@ class Materializer {
         if (!s || (module == "model" && ext == ".pt")) continue;
         step = *s;
       }
-      if (module.empty() || (agents && module != "agent") ||
-          module.find_first_not_of(
-              "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_") !=
-              std::string_view::npos)
-        continue;
+      if (!is_module_name(module) || (agents && module != "agent")) continue;
       if (module != last && !expected.contains(module)) expected.emplace(module);
       last = module;  // a directory of one module's saves: one set lookup, not one per file
       if (mine && (best || step == key_.step)) (*mine)[std::string(module)] = std::string(f);
