@@ -1,9 +1,8 @@
 // `trainvisor checkpoint latest --dir D [--format F] [--resume latest|best] [--json]`: the
 // newest complete checkpoint (exit 0), none (exit 1), bad --format (78), usage (64).
 // `trainvisor checkpoint watch --dir D [--format F] [--poll-interval S] [--polling]`: the
-// watcher alone, one JSON line per new complete checkpoint (diagnostics and benchmarks).
-#include <poll.h>
-#include <signal.h>
+// watcher alone, one JSON line per new complete checkpoint (diagnostics and benchmarks), until
+// SIGTERM/INT/HUP: exit 128+N.
 #include <spdlog/spdlog.h>
 
 #include <chrono>
@@ -14,8 +13,10 @@
 #include "checkpoint/resume.h"
 #include "checkpoint/watcher.h"
 #include "cli/commands.h"
+#include "cli/option_tables.h"
 #include "common/escape.h"
 #include "common/exit_codes.h"
+#include "common/init.h"
 #include "common/json_text.h"
 #include "common/options.h"
 
@@ -28,19 +29,39 @@ const char* const kUsage =
     "       trainvisor checkpoint watch --dir D [--format F] [--poll-interval S] [--polling]\n"
     "       trainvisor checkpoint link-logs --dir D LOG_DIR   (what run --link-logs does)\n";
 
-std::vector<OptionSpec> specs() {
+}  // namespace
+
+std::vector<OptionSpec> checkpoint_option_specs() {
+  using T = OptionType;
   return {
-      {"dir", true, std::nullopt, "checkpoint directory"},
-      {"format", true, "auto", kCheckpointFormats},
-      {"resume-arg", true, std::nullopt, "latest: also print what --resume-arg TEMPLATE becomes"},
-      {"resume", true, "latest", "latest|best"},
-      {"settle", true, "2", "seconds a .pt must be unchanged to count as complete"},
-      {"json", false, std::nullopt, "print a JSON object"},
-      {"poll-interval", true, "2", "watch: seconds between rescans"},
-      {"polling", false, std::nullopt, "watch: do not use inotify"},
-      {"help", false, std::nullopt, "this text"},
+      {.name = "dir", .help = "checkpoint directory", .metavar = "DIR"},
+      {.name = "format", .help = kCheckpointFormats, .default_value = "auto", .metavar = "FORMAT"},
+      {.name = "resume-arg",
+       .help = "latest: also print what --resume-arg TEMPLATE becomes",
+       .metavar = "TEMPLATE"},
+      {.name = "resume",
+       .type = T::kChoice,
+       .help = "latest: which checkpoint",
+       .default_value = "latest",
+       .words = {"latest", "best"}},
+      {.name = "settle",
+       .type = T::kNumber,
+       .help = "seconds a .pt must be unchanged to count as complete",
+       .default_value = "2",
+       .max = 3600},
+      {.name = "json", .type = T::kFlag, .help = "print a JSON object"},
+      {.name = "poll-interval",
+       .type = T::kNumber,
+       .help = "watch: seconds between rescans",
+       .default_value = "2",
+       .min = 0.001,
+       .max = 3600},
+      {.name = "polling", .type = T::kFlag, .help = "watch: do not use inotify"},
+      {.name = "help", .type = T::kFlag, .help = "this text"},
   };
 }
+
+namespace {
 
 int fail(const Error& e) {
   std::fprintf(stderr, "trainvisor checkpoint: %s\n", e.message.c_str());
@@ -63,9 +84,9 @@ std::chrono::milliseconds millis(double seconds) {
 }
 
 int latest(const Options& o, const std::string& dir, const std::string& format) {
-  auto mode = o.get_choice("resume", {"latest", "best"});
+  auto mode = o.get_choice("resume");
   if (!mode) return fail(mode.error());
-  auto settle = o.get_double("settle", 0, 3600);
+  auto settle = o.get_double("settle");
   if (!settle) return fail(settle.error());
   const auto tmpl = o.get("resume-arg");
   if (tmpl)
@@ -93,13 +114,9 @@ int latest(const Options& o, const std::string& dir, const std::string& format) 
 }
 
 int watch(const Options& o, const std::string& dir, const std::string& format) {
-  auto interval = o.get_double("poll-interval", 0.001, 3600);
+  auto interval = o.get_double("poll-interval");
   if (!interval) return fail(interval.error());
-  sigset_t set;
-  sigemptyset(&set);
-  sigaddset(&set, SIGTERM);
-  sigaddset(&set, SIGINT);
-  pthread_sigmask(SIG_BLOCK, &set, nullptr);  // the watcher thread inherits the mask
+  Init::instance().set_phase("checkpoint watch");  // a signal from here on: exit 128+N
   CheckpointWatcher w(
       dir, format,
       [](const CheckpointEvent& e) {
@@ -114,18 +131,19 @@ int watch(const Options& o, const std::string& dir, const std::string& format) {
       },
       millis(*interval), o.flag("polling"));
   w.start();
-  int sig = 0;
-  sigwait(&set, &sig);
+  // Ends on TERM/INT/HUP, taken by Init like every other command's signals: exit 128+N.
+  const int sig = Init::instance().wait_for_stop_signal();
   w.stop();
-  return exit_code::kOk;
+  return exit_code::kSignalBase + sig;
 }
 
 }  // namespace
 
 int checkpoint_command(const Args& args, const Environment& env) {
-  auto o = parse_options(specs(), args, env, ParseMode{});
+  auto o = parse_options(checkpoint_option_specs(), args, env, ParseMode{});
   if (!o) return fail(o.error());
-  if (o->flag("help")) return std::printf("%s\n%s", kUsage, format_help(specs()).c_str()), 0;
+  if (o->flag("help"))
+    return std::printf("%s\n%s", kUsage, format_help(checkpoint_option_specs()).c_str()), 0;
   const auto& words = o->positional;
   const bool link = words.size() == 2 && words[0] == "link-logs";
   if (!link && (words.size() != 1 || (words[0] != "latest" && words[0] != "watch")))

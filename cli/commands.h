@@ -16,12 +16,14 @@ int run_command(const Args& args, const Environment& env);         // cli/run_co
 int topology_command(const Args& args, const Environment& env);    // cli/topology_command.cc
 int checkpoint_command(const Args& args, const Environment& env);  // cli/checkpoint_command.cc
 int preflight_command(const Args& args, const Environment& env);   // cli/preflight_command.cc
-int render_command(const Args& args, const Environment& env);     // cli/render_command.cc
+int render_command(const Args& args, const Environment& env);      // cli/render_command.cc
 int version_command(const Args& args, const Environment& env);     // cli/version_command.cc
 // The hidden `__probe-rank`: one NCCL probe rank, re-exec'd by the preflight.
 int probe_rank_command(const Args& args, const Environment& env);  // cli/probe_rank_command.cc
 // The hidden `__query`: loads one vendor library in a child of trainvisor and prints what it
 // found (health/isolated_query.h); PID 1 never loads one itself.
 int query_command(const Args& args, const Environment& env);  // cli/query_command.cc
+// The hidden `__options-doc`: docs/options.md from the option tables (cli/option_tables.h).
+int options_doc_command(const Args& args, const Environment& env);  // cli/options_doc_command.cc
 
 }  // namespace tv

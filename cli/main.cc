@@ -29,6 +29,7 @@ constexpr Command kCommands[] = {
     {"version", tv::version_command, "versions of trainvisor and the libraries it finds"},
     {"__probe-rank", tv::probe_rank_command, nullptr},
     {"__query", tv::query_command, nullptr},
+    {"__options-doc", tv::options_doc_command, nullptr},
 };
 
 int usage(FILE* out) {

@@ -13,14 +13,14 @@ namespace tv {
 
 Result<ObservabilityConfig> read_observability_options(const Options& o) {
   ObservabilityConfig c;
-  auto port = o.get_int("metrics-port", 0, 65535);
+  auto port = o.get_int("metrics-port");
   if (!port) return port.error();
   c.metrics_port = static_cast<int>(*port);
   c.metrics_address = o.value_or("metrics-address", "0.0.0.0");
   if (auto v = o.get("progress-regex")) c.progress_regex = v->value;
   if (auto v = o.get("summary-file")) c.summary_file = v->value;
   if (auto v = o.get("mtbf-hours")) {
-    auto h = o.get_double("mtbf-hours", 0, 1e6);
+    auto h = o.get_double("mtbf-hours");
     if (!h) return h.error();
     if (*h <= 0)
       return Error{exit_code::kConfig,

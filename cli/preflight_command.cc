@@ -3,39 +3,75 @@
 #include <cstdio>
 
 #include "cli/commands.h"
+#include "cli/option_tables.h"
 #include "common/bounded_read.h"
 #include "common/escape.h"
 #include "common/exit_codes.h"
+#include "common/init.h"
 #include "common/json_text.h"
 #include "common/options.h"
 #include "health/gpu_check.h"
-#include "health/isolated_query.h"
 #include "health/nccl_log.h"
 #include "health/preflight.h"
 #include "health/transport.h"
 
 namespace tv {
-namespace {
 
-const std::vector<OptionSpec>& specs() {
-  static const std::vector<OptionSpec> s = {
-      {"json", false, std::nullopt, "print the report as JSON"},
-      {"nproc-per-node", true, std::nullopt, "GPUs expected on this node (number or auto)", true},
-      {"nnodes", true, "1", "nodes of the job (decides --require-transport auto)", true},
-      {"require-transport", true, "auto", "auto|efa|net|any"},
-      {"min-busbw", true, "0", "fail below this NCCL bus bandwidth, GB/s"},
-      {"nccl-lib", true, std::nullopt, "probe this libnccl instead of the workers' one"},
-      {"single-node-net", false, std::nullopt,
-       "disable NCCL P2P and SHM so the GPUs talk through the network"},
-      {"nccl-log", true, std::nullopt, "judge this NCCL log instead of running checks"},
-      {"level", true, std::nullopt, "basic|full (default: full where GPUs are present)"},
-      {"log-dir", true, std::nullopt,
-       "where the probe's per-rank NCCL logs go (default: a temp dir)"},
-      {"fi-provider", true, "efa", "libfabric provider the libfabric check asks for"},
-      {"help", false, std::nullopt, "this text", false, "h"},
+std::vector<OptionSpec> preflight_option_specs() {
+  using T = OptionType;
+  return {
+      {.name = "json", .type = T::kFlag, .help = "print the report as JSON"},
+      {.name = "nproc-per-node",
+       .type = T::kInt,
+       .help = "GPUs expected on this node",
+       .min = 1,
+       .max = 1024,
+       .words = {"auto"},
+       .from_pet = true},
+      {.name = "nnodes",
+       .type = T::kInt,
+       .help = "nodes of the job (decides --require-transport auto)",
+       .default_value = "1",
+       .min = 1,
+       .max = 100000,
+       .from_pet = true},
+      {.name = "require-transport",
+       .type = T::kChoice,
+       .help = "the inter-node transport required",
+       .default_value = "auto",
+       .words = {"auto", "efa", "net", "any"}},
+      {.name = "min-busbw",
+       .type = T::kNumber,
+       .help = "fail below this NCCL bus bandwidth, GB/s",
+       .default_value = "0",
+       .max = 100000},
+      {.name = "nccl-lib",
+       .help = "probe this libnccl instead of the workers' one",
+       .metavar = "PATH"},
+      {.name = "single-node-net",
+       .type = T::kFlag,
+       .help = "disable NCCL P2P and SHM so the GPUs talk through the network"},
+      {.name = "nccl-log",
+       .help = "judge this NCCL log instead of running checks",
+       .metavar = "PATH"},
+      {.name = "level",
+       .type = T::kChoice,
+       .help = "which checks; auto: full when --nnodes is above 1 and EFA devices are present, "
+               "else basic (as run --preflight auto)",
+       .default_value = "auto",
+       .words = {"auto", "basic", "full"}},
+      {.name = "log-dir",
+       .help = "where the probe's per-rank NCCL logs go (default: a temp dir)",
+       .metavar = "DIR"},
+      {.name = "fi-provider",
+       .help = "libfabric provider the libfabric check asks for",
+       .default_value = "efa",
+       .metavar = "NAME"},
+      {.name = "help", .type = T::kFlag, .help = "this text", .short_name = "h"},
   };
-  return s;
 }
+
+namespace {
 
 int fail_usage(const Error& e) {
   std::fprintf(stderr, "trainvisor preflight: %s\n", escape_control(e.message).c_str());
@@ -44,7 +80,7 @@ int fail_usage(const Error& e) {
 
 int judge_log(const Options& opts, const std::string& required_opt) {
   const std::string path = opts.get("nccl-log")->value;
-  auto nnodes_opt = opts.get_int("nnodes", 1, 100000);
+  auto nnodes_opt = opts.get_int("nnodes");
   if (!nnodes_opt) return fail_usage(nnodes_opt.error());
   auto text = read_regular_file(path, kLogFileCap);
   if (!text) {
@@ -78,14 +114,14 @@ Result<PreflightConfig> make_config(const Options& opts, const Environment& env,
   PreflightConfig cfg;
   cfg.env = env;
   cfg.require_transport = required;
-  auto nnodes = opts.get_int("nnodes", 1, 100000);
+  auto nnodes = opts.get_int("nnodes");
   if (!nnodes) return nnodes.error();
   cfg.nnodes = static_cast<int>(*nnodes);
-  auto bw = opts.get_double("min-busbw", 0, 100000);
+  auto bw = opts.get_double("min-busbw");
   if (!bw) return bw.error();
   cfg.min_busbw = *bw;
   if (auto n = opts.get("nproc-per-node"); n && n->value != "auto") {
-    auto v = opts.get_int("nproc-per-node", 1, 1024);
+    auto v = opts.get_int("nproc-per-node");
     if (!v) return v.error();
     cfg.expected_gpus = static_cast<int>(*v);
   }
@@ -96,30 +132,26 @@ Result<PreflightConfig> make_config(const Options& opts, const Environment& env,
   // Standalone there is no worker command: probe the NCCL that python's torch would load, and
   // fall back to the library search path when that python has none.
   cfg.worker_command = {env.get("PYTHON_EXEC").value_or("python3")};
-  if (opts.has("level")) {
-    auto level = opts.get_choice("level", {"basic", "full"});
-    if (!level) return level.error();
-    cfg.level = *level;
-  } else {
-    // Asked in a child, like every vendor library (health/isolated_query.h).
-    const auto gpus = isolated_query_gpus(env);
-    cfg.level = !gpus || gpus->devices.empty() ? "basic" : "full";
-  }
+  auto level = opts.get_choice("level");
+  if (!level) return level.error();
+  cfg.level = resolve_preflight_level(*level, cfg.nnodes, efa_devices_present());
   return cfg;
 }
 
 }  // namespace
 
 int preflight_command(const std::vector<std::string>& args, const Environment& env) {
-  auto opts = parse_options(specs(), args, env, ParseMode{false, true});
+  Init::instance().set_phase("preflight");  // a signal: its queries killed, exit 128+N
+  auto opts = parse_options(preflight_option_specs(), args, env, ParseMode{false, true});
   if (!opts) return fail_usage(opts.error());
   if (opts->flag("help")) {
-    std::printf("usage: trainvisor preflight [OPTIONS]\n\n%s", format_help(specs()).c_str());
+    std::printf("usage: trainvisor preflight [OPTIONS]\n\n%s",
+                format_help(preflight_option_specs(), true).c_str());
     return exit_code::kOk;
   }
   if (!opts->positional.empty())
     return fail_usage({exit_code::kUsage, "unexpected argument '" + opts->positional[0] + "'"});
-  auto required = opts->get_choice("require-transport", {"auto", "efa", "net", "any"});
+  auto required = opts->get_choice("require-transport");
   if (!required) return fail_usage(required.error());
   if (opts->has("nccl-log")) return judge_log(*opts, *required);
   auto cfg = make_config(*opts, env, *required);

@@ -4,10 +4,12 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <ctime>
 #include <filesystem>
 #include <fstream>
 
 #include "cli/commands.h"
+#include "cli/option_tables.h"
 #include "common/bounded_read.h"
 #include "common/exit_codes.h"
 #include "common/file_system.h"
@@ -15,14 +17,21 @@
 #include "render/render.h"
 
 namespace tv {
-namespace {
+namespace {}  // namespace
 
-std::vector<OptionSpec> specs() {
-  return {{"config", true, std::nullopt, "the job description (JSON, docs/render.md)"},
-          {"target", true, std::nullopt, "kubeflow|sagemaker|batch|slurm"},
-          {"output", true, std::nullopt, "write here (atomically) instead of stdout"},
-          {"help", false, std::nullopt, "this text"}};
+std::vector<OptionSpec> render_option_specs() {
+  using T = OptionType;
+  return {
+      {.name = "config", .help = "the job description (JSON, docs/render.md)", .metavar = "FILE"},
+      {.name = "target",
+       .type = T::kChoice,
+       .help = "the platform to render for",
+       .words = {"kubeflow", "sagemaker", "batch", "slurm"}},
+      {.name = "output", .help = "write here (atomically) instead of stdout", .metavar = "PATH"},
+      {.name = "help", .type = T::kFlag, .help = "this text"}};
 }
+
+namespace {
 
 int fail(const Error& e) {
   spdlog::error("render: {}", e.message);
@@ -50,6 +59,17 @@ Status write_atomically(const std::string& path, const std::string& text) {
   return ok_status();
 }
 
+// A second CreateTrainingJob with the same name fails: each rendering gets its own by default.
+std::string name_suffix(const Options& o) {
+  if (auto v = o.get("name-suffix")) return v->value == "none" ? "" : v->value;
+  const std::time_t now = std::time(nullptr);
+  std::tm utc{};
+  gmtime_r(&now, &utc);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y%m%d-%H%M%S", &utc);
+  return buf;
+}
+
 Result<Rendered> render_from(const Options& o) {
   const auto config = o.get("config");
   const auto target = o.get("target");
@@ -62,19 +82,19 @@ Result<Rendered> render_from(const Options& o) {
     return Error{exit_code::kConfig, "--config " + config->value + ": cannot read: " + why};
   auto job = parse_job_config(*text, config->value);
   if (!job) return job.error();
-  return render_job(*job, target->value);
+  return render_job(*job, target->value, RenderOptions{.name_suffix = name_suffix(o)});
 }
 
 }  // namespace
 
 int render_command(const Args& args, const Environment& env) {
-  auto opts =
-      parse_options(specs(), args, env, ParseMode{.stop_at_command = false, .use_env = false});
+  auto opts = parse_options(render_option_specs(), args, env,
+                            ParseMode{.stop_at_command = false, .use_env = false});
   if (!opts) return fail(opts.error());
   if (opts->has("help")) {
     std::printf(
         "usage: trainvisor render --config FILE --target kubeflow|sagemaker|batch|slurm\n\n%s",
-        format_help(specs()).c_str());
+        format_help(render_option_specs()).c_str());
     return exit_code::kOk;
   }
   if (!opts->positional.empty())

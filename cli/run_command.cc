@@ -42,18 +42,15 @@ namespace {
 
 using std::chrono::milliseconds;
 
-constexpr double kDay = 86400;
-constexpr double kWeek = 7 * kDay;
-
 int refuse(const Error& e) {
   spdlog::error("{}", e.message);
   return e.exit_code;
 }
 
-// A duration in seconds, at most max_s (a week or less): a bounded value never wraps when it
-// becomes milliseconds or a deadline.
-Result<milliseconds> seconds_option(const Options& o, const std::string& name, double max_s) {
-  auto v = o.get_double(name, 0, max_s);
+// A duration in seconds, bounded by its row (a week or less: cli/run_options.cc): a bounded value
+// never wraps when it becomes milliseconds or a deadline.
+Result<milliseconds> seconds_option(const Options& o, const std::string& name) {
+  auto v = o.get_double(name);
   if (!v) return v.error();
   return milliseconds(static_cast<long>(*v * 1000));
 }
@@ -98,35 +95,41 @@ Status assign(Result<T> parsed, U& out) {
 
 // --grace-period, else a few seconds under the platform's stop window (common/stop_window.h).
 Result<milliseconds> grace_period(const Options& o, const Environment& env, const Topology& t) {
-  if (o.has("grace-period")) return seconds_option(o, "grace-period", kDay);
+  if (o.has("grace-period")) return seconds_option(o, "grace-period");
   const StopWindow w = stop_window(t.platform, env.has("KUBERNETES_SERVICE_HOST"));
   return milliseconds(w.grace_seconds * 1000L);
 }
 
 Status read_timing(const Options& o, const Environment& env, RunPlan& p) {
-  for (const Status& s : {assign(o.get_int("max-restarts", 0, 1000), p.policy.max_restarts),
+  for (const Status& s : {assign(o.get_int("max-restarts"), p.policy.max_restarts),
                           assign(grace_period(o, env, p.topology), p.sup.grace),
-                          assign(seconds_option(o, "hang-timeout", kWeek), p.sup.hang_timeout),
-                          assign(seconds_option(o, "rdzv-timeout", kWeek), p.rdzv_timeout),
-                          assign(seconds_option(o, "peer-timeout", kDay), p.peer_timeout)})
+                          assign(seconds_option(o, "hang-timeout"), p.sup.hang_timeout),
+                          assign(seconds_option(o, "rdzv-timeout"), p.rdzv_timeout),
+                          assign(seconds_option(o, "peer-timeout"), p.peer_timeout)})
     if (!s) return s;
   return ok_status();
 }
 
 Status read_health_and_checkpoints(const Options& o, RunPlan& p) {
-  auto pf = o.get_choice("preflight", {"auto", "none", "basic", "full"});
+  auto pf = o.get_choice("preflight");
   if (!pf) return pf.error();
-  auto rt = o.get_choice("require-transport", {"auto", "efa", "net", "any"});
+  auto rt = o.get_choice("require-transport");
   if (!rt) return rt.error();
-  auto bw = o.get_double("min-busbw", 0, 100000);
+  auto bw = o.get_double("min-busbw");
   if (!bw) return bw.error();
   p.preflight = *pf;
   p.require_transport = *rt;
   p.min_busbw = *bw;
   p.ckpt_dir = checkpoint_dir(o);
+  if (p.ckpt_dir && !RealFileSystem().is_directory(*p.ckpt_dir))
+    spdlog::warn(
+        "--checkpoint-dir {}: no such directory on this node: nothing to resume from until the "
+        "workers create it (a rendered Slurm job passes /opt/ml/checkpoints unless checkpoint_dir "
+        "names a shared directory)",
+        *p.ckpt_dir);
   p.ckpt_format = o.value_or("checkpoint-format", "auto");
   if (auto s = validate_checkpoint_format(p.ckpt_format); !s) return s;
-  auto mode = o.get_choice("resume", {"latest", "best", "none"});
+  auto mode = o.get_choice("resume");
   if (!mode) return mode.error();
   if (p.ckpt_dir && *mode != "none") {
     ResumeRequest req{*p.ckpt_dir, p.ckpt_format, *mode};
@@ -152,7 +155,7 @@ Status read_warm_standby(const Options& o, RunPlan& p) {
 Status read_rendezvous(const Options& o, RunPlan& p) {
   if (auto v = o.get("rdzv-token")) p.rdzv_token = v->value;
   if (o.has("rdzv-port")) {
-    auto port = o.get_int("rdzv-port", 1, 65535);
+    auto port = o.get_int("rdzv-port");
     if (!port) return port.error();
     p.rdzv_port = static_cast<int>(*port);
     return ok_status();
@@ -267,8 +270,7 @@ Status run_multinode_preflight(const RunPlan& p, const PreflightConfig& cfg, boo
 Status run_preflight_if_asked(RunPlan& p, const Environment& env, boost::asio::io_context& io,
                               std::unique_ptr<Cluster>& cluster) {
   const bool efa = efa_devices_present();
-  std::string level = p.preflight;
-  if (level == "auto") level = (p.topology.nnodes > 1 && efa) ? "full" : "basic";
+  const std::string level = resolve_preflight_level(p.preflight, p.topology.nnodes, efa);
   const std::string transport =
       resolve_require_transport(p.require_transport, p.topology.nnodes, efa);
   for (const auto& [k, v] : transport_worker_env(transport, env)) p.sup.layout.extra.emplace(k, v);
@@ -383,7 +385,7 @@ void print_help() {
       "  CMD ending in .py runs under python3 -u ($PYTHON_EXEC); -m MOD runs a module;\n"
       "  --no-python runs CMD as given. Every option can also be set as\n"
       "  TRAINVISOR_<OPTION> in the environment.\n\noptions:\n%s",
-      format_help(run_option_specs()).c_str());
+      format_help(run_option_specs(), true).c_str());
 }
 
 }  // namespace

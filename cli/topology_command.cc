@@ -4,20 +4,24 @@
 #include <iostream>
 
 #include "cli/commands.h"
+#include "cli/option_tables.h"
 #include "cli/run_options.h"
 #include "common/exit_codes.h"
 #include "common/json_text.h"
 #include "launcher/topology/topology.h"
 
 namespace tv {
-namespace {
 
-std::vector<OptionSpec> specs() {
+std::vector<OptionSpec> topology_command_option_specs() {
   auto s = topology_option_specs();
-  s.push_back({"json", false, std::nullopt, "print one JSON object instead of the table"});
-  s.push_back({"help", false, std::nullopt, "this text", false, "h"});
+  s.push_back({.name = "json",
+               .type = OptionType::kFlag,
+               .help = "print one JSON object instead of the table"});
+  s.push_back({.name = "help", .type = OptionType::kFlag, .help = "this text", .short_name = "h"});
   return s;
 }
+
+namespace {
 
 int fail(const Error& e) {
   std::fprintf(stderr, "trainvisor: %s\n", e.message.c_str());
@@ -28,15 +32,15 @@ int fail(const Error& e) {
 
 int topology_command(const Args& args, const Environment& env) {
   // Only --json and --help come from argv alone: TRAINVISOR_JSON must not change the output.
-  auto opts =
-      parse_options(specs(), args, env, ParseMode{.stop_at_command = false, .use_env = true});
+  auto opts = parse_options(topology_command_option_specs(), args, env,
+                            ParseMode{.stop_at_command = false, .use_env = true});
   if (!opts) return fail(opts.error());
   if (opts->get("help") && !opts->get("help")->origin.starts_with("TRAINVISOR_")) {
     std::printf(
         "usage: trainvisor topology [--json] [OPTIONS]\n\n"
         "Prints the topology that `trainvisor run` would use, and where each value came "
         "from.\nEvery option can also be set as TRAINVISOR_<OPTION>.\n\noptions:\n%s",
-        format_help(specs()).c_str());
+        format_help(topology_command_option_specs(), true).c_str());
     return exit_code::kOk;
   }
   if (!opts->positional.empty())

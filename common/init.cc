@@ -20,6 +20,7 @@
 #include <algorithm>
 #include <boost/asio/io_context.hpp>
 #include <boost/process/v2/environment.hpp>
+#include <condition_variable>
 // Boost 1.81 header-only mode omits this implementation file (process_environment::on_setup).
 #include <boost/process/v2/impl/environment.ipp>
 #include <boost/process/v2/posix/default_launcher.hpp>
@@ -63,6 +64,7 @@ void close_inherited_fds(std::vector<int>& keep) {  // sorted in place: no alloc
 // Runs in the child between fork and exec, after stdio is in place: async-signal-safe calls only.
 struct ChildSetup {
   pid_t parent;
+  bool ignore_user_signals;
   template <class Launcher>
   bp::error_code on_exec_setup(Launcher& launcher, const bp::filesystem::path&,
                                const char* const*) {
@@ -74,6 +76,10 @@ struct ChildSetup {
     ::sigemptyset(&none);
     ::sigprocmask(SIG_SETMASK, &none, nullptr);
     ::signal(SIGPIPE, SIG_DFL);
+    if (ignore_user_signals) {
+      ::signal(SIGUSR1, SIG_IGN);
+      ::signal(SIGUSR2, SIG_IGN);
+    }
     return {};
   }
   // exec failed (the errno is already on its way to the parent): leave without running the
@@ -203,10 +209,10 @@ Result<pid_t> Init::spawn(const SpawnRequest& req, OnExit on_exit) {
   bp::error_code ec;
   bp::posix::default_launcher launcher;
   std::lock_guard lock(mu_);  // no waitpid between the fork and the registration below
-  auto proc =
-      launcher(fork_context().get_executor(), ec, bp::filesystem::path(req.executable), args,
-               bp::process_stdio{null(req.stdin_fd), null(req.stdout_fd), null(req.stderr_fd)},
-               bp::process_environment(req.env.to_envp()), ChildSetup{::getpid()});
+  auto proc = launcher(
+      fork_context().get_executor(), ec, bp::filesystem::path(req.executable), args,
+      bp::process_stdio{null(req.stdin_fd), null(req.stdout_fd), null(req.stderr_fd)},
+      bp::process_environment(req.env.to_envp()), ChildSetup{::getpid(), req.ignore_user_signals});
   if (ec) return exec_error(req.executable, ec);
   const pid_t pid = proc.id();
   ::setpgid(pid, pid);  // also here, so the group exists before anyone signals it
@@ -225,6 +231,23 @@ Init::Route::~Route() {
   if (!init_) return;
   std::lock_guard lock(init_->route_mu_);
   init_->route_ = nullptr;
+}
+
+int Init::wait_for_stop_signal() {
+  std::mutex mu;
+  std::condition_variable cv;
+  int stop = 0;
+  const Route route = route_signals([&](int sig) {
+    if (sig == SIGUSR1 || sig == SIGUSR2) return;
+    {
+      std::lock_guard lock(mu);
+      if (stop == 0) stop = sig;
+    }
+    cv.notify_one();
+  });
+  std::unique_lock lock(mu);
+  cv.wait(lock, [&] { return stop != 0; });
+  return stop;
 }
 
 void Init::set_phase(std::string phase) {

@@ -75,6 +75,11 @@ class Init {
   };
   [[nodiscard]] Route route_signals(OnSignal fn);
 
+  // Blocks the calling thread until TERM, INT or HUP arrives and returns it (USR1/USR2 are
+  // dropped), for a command whose work runs on its own threads and ends on a signal
+  // (`checkpoint watch`). Not while a route is installed.
+  int wait_for_stop_signal();
+
   // Names what the process is doing, for the log line of a signal that ends it ("preflight").
   void set_phase(std::string phase);
 

@@ -1,5 +1,5 @@
 // trainvisor's own log lines (stderr), as text or as one JSON object per line.
-// Worker output does not go through here: see launcher/output_sink.h.
+// Worker output does not go through here: see common/output_sink.h.
 #pragma once
 
 #include <spdlog/spdlog.h>

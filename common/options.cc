@@ -1,7 +1,9 @@
 #include "common/options.h"
 
 #include <algorithm>
+#include <boost/asio/ip/address.hpp>
 #include <cctype>
+#include <cmath>
 #include <sstream>
 
 #include "common/escape.h"
@@ -25,15 +27,79 @@ const OptionSpec* find_spec(const std::vector<OptionSpec>& specs, const std::str
 const OptionSpec* find_short(const std::vector<OptionSpec>& specs, const std::string& word) {
   if (word.size() < 2 || word[0] != '-' || word[1] == '-') return nullptr;
   for (const auto& s : specs)
-    if (!s.short_name.empty() && !s.takes_value && word.substr(1) == s.short_name) return &s;
+    if (!s.short_name.empty() && s.type == OptionType::kFlag && word.substr(1) == s.short_name)
+      return &s;
   return nullptr;
 }
-
-Error usage(const std::string& msg) { return Error{exit_code::kUsage, msg}; }
 
 std::string describe(const OptionValue& v) {
   if (v.origin == "default") return "the default";
   return v.origin;
+}
+
+Error usage(const std::string& msg) { return Error{exit_code::kUsage, msg}; }
+
+Error required(const std::string& name) {
+  return Error{exit_code::kConfig, "--" + name + " is required"};
+}
+
+bool listed(const std::vector<std::string>& words, const std::string& v) {
+  return std::find(words.begin(), words.end(), v) != words.end();
+}
+
+std::string lower(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
+  return s;
+}
+
+// 1/true/yes/on: true, 0/false/no/off: false, anything else: nullopt.
+std::optional<bool> boolean(const std::string& text) {
+  const std::string s = lower(text);
+  if (s == "1" || s == "true" || s == "yes" || s == "on") return true;
+  if (s == "0" || s == "false" || s == "no" || s == "off") return false;
+  return std::nullopt;
+}
+
+// 86400 as "86400", 0.001 as "0.001", 1e6 as "1000000".
+std::string number_text(double x) {
+  std::ostringstream out;
+  if (std::fabs(x) < 1e15 && x == std::floor(x))
+    out << static_cast<long long>(x);
+  else
+    out << x;
+  return out.str();
+}
+
+std::string joined(const std::vector<std::string>& words) {
+  std::string list;
+  for (const auto& w : words) list += (list.empty() ? "" : "|") + w;
+  return list;
+}
+
+// What a row accepts, in words: the tail of an error ("expected ...") and of its help.
+std::string expected(const OptionSpec& s) {
+  const std::string range = " from " + number_text(s.min) + " to " + number_text(s.max);
+  const std::string also = s.words.empty() ? "" : ", or " + joined(s.words);
+  switch (s.type) {
+    case OptionType::kFlag:
+      return "1|true|yes|on or 0|false|no|off";
+    case OptionType::kText:
+      return "text";
+    case OptionType::kInt:
+      return "an integer" + range + also;
+    case OptionType::kNumber:
+      return "a number" + range + also;
+    case OptionType::kChoice:
+      return "one of " + joined(s.words);
+    case OptionType::kAddress:
+      return "an IPv4 or IPv6 address";
+  }
+  return "";
+}
+
+Error bad_value(const OptionValue& v, const std::string& what) {
+  return Error{exit_code::kConfig,
+               describe(v) + "=\"" + escape_control(v.value) + "\": expected " + what};
 }
 
 // Consumes one option at args[i]; advances i. Returns an error for unknown/missing.
@@ -48,7 +114,7 @@ Status take_option(const std::vector<OptionSpec>& specs, const std::vector<std::
   const std::string name = normalize(word);
   const OptionSpec* spec = find_spec(specs, name);
   if (!spec) return usage("unknown option --" + word + " (see --help)");
-  if (!spec->takes_value) {
+  if (spec->type == OptionType::kFlag) {
     if (inline_value) return usage("option --" + word + " takes no value");
     out.set(name, OptionValue{"1", "--" + name});
     ++i;
@@ -66,14 +132,11 @@ Status take_option(const std::vector<OptionSpec>& specs, const std::vector<std::
 void fill_from_env(const std::vector<OptionSpec>& specs, const Environment& env, Options& out) {
   for (const auto& s : specs) {
     if (out.has(s.name)) continue;
-    const std::string tv_var = "TRAINVISOR_" + upper_snake(s.name);
-    if (auto v = env.get(tv_var); v && !v->empty()) {
-      out.set(s.name, OptionValue{*v, tv_var});
-      continue;
-    }
-    if (!s.from_pet) continue;
-    const std::string pet_var = "PET_" + upper_snake(s.name);
-    if (auto v = env.get(pet_var); v && !v->empty()) out.set(s.name, OptionValue{*v, pet_var});
+    for (const auto& var : option_env_names(s))
+      if (auto v = env.get(var); v && !v->empty()) {
+        out.set(s.name, OptionValue{*v, var});
+        break;
+      }
   }
 }
 
@@ -105,10 +168,7 @@ std::string Options::value_or(const std::string& name, const std::string& fallba
 
 bool Options::flag(const std::string& name) const {
   auto v = get(name);
-  if (!v) return false;
-  std::string s = v->value;
-  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
-  return s == "1" || s == "true" || s == "yes" || s == "on";
+  return v && boolean(v->value).value_or(false);
 }
 
 void Options::set(const std::string& name, OptionValue v) {
@@ -120,41 +180,65 @@ void Options::set(const std::string& name, OptionValue v) {
   values_.emplace_back(name, std::move(v));
 }
 
-Result<long> Options::get_int(const std::string& name, long min, long max) const {
+const OptionSpec* Options::spec(const std::string& name) const { return find_spec(specs_, name); }
+
+Result<long> Options::get_int(const std::string& name) const {
   auto v = get(name);
-  if (!v) return Error{exit_code::kConfig, "--" + name + " is required"};
-  if (auto out = parse_integer<long>(v->value, min, max)) return *out;
-  std::ostringstream msg;
-  msg << describe(*v) << "=\"" << escape_control(v->value) << "\": expected an integer from " << min
-      << " to " << max;
-  return Error{exit_code::kConfig, msg.str()};
+  if (!v) return required(name);
+  const OptionSpec* s = spec(name);
+  const double lo = s ? s->min : 0, hi = s ? s->max : 0;
+  if (auto out = parse_integer<long>(v->value, static_cast<long>(lo), static_cast<long>(hi)))
+    return *out;
+  return bad_value(*v, s ? expected(*s) : "an integer");
 }
 
-Result<double> Options::get_double(const std::string& name, double min, double max) const {
+Result<double> Options::get_double(const std::string& name) const {
   auto v = get(name);
-  if (!v) return Error{exit_code::kConfig, "--" + name + " is required"};
-  if (auto out = parse_finite(v->value, min, max)) return *out;
-  std::ostringstream msg;
-  msg << describe(*v) << "=\"" << escape_control(v->value) << "\": expected a number from " << min
-      << " to " << max;
-  return Error{exit_code::kConfig, msg.str()};
+  if (!v) return required(name);
+  const OptionSpec* s = spec(name);
+  if (auto out = parse_finite(v->value, s ? s->min : 0, s ? s->max : 0)) return *out;
+  return bad_value(*v, s ? expected(*s) : "a number");
 }
 
-Result<std::string> Options::get_choice(const std::string& name,
-                                        const std::vector<std::string>& allowed) const {
+Result<std::string> Options::get_choice(const std::string& name) const {
   auto v = get(name);
-  if (!v) return Error{exit_code::kConfig, "--" + name + " is required"};
-  if (std::find(allowed.begin(), allowed.end(), v->value) != allowed.end()) return v->value;
-  std::string list;
-  for (const auto& a : allowed) list += (list.empty() ? "" : "|") + a;
-  return Error{exit_code::kConfig,
-               describe(*v) + "=\"" + escape_control(v->value) + "\": expected one of " + list};
+  if (!v) return required(name);
+  if (auto st = spec(name) ? check_option_value(*spec(name), *v) : ok_status(); !st)
+    return st.error();
+  return v->value;
+}
+
+Status check_option_value(const OptionSpec& spec, const OptionValue& v) {
+  if (listed(spec.words, v.value) && spec.type != OptionType::kFlag) return ok_status();
+  switch (spec.type) {
+    case OptionType::kText:
+      return ok_status();
+    case OptionType::kFlag:
+      if (boolean(v.value)) return ok_status();
+      break;
+    case OptionType::kInt:
+      if (parse_integer<long>(v.value, static_cast<long>(spec.min), static_cast<long>(spec.max)))
+        return ok_status();
+      break;
+    case OptionType::kNumber:
+      if (parse_finite(v.value, spec.min, spec.max)) return ok_status();
+      break;
+    case OptionType::kChoice:
+      break;
+    case OptionType::kAddress: {
+      boost::system::error_code ec;
+      boost::asio::ip::make_address(v.value, ec);
+      if (!ec) return ok_status();
+      break;
+    }
+  }
+  return bad_value(v, expected(spec));
 }
 
 Result<Options> parse_options(const std::vector<OptionSpec>& specs,
                               const std::vector<std::string>& args, const Environment& env,
                               ParseMode mode) {
-  Options out;
+  Options out(specs);
   size_t i = 0;
   while (i < args.size()) {
     const std::string& a = args[i];
@@ -181,15 +265,91 @@ Result<Options> parse_options(const std::vector<OptionSpec>& specs,
   }
   if (mode.use_env) fill_from_env(specs, env, out);
   fill_defaults(specs, out);
+  for (const auto& s : specs)
+    if (auto v = out.get(s.name))
+      if (auto st = check_option_value(s, *v); !st) return st.error();
   return out;
 }
 
-std::string format_help(const std::vector<OptionSpec>& specs) {
+std::vector<std::string> option_env_names(const OptionSpec& spec) {
+  std::vector<std::string> names = {"TRAINVISOR_" + upper_snake(spec.name)};
+  if (spec.from_pet) names.push_back("PET_" + upper_snake(spec.name));
+  return names;
+}
+
+namespace {
+
+std::string metavar(const OptionSpec& s) {
+  if (!s.metavar.empty()) return s.metavar;
+  switch (s.type) {
+    case OptionType::kFlag:
+      return "";
+    case OptionType::kInt:
+      return "N";
+    case OptionType::kNumber:
+      return "X";
+    case OptionType::kChoice:
+      return joined(s.words);
+    case OptionType::kAddress:
+      return "ADDR";
+    case OptionType::kText:
+      break;
+  }
+  return "V";
+}
+
+// The value part of a row's documentation: "" for flags and text (the help says it).
+std::string accepts(const OptionSpec& s) {
+  if (s.type == OptionType::kFlag || s.type == OptionType::kText || s.type == OptionType::kChoice)
+    return "";
+  return expected(s);
+}
+
+std::string env_list(const OptionSpec& s, const char* quote) {
+  std::string out;
+  for (const auto& n : option_env_names(s)) out += (out.empty() ? "" : ", ") + (quote + n + quote);
+  return out;
+}
+
+std::string spellings(const OptionSpec& s) {
+  std::string out = "--" + s.name;
+  if (!s.short_name.empty()) out = "-" + s.short_name + ", " + out;
+  return out;
+}
+
+std::string cell(std::string text) {  // a Markdown table cell: no bare '|'
+  std::string out;
+  for (char c : text) out += c == '|' ? std::string("\\|") : std::string(1, c);
+  return out;
+}
+
+}  // namespace
+
+std::string format_help(const std::vector<OptionSpec>& specs, bool use_env) {
   std::ostringstream out;
   for (const auto& s : specs) {
-    out << "  --" << s.name << (s.takes_value ? " V" : "");
+    const std::string mv = metavar(s);
+    out << "  " << spellings(s) << (mv.empty() ? "" : " " + mv);
     if (s.default_value) out << " (default " << *s.default_value << ")";
-    out << "\n      " << s.help << "\n";
+    out << "\n      " << s.help;
+    if (const std::string a = accepts(s); !a.empty()) out << "; " << a;
+    out << "\n";
+    if (use_env) out << "      env " << env_list(s, "") << "\n";
+  }
+  return out.str();
+}
+
+std::string format_markdown(const std::vector<OptionSpec>& specs, bool use_env) {
+  std::ostringstream out;
+  out << "| option | value | default |" << (use_env ? " environment |" : "") << " meaning |\n"
+      << "| --- | --- | --- |" << (use_env ? " --- |" : "") << " --- |\n";
+  for (const auto& s : specs) {
+    std::string value = metavar(s);
+    if (const std::string a = accepts(s); !a.empty()) value += ": " + a;
+    out << "| `" << spellings(s) << "` | " << cell(value) << " | "
+        << (s.default_value ? "`" + cell(*s.default_value) + "`" : std::string()) << " |";
+    if (use_env) out << " " << env_list(s, "`") << " |";
+    out << " " << cell(s.help) << " |\n";
   }
   return out.str();
 }

@@ -1,6 +1,10 @@
-// Number parsing for every parser in the tree: std::from_chars with a range, never an exception,
-// never a wrap. The whole text must be the number (no sign for unsigned types, no spaces, no
-// leading '+'); anything else, or a value outside [min, max], is nullopt.
+// Number parsing for every parser of a whole text that is a number (options, environment
+// variables, /proc names, files): std::from_chars with a range, never an exception, never a wrap.
+// The whole text must be the number (no sign for unsigned types, no spaces, no leading '+');
+// anything else, or a value outside [min, max], is nullopt. Scanners that read a number inside a
+// longer text do it themselves: Slurm's "2(x3)" (launcher/topology/topology_slurm.cc), the hex
+// bytes of an NCCL unique id (health/nccl_api.cc), the seconds of a checkpoint glob rule
+// (checkpoint/integrity.cc, checkpoint/glob_candidates.cc).
 #pragma once
 
 #include <charconv>

@@ -20,6 +20,9 @@ struct SpawnRequest {
   int stdin_fd = -1;  // -1: /dev/null. The spawner does not close any of them.
   int stdout_fd = -1;
   int stderr_fd = -1;
+  // SIGUSR1/SIGUSR2 ignored from the start (a warm standby: a step-wide "checkpoint now" is not
+  // meant for it; it restores them when it becomes a worker, docs/standby.md).
+  bool ignore_user_signals = false;
 };
 
 // The one PATH lookup: `name` itself when it has a '/', else the first executable file named

@@ -11,6 +11,7 @@
 #include "common/exit_codes.h"
 #include "common/file_system.h"
 #include "common/json_text.h"
+#include "common/parse_number.h"
 #include "health/dynamic_library.h"
 #include "health/subprocess.h"
 
@@ -34,10 +35,7 @@ std::string self_exe() {
 std::chrono::seconds query_timeout(const Environment& env) {
   const auto v = env.get("TRAINVISOR_CHECK_TIMEOUT");
   if (!v || v->empty()) return std::chrono::seconds(60);
-  char* end = nullptr;
-  const long s = std::strtol(v->c_str(), &end, 10);
-  if (*end != '\0' || s < 1 || s > 3600) return std::chrono::seconds(60);
-  return std::chrono::seconds(s);
+  return std::chrono::seconds(parse_integer<long>(*v, 1, 3600).value_or(60));
 }
 
 namespace {

@@ -85,6 +85,12 @@ std::map<std::string, std::string> transport_worker_env(
 std::string resolve_require_transport(const std::string& requested, int nnodes,
                                       bool efa_devices_present);
 bool efa_devices_present();  // sysfs: /sys/class/infiniband/* with driver efa
+// The one rule for `auto`, used by `run --preflight auto` and by `preflight` without --level
+// (SPEC: "auto: full when more than one node and EFA devices are present, else basic"): "full"
+// (the NCCL probe too) when the job spans nodes over EFA, so the probe measures the path the
+// job will use, "basic" otherwise; none|basic|full are returned unchanged.
+std::string resolve_preflight_level(const std::string& requested, int nnodes,
+                                    bool efa_devices_present);
 
 // Helpers shared by the commands.
 const char* outcome_name(Outcome o);  // "pass" | "warn" | "fail" | "skip"

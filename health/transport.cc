@@ -98,6 +98,11 @@ std::string resolve_require_transport(const std::string& requested, int nnodes, 
   return nnodes > 1 && efa_present ? "efa" : "any";
 }
 
+std::string resolve_preflight_level(const std::string& requested, int nnodes, bool efa_present) {
+  if (requested != "auto") return requested;
+  return nnodes > 1 && efa_present ? "full" : "basic";
+}
+
 std::map<std::string, std::string> transport_worker_env(const std::string& resolved,
                                                         const Environment& env) {
   std::map<std::string, std::string> extra;

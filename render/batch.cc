@@ -10,60 +10,97 @@ namespace {
 
 using nlohmann::json;
 
-json resource_requirements(const JobConfig& c) {
-  json r = json::array({{{"type", "VCPU"}, {"value", std::to_string(c.batch.vcpus)}},
-                        {{"type", "MEMORY"}, {"value", std::to_string(c.batch.memory_mib)}}});
-  if (c.gpus_per_node > 0)
-    r.push_back({{"type", "GPU"}, {"value", std::to_string(c.gpus_per_node)}});
+json resource_requirements(const JobConfig& c, const BatchConfig& b) {
+  json r = json::array({{{"type", "VCPU"}, {"value", std::to_string(*b.vcpus)}},
+                        {{"type", "MEMORY"}, {"value", std::to_string(*b.memory_mib)}}});
+  if (*c.gpus_per_node > 0)
+    r.push_back({{"type", "GPU"}, {"value", std::to_string(*c.gpus_per_node)}});
   return r;
 }
 
 // EFA reaches the container as /dev/infiniband/uverbsN devices.
 json linux_parameters(const JobConfig& c) {
   json devices = json::array();
-  for (int i = 0; i < c.efa_per_node; ++i) {
+  for (int i = 0; i < *c.efa_per_node; ++i) {
     const std::string dev = "/dev/infiniband/uverbs" + std::to_string(i);
     devices.push_back({{"hostPath", dev},
                        {"containerPath", dev},
                        {"permissions", json::array({"READ", "WRITE", "MKNOD"})}});
   }
-  json p = {{"devices", devices}, {"initProcessEnabled", false}};  // trainvisor is the init process
-  if (c.batch.shm_mib > 0) p["sharedMemorySize"] = c.batch.shm_mib;
-  return p;
+  return {{"devices", devices},
+          {"initProcessEnabled", false},  // trainvisor is the init process
+          {"sharedMemorySize", *c.shm_mib}};
 }
 
-json container(const JobConfig& c, int grace) {
-  std::vector<std::string> command = {c.trainvisor};
-  const auto args = trainvisor_run_args(c, grace, c.checkpoint_dir);
-  command.insert(command.end(), args.begin(), args.end());
+void add_volumes(const JobConfig& c, json& ct) {
+  json volumes = json::array(), mounts = json::array();
+  for (const auto& v : c.volumes) {
+    if (v.host_path)
+      volumes.push_back({{"name", v.name}, {"host", {{"sourcePath", *v.host_path}}}});
+    else if (v.efs_id)
+      volumes.push_back({{"name", v.name},
+                         {"efsVolumeConfiguration",
+                          {{"fileSystemId", *v.efs_id}, {"rootDirectory", v.efs_root}}}});
+    else
+      continue;
+    mounts.push_back(
+        {{"sourceVolume", v.name}, {"containerPath", v.mount_path}, {"readOnly", v.read_only}});
+  }
+  if (!volumes.empty()) {
+    ct["volumes"] = volumes;
+    ct["mountPoints"] = mounts;
+  }
+}
+
+// Batch fetches `secrets` with the execution role before the container starts.
+Status add_environment(const JobConfig& c, const BatchConfig& b, json& ct) {
+  json env = json::array(), secrets = json::array();
+  for (const auto& [name, value] : c.env) env.push_back({{"name", name}, {"value", value}});
+  if (b.token_secret_arn)
+    secrets.push_back({{"name", "TRAINVISOR_RDZV_TOKEN"}, {"valueFrom", *b.token_secret_arn}});
+  for (const auto& [name, ref] : c.secrets) {
+    if (!ref.arn)
+      return Error{exit_code::kConfig, "secrets." + name +
+                                           ".arn: missing for --target batch (a Secrets Manager "
+                                           "or SSM parameter ARN)"};
+    secrets.push_back({{"name", name}, {"valueFrom", *ref.arn}});
+  }
+  if (!env.empty()) ct["environment"] = env;
+  if (secrets.empty()) return ok_status();
+  if (!b.execution_role_arn)
+    return Error{exit_code::kConfig,
+                 "batch.execution_role_arn: missing: Batch reads secrets (" +
+                     secrets[0]["name"].get<std::string>() +
+                     ") with the job's execution role (secretsmanager:GetSecretValue)"};
+  ct["secrets"] = secrets;
+  ct["executionRoleArn"] = *b.execution_role_arn;
+  return ok_status();
+}
+
+// Batch runs the image's ENTRYPOINT with `command` after it and has no entrypoint field of its
+// own: with ENTRYPOINT ["/usr/local/bin/trainvisor"] (docs/deployment.md) the command starts at
+// `run`.
+Result<json> container(const JobConfig& c, const BatchConfig& b, int grace) {
   json ct = {
       {"image", c.image},
-      {"command", command},
-      {"resourceRequirements", resource_requirements(c)},
+      {"command", trainvisor_run_args(c, "batch", grace, c.checkpoint_dir)},
+      {"resourceRequirements", resource_requirements(c, b)},
       {"linuxParameters", linux_parameters(c)},
       // EFA and NCCL pin memory: no locked-memory limit.
       {"ulimits", json::array({{{"name", "memlock"}, {"softLimit", -1}, {"hardLimit", -1}}})}};
   if (c.instance_type) ct["instanceType"] = *c.instance_type;
-  if (c.batch.job_role_arn) ct["jobRoleArn"] = *c.batch.job_role_arn;
-  if (c.batch.token_secret_arn)
-    ct["secrets"] = json::array(
-        {{{"name", "TRAINVISOR_RDZV_TOKEN"}, {"valueFrom", *c.batch.token_secret_arn}}});
-  if (c.storage && c.storage->host_path) {
-    ct["volumes"] =
-        json::array({{{"name", "storage"}, {"host", {{"sourcePath", *c.storage->host_path}}}}});
-    ct["mountPoints"] = json::array({{{"sourceVolume", "storage"},
-                                      {"containerPath", c.storage->mount_path},
-                                      {"readOnly", false}}});
-  }
+  if (b.job_role_arn) ct["jobRoleArn"] = *b.job_role_arn;
+  if (auto s = add_environment(c, b, ct); !s) return s.error();
+  add_volumes(c, ct);
   return ct;
 }
 
-// Batch retries when no entry matches, so the last entry exits on everything else. 75 (a peer
-// lost, the rendezvous timed out) and a host taken away are worth a new attempt; 78 (bad
-// configuration) and 69 (preflight failed) are not; a worker's own failure was already retried
-// --max-restarts times inside the job.
-json retry_strategy(const JobConfig& c) {
-  return {{"attempts", c.batch.attempts},
+// First match wins; Batch retries when no entry matches, so the last entry exits on everything
+// else. 75 (a peer lost, the rendezvous timed out) and a host taken away are worth a new attempt;
+// 78 (bad configuration) and 69 (preflight failed) are not; a worker's own failure was already
+// retried --max-restarts times inside the job.
+json retry_strategy(const BatchConfig& b) {
+  return {{"attempts", b.attempts},
           {"evaluateOnExit", json::array({{{"onExitCode", "75"}, {"action", "RETRY"}},
                                           {{"onStatusReason", "Host EC2*"}, {"action", "RETRY"}},
                                           {{"onExitCode", "78"}, {"action", "EXIT"}},
@@ -74,31 +111,22 @@ json retry_strategy(const JobConfig& c) {
 }  // namespace
 
 Result<Rendered> render_batch(const JobConfig& c) {
-  if (c.batch.vcpus == 0)
-    return Error{
-        exit_code::kConfig,
-        "batch.vcpus: missing (the vCPUs each node's container reserves, e.g. 192 on p5.48xlarge)"};
-  if (c.batch.memory_mib == 0)
-    return Error{exit_code::kConfig,
-                 "batch.memory_mib: missing (the container's memory limit in MiB, e.g. 1900000 on "
-                 "p5.48xlarge)"};
-  Rendered out;
+  const BatchConfig b = c.batch.value_or(BatchConfig{});
   const int grace = c.grace_period.value_or(stop_window("batch", false).grace_seconds);
-  json def = {{"jobDefinitionName", c.name},
-              {"type", "multinode"},
-              {"platformCapabilities", json::array({"EC2"})},
-              {"nodeProperties",
-               {{"numNodes", c.nodes},
-                {"mainNode", 0},
-                {"nodeRangeProperties",
-                 json::array({{{"targetNodes", "0:"}, {"container", container(c, grace)}}})}}},
-              {"retryStrategy", retry_strategy(c)},
-              {"propagateTags", true}};
-  if (c.storage && !c.storage->host_path)
-    out.notes.push_back("storage.host_path is not set: storage is not mounted");
-  if (c.checkpoint_s3_uri)
-    out.notes.push_back(
-        "checkpoint_s3_uri is used by sagemaker only: put checkpoint_dir on shared storage");
+  auto ct = container(c, b, grace);
+  if (!ct) return ct.error();
+  json def = {
+      {"jobDefinitionName", c.name},
+      {"type", "multinode"},
+      {"platformCapabilities", json::array({"EC2"})},
+      {"nodeProperties",
+       {{"numNodes", c.nodes},
+        {"mainNode", 0},
+        {"nodeRangeProperties", json::array({{{"targetNodes", "0:"}, {"container", *ct}}})}}},
+      {"retryStrategy", retry_strategy(b)},
+      {"propagateTags", true}};
+  if (c.timeout_s) def["timeout"] = {{"attemptDurationSeconds", *c.timeout_s}};
+  Rendered out;
   out.text = def.dump(2) + "\n";
   return out;
 }

@@ -1,9 +1,11 @@
 // The job description `trainvisor render` turns into one platform's job spec (docs/render.md).
 // One small JSON file: image, nodes, GPUs per node, instance type, command, checkpoint location,
-// shared storage, rendezvous token source, and a few per-platform settings. Parsing is pure (the
-// text in, a value or one error out) and never throws; every error is exit 78 and names the field.
+// volumes, environment and secret references, and a few per-platform settings. Parsing is pure
+// (the text in, a value or one error out) and never throws; every error is exit 78 and names the
+// field. Defaults that depend on the instance type are filled by render_job (render/render.h).
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -12,54 +14,69 @@
 
 namespace tv {
 
-struct StorageConfig {
+// One volume the workers see at mount_path; exactly one source.
+struct VolumeConfig {
+  std::string name;                      // a Kubernetes name, unique in the job
   std::string mount_path;                // where the workers see it, e.g. /fsx
-  std::optional<std::string> pvc;        // kubeflow: a PersistentVolumeClaim (FSx for Lustre CSI)
-  std::optional<std::string> host_path;  // batch, slurm: the host's mount (launch template)
+  std::optional<std::string> pvc;        // kubeflow: a PersistentVolumeClaim (FSx CSI, EFS CSI)
+  std::optional<std::string> host_path;  // kubeflow, batch, slurm: a directory of the host
+  std::optional<std::string> efs_id;     // batch: an EFS file system (efsVolumeConfiguration)
+  std::string efs_root = "/";            // batch: the EFS directory mounted
+  bool read_only = false;
+};
+
+// An environment variable whose value comes from the platform's secret store.
+struct SecretRef {
+  std::optional<std::string> k8s_secret;  // kubeflow: Secret name (secretKeyRef)
+  std::string k8s_key = "token";          // kubeflow: key in the Secret
+  std::optional<std::string> arn;         // batch: Secrets Manager / SSM parameter ARN
 };
 
 struct SageMakerConfig {
   std::string role_arn;
   std::string output_s3_uri;
   int volume_size_gb = 100;
-  int max_runtime_seconds = 86400;
-  int max_retry_attempts = 3;  // RetryStrategy: SageMaker retries on its internal errors
+  int max_retry_attempts = 3;  // RetryStrategy: SageMaker retries on its internal errors only
   std::vector<std::string> subnets;
   std::vector<std::string> security_group_ids;
+  bool inter_container_encryption = false;  // EnableInterContainerTrafficEncryption
 };
 
 struct BatchConfig {
-  int vcpus = 0;       // required by Batch (resourceRequirements VCPU)
-  int memory_mib = 0;  // required by Batch (resourceRequirements MEMORY, a hard limit)
-  int shm_mib = 0;     // linuxParameters.sharedMemorySize (/dev/shm), 0 = Docker's 64 MiB
-  int attempts = 3;    // retryStrategy.attempts
+  std::optional<int> vcpus;       // resourceRequirements VCPU; default: the instance's vCPUs
+  std::optional<int> memory_mib;  // resourceRequirements MEMORY; default: 90% of the instance's
+  int attempts = 3;               // retryStrategy.attempts
   std::optional<std::string> job_role_arn;
-  std::optional<std::string> token_secret_arn;  // Secrets Manager ARN -> TRAINVISOR_RDZV_TOKEN
+  std::optional<std::string> execution_role_arn;  // needed to read `secrets`
+  std::optional<std::string> token_secret_arn;    // Secrets Manager ARN -> TRAINVISOR_RDZV_TOKEN
 };
 
 struct SlurmConfig {
-  std::optional<std::string> partition;
-  std::optional<std::string> time_limit;  // sbatch --time, e.g. 24:00:00
+  std::optional<std::string> partition;   // letters, digits, `_.-`, comma-separated
+  std::optional<std::string> time_limit;  // sbatch --time, e.g. 24:00:00 or 2-00:00:00
   std::optional<std::string> account;
 };
 
 struct KubeflowConfig {
   std::string namespace_name = "kubeflow";
   bool auto_resume = true;  // HyperPod job auto-resume annotations
-  std::string restart_policy =
-      "ExitCode";     // or OnFailure (what HyperPod documents for auto-resume)
+  bool node_health = true;  // HyperPod node-health toleration, affinity, deep-health preference
+  std::string restart_policy = "OnFailure";  // ExitCode is refused (docs/exit-codes.md)
   int max_retry = 3;  // HyperPod job-max-retry-count and runPolicy.backoffLimit
   std::optional<std::string> token_secret;  // Secret name holding the rendezvous token
   std::string token_secret_key = "token";
+  // Kubernetes quantities ("16", "500m", "64Gi") for the container's cpu and memory.
+  std::optional<std::string> cpu_request, cpu_limit, memory_request, memory_limit;
 };
 
 struct JobConfig {
   std::string name;  // DNS-1123 label: valid as a PyTorchJob, training job and job definition name
   std::string image;
   int nodes = 1;
-  int gpus_per_node = 8;
-  std::optional<std::string> instance_type;  // ml.p5.48xlarge, p5.48xlarge, ...
-  int efa_per_node = 0;                      // EFA interfaces per node (p5.48xlarge: 32)
+  std::optional<int> gpus_per_node;          // default: the instance's GPUs, else 8
+  std::optional<std::string> instance_type;  // p5.48xlarge or ml.p5.48xlarge: either, per target
+  std::optional<int> efa_per_node;           // default: the instance's EFA interfaces, else 0
+  bool rt_cores = false;              // the job renders with RTX (Isaac Sim): GPUs need RT cores
   std::vector<std::string> command;   // what trainvisor runs, e.g. ["train.py", "--lr", "3e-4"]
   std::vector<std::string> run_args;  // extra `trainvisor run` options
   std::string trainvisor = "/usr/local/bin/trainvisor";  // the binary's path in the image
@@ -67,11 +84,16 @@ struct JobConfig {
   std::optional<int> grace_period;  // seconds; default: the platform's (docs/platforms)
   std::string checkpoint_dir;       // default: /opt/ml/checkpoints
   std::optional<std::string> checkpoint_s3_uri;  // sagemaker CheckpointConfig.S3Uri
-  std::optional<StorageConfig> storage;
-  KubeflowConfig kubeflow;
+  std::map<std::string, std::string> env;        // NAME -> value, every target
+  std::map<std::string, SecretRef> secrets;      // NAME -> where its value is kept
+  std::vector<VolumeConfig> volumes;
+  std::optional<int> shm_mib;    // /dev/shm size; default: a quarter of the instance's memory
+  std::optional<int> timeout_s;  // the whole attempt's limit (Batch, SageMaker, Kubeflow, Slurm)
+  std::optional<std::string> workdir;  // the command's working directory (absolute)
+  std::optional<KubeflowConfig> kubeflow;
   std::optional<SageMakerConfig> sagemaker;
-  BatchConfig batch;
-  SlurmConfig slurm;
+  std::optional<BatchConfig> batch;
+  std::optional<SlurmConfig> slurm;
 };
 
 // `source` names the file in errors ("job.json: nodes: expected an integer 1..10000, got \"two\"").

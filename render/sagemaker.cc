@@ -1,6 +1,8 @@
 // SageMaker CreateTrainingJob request (docs/platforms/sagemaker.md). The image's own ENTRYPOINT
 // is not relied on: ContainerEntrypoint / ContainerArguments start trainvisor explicitly.
+#include <algorithm>
 #include <nlohmann/json.hpp>
+#include <regex>
 
 #include "common/exit_codes.h"
 #include "common/stop_window.h"
@@ -38,14 +40,39 @@ json metric_definitions() {
        {{"Name", "trainvisor:last_step"}, {"Regex", "last step +([0-9]+)"}}});
 }
 
+// CreateTrainingJob's Environment: at most 100 entries, values of at most 512 characters; it has
+// no secret references (a value in it is visible in DescribeTrainingJob).
+Result<json> environment(const JobConfig& c) {
+  if (!c.secrets.empty())
+    return config_error("secrets." + c.secrets.begin()->first +
+                        ": SageMaker training jobs have no secret references (Environment values "
+                        "are shown by DescribeTrainingJob): read it from Secrets Manager in the "
+                        "training script with the job's role, or render without it");
+  if (c.env.size() > 100)
+    return config_error("env: SageMaker takes at most 100 variables, got " +
+                        std::to_string(c.env.size()));
+  json env = json::object();
+  for (const auto& [name, value] : c.env) {
+    if (value.size() > 512)
+      return config_error("env." + name + ": SageMaker takes values of at most 512 characters");
+    env[name] = value;
+  }
+  return env;
+}
+
+// NAME-SUFFIX within the 63 characters CreateTrainingJob allows, ending in a letter or digit.
+std::string job_name(const std::string& name, const std::string& suffix) {
+  if (suffix.empty()) return name;
+  std::string head = name.substr(0, 63 - 1 - std::min<size_t>(suffix.size(), 62));
+  while (!head.empty() && head.back() == '-') head.pop_back();
+  return (head + "-" + suffix).substr(0, 63);
+}
+
 Status check_sagemaker_fields(const JobConfig& c) {
   if (!c.sagemaker)
     return config_error(
         "sagemaker: missing (role_arn and output_s3_uri are needed for --target sagemaker)");
   if (!c.instance_type) return config_error("instance_type: missing (e.g. \"ml.p5.48xlarge\")");
-  if (c.instance_type->rfind("ml.", 0) != 0)
-    return config_error("instance_type: SageMaker instance types start with \"ml.\", got \"" +
-                        *c.instance_type + "\"");
   if (!c.checkpoint_s3_uri)
     return config_error("checkpoint_s3_uri: missing (SageMaker syncs " +
                         std::string(kCheckpointPath) + " to it; resume needs it)");
@@ -54,15 +81,21 @@ Status check_sagemaker_fields(const JobConfig& c) {
 
 }  // namespace
 
-Result<Rendered> render_sagemaker(const JobConfig& c) {
+Result<Rendered> render_sagemaker(const JobConfig& c, const RenderOptions& o) {
   if (auto s = check_sagemaker_fields(c); !s) return s.error();
+  auto env = environment(c);
+  if (!env) return env.error();
+  static const std::regex suffix_word("([A-Za-z0-9]+(-[A-Za-z0-9]+)*)?");
+  if (!std::regex_match(o.name_suffix, suffix_word))
+    return config_error("--name-suffix: expected letters, digits and '-' between them, got \"" +
+                        o.name_suffix + "\"");
   Rendered out;
   const SageMakerConfig& sm = *c.sagemaker;
   const int grace = c.grace_period.value_or(stop_window("sagemaker", false).grace_seconds);
-  const auto args = trainvisor_run_args(c, grace, kCheckpointPath);
+  const auto args = trainvisor_run_args(c, "sagemaker", grace, kCheckpointPath);
   if (auto s = check_arguments(args); !s) return s.error();
   json req = {
-      {"TrainingJobName", c.name},
+      {"TrainingJobName", job_name(c.name, o.name_suffix)},
       {"RoleArn", sm.role_arn},
       {"AlgorithmSpecification",
        {{"TrainingImage", c.image},
@@ -75,19 +108,16 @@ Result<Rendered> render_sagemaker(const JobConfig& c) {
        {{"InstanceType", *c.instance_type},
         {"InstanceCount", c.nodes},
         {"VolumeSizeInGB", sm.volume_size_gb}}},
-      {"StoppingCondition", {{"MaxRuntimeInSeconds", sm.max_runtime_seconds}}},
+      {"StoppingCondition", {{"MaxRuntimeInSeconds", c.timeout_s.value_or(86400)}}},
       {"CheckpointConfig", {{"S3Uri", *c.checkpoint_s3_uri}, {"LocalPath", kCheckpointPath}}},
       {"RetryStrategy", {{"MaximumRetryAttempts", sm.max_retry_attempts}}}};
+  if (!env->empty()) req["Environment"] = *env;
+  if (sm.inter_container_encryption) req["EnableInterContainerTrafficEncryption"] = true;
   if (!sm.subnets.empty())
     req["VpcConfig"] = {{"Subnets", sm.subnets}, {"SecurityGroupIds", sm.security_group_ids}};
   if (c.checkpoint_dir != kCheckpointPath)
     out.notes.push_back("checkpoint_dir is " + c.checkpoint_dir + ": SageMaker uses " +
                         kCheckpointPath + " (CheckpointConfig.LocalPath)");
-  if (c.storage)
-    out.notes.push_back("storage is not used by sagemaker (FSx goes in InputDataConfig, by hand)");
-  if (c.efa_per_node > 0)
-    out.notes.push_back(
-        "efa_per_node is not used by sagemaker: EFA-capable ml. instances get it on their own");
   out.text = req.dump(2) + "\n";
   return out;
 }

@@ -56,6 +56,8 @@ write_conf() {
     echo "SwitchType=switch/none"
     echo "MpiDefault=none"
     echo "ReturnToService=2"
+    # Slurm's default, and what the tests rely on: the rendered --grace-period 25 and a worker
+    # that takes 10 s to save at the time limit both fit inside it.
     echo "KillWait=30"
     echo "MinJobAge=30"
     echo "SlurmdTimeout=60"

@@ -1,18 +1,19 @@
 #include "launcher/observability/progress.h"
 
-#include <charconv>
+#include <limits>
+#include <string_view>
 
 #include "common/exit_codes.h"
+#include "common/parse_number.h"
 
 namespace tv {
 namespace {
 
 std::optional<std::int64_t> to_int(const boost::csub_match& m) {
   if (!m.matched) return std::nullopt;
-  std::int64_t v = 0;
-  auto [end, ec] = std::from_chars(m.first, m.second, v);
-  if (ec != std::errc() || end != m.second) return std::nullopt;
-  return v;
+  return parse_integer<std::int64_t>(std::string_view(m.first, m.second - m.first),
+                                     std::numeric_limits<std::int64_t>::min(),
+                                     std::numeric_limits<std::int64_t>::max());
 }
 
 int group_index(const boost::regex& re, std::string_view name) {

@@ -7,7 +7,8 @@
 // agent has stopped its workers, and ends the job when every node succeeded, when restarts are
 // exhausted, or when a node is lost (silent for `peer_timeout`, or its connection closed).
 //
-// Every message is authenticated with HMAC-SHA256 under `token` (launcher/rdzv_protocol.h).
+// Every message is authenticated with HMAC-SHA256 under `token`
+// (launcher/rendezvous/rdzv_protocol.h).
 //
 // Threading: single-threaded on the io_context given to the constructor; nothing blocks (names
 // are resolved with async_resolve). Events are always delivered from the io_context, never from
@@ -37,7 +38,7 @@ struct NetworkClusterConfig {
   std::chrono::seconds rdzv_timeout{900};
   std::chrono::milliseconds peer_timeout{30000};
   std::string token;                  // the HMAC key, already derived (derive_rdzv_token)
-  RestartPolicy policy;               // launcher/restart_policy.h
+  RestartPolicy policy;               // launcher/supervision/restart_policy.h
   std::string bind_addr = "0.0.0.0";  // coordinator listen address (tests use 127.0.0.x);
                                       // a loopback master_addr narrows 0.0.0.0 to itself
   // Node 0 only: when set, the coordinator runs the preflight phase before generation 0 and hands

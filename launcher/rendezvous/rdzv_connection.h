@@ -1,6 +1,7 @@
-// One authenticated, framed TCP connection of the rendezvous protocol (launcher/rdzv_protocol.h),
-// used by both ends: reads frames one at a time, checks each (header, tag, payload, sequence
-// number) and hands it on; queues outgoing frames and writes them in order.
+// One authenticated, framed TCP connection of the rendezvous protocol
+// (launcher/rendezvous/rdzv_protocol.h), used by both ends: reads frames one at a time, checks each
+// (header, tag, payload, sequence number) and hands it on; queues outgoing frames and writes them
+// in order.
 //
 // The first bad frame closes the connection and reports why once through `on_close`; nothing of
 // it reaches `on_message`. `close()` by the owner reports nothing. Lifetime: held by shared_ptr;

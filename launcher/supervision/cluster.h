@@ -1,9 +1,9 @@
 // Cluster: the supervisor's view of the whole job across nodes, and the one place that decides
 // when a generation of workers starts, when it must stop, and when the job is over.
 //
-// The supervisor (launcher/supervisor.h) starts and stops only its own node's workers. It tells
-// the Cluster what happened locally (report_*), and the Cluster answers through Events. Restart
-// policy (counting restarts once for the whole job, backoff, giving up) lives behind this
+// The supervisor (launcher/supervision/supervisor.h) starts and stops only its own node's workers.
+// It tells the Cluster what happened locally (report_*), and the Cluster answers through Events.
+// Restart policy (counting restarts once for the whole job, backoff, giving up) lives behind this
 // interface, so a one-node job (LocalCluster) and a multi-node job (NetworkCluster, the node
 // agents talking to the coordinator on node rank 0) behave the same way.
 //

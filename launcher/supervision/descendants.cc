@@ -6,10 +6,13 @@
 #include <csignal>
 #include <cstdlib>
 #include <fstream>
+#include <limits>
 #include <set>
 #include <sstream>
 #include <string>
 #include <thread>
+
+#include "common/parse_number.h"
 
 namespace tv {
 
@@ -69,11 +72,10 @@ std::map<pid_t, pid_t> read_process_table() {
   DIR* dir = ::opendir("/proc");
   if (!dir) return table;
   while (dirent* e = ::readdir(dir)) {
-    char* end = nullptr;
-    long pid = std::strtol(e->d_name, &end, 10);
-    if (*end != '\0' || pid <= 0) continue;
+    const auto pid = parse_integer<pid_t>(e->d_name, 1, std::numeric_limits<pid_t>::max());
+    if (!pid) continue;
     pid_t ppid = 0;
-    if (read_ppid(static_cast<pid_t>(pid), &ppid)) table[static_cast<pid_t>(pid)] = ppid;
+    if (read_ppid(*pid, &ppid)) table[*pid] = ppid;
   }
   ::closedir(dir);
   return table;

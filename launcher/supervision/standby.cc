@@ -33,13 +33,13 @@ Result<WarmStandbyConfig> parse_warm_standby(const std::string& mode, const std:
   else if (mode == "auto")
     cfg.mode = WarmMode::kAuto;
   else
-    return Error{exit_code::kUsage, "--warm-standby=\"" + mode + "\": expected on, off or auto"};
+    return Error{exit_code::kConfig, "--warm-standby=\"" + mode + "\": expected on, off or auto"};
   size_t from = 0;
   while (from <= imports.size() && !imports.empty()) {
     const size_t comma = std::min(imports.find(',', from), imports.size());
     std::string m = imports.substr(from, comma - from);
     if (!valid_module_name(m))
-      return Error{exit_code::kUsage, "--warm-import=\"" + imports + "\": \"" + m +
+      return Error{exit_code::kConfig, "--warm-import=\"" + imports + "\": \"" + m +
                                           "\" is not a Python module name (expected A,B.C,...)"};
     if (std::find(cfg.imports.begin(), cfg.imports.end(), m) == cfg.imports.end())
       cfg.imports.push_back(m);

@@ -1,14 +1,15 @@
 # trainvisor's warm standby (docs/standby.md). Embedded into the binary at build time
-# (launcher/supervision/CMakeLists: file(READ) into a generated header) and written to the run's
+# (CMakeLists.txt: file(READ) into a generated header) and written to the run's
 # work dir; trainvisor starts it as `PYTHON -u <work_dir>/standby.py MODE TARGET IMPORTS`.
 #
 # fd 0 is a Unix socket to trainvisor (the control channel). The standby lowers its own CPU and
 # I/O priority, imports IMPORTS (comma-separated; `torch` by default) with the rank's
 # import-time environment and sys.path[0], says "R" (ready) or "E <reason>" (and exits 3), then
-# waits. trainvisor restores its priority and sends "<length>\n<json>": {"env", "argv",
-# "orig_argv", "cwd"}. The standby puts /dev/null on fd 0, applies them and runs the script (MODE
-# "script") or module (MODE "module") as __main__, in this process's real __main__ module, the
-# way `python3 -u script.py` / `python3 -u -m module` would. EOF on fd 0 = exit 0 quietly.
+# waits, ignoring SIGUSR1/SIGUSR2 (trainvisor starts it so). trainvisor restores its priority and
+# sends "<length>\n<json>": {"env", "argv", "orig_argv", "cwd"}. The standby resets
+# SIGUSR1/SIGUSR2, puts /dev/null on fd 0, applies them and runs the script (MODE "script") or
+# module (MODE "module") as __main__, in this process's real __main__ module, the way
+# `python3 -u script.py` / `python3 -u -m module` would. EOF on fd 0 = exit 0 quietly.
 #
 # Everything lives inside _tv_standby() so that nothing of the bootstrap stays in __main__.
 
@@ -72,6 +73,12 @@ def _tv_standby():
     send("R\n")
 
     msg = read_message()
+    # A worker now: the user signals trainvisor started it ignoring (a step-wide SIGUSR1 under
+    # Slurm reaches standbys too) are the worker's again, as in a cold start.
+    import signal
+
+    for s in (signal.SIGUSR1, signal.SIGUSR2):
+        signal.signal(s, signal.SIG_DFL)
     null = os.open(os.devnull, os.O_RDONLY)
     os.dup2(null, 0)
     os.close(null)
@@ -130,8 +137,6 @@ def _tv_standby():
         raise
     except KeyboardInterrupt as e:
         report(e)
-        import signal
-
         signal.signal(signal.SIGINT, signal.SIG_DFL)
         os.kill(os.getpid(), signal.SIGINT)
     except BaseException as e:  # noqa: BLE001 - reported as an uncaught exception would be

@@ -13,9 +13,11 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <utility>
 
 #include "common/exit_codes.h"
+#include "common/parse_number.h"
 #include "launcher/supervision/standby_bootstrap_py.h"  // generated: kStandbyBootstrap
 
 namespace tv {
@@ -40,7 +42,8 @@ std::vector<pid_t> threads_of(pid_t pid) {
   DIR* d = ::opendir(dir.c_str());
   if (!d) return tids;
   while (dirent* e = ::readdir(d))
-    if (e->d_name[0] != '.') tids.push_back(static_cast<pid_t>(std::atoi(e->d_name)));
+    if (auto tid = parse_integer<pid_t>(e->d_name, 1, std::numeric_limits<pid_t>::max()))
+      tids.push_back(*tid);
   ::closedir(d);
   return tids;
 }
@@ -74,6 +77,7 @@ Result<std::unique_ptr<StandbyProcess>> StandbyProcess::start(boost::asio::io_co
   req.stdin_fd = sv[1];
   req.stdout_fd = o[1];
   req.stderr_fd = e[1];
+  req.ignore_user_signals = true;  // Slurm's step-wide SIGUSR1 reaches standbys too
   auto pid = spawner.spawn(req, l.on_exit);
   ::close(sv[1]);
   ::close(o[1]);

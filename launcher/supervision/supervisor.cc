@@ -52,8 +52,8 @@ int Supervisor::run() {
   return exit_code_;
 }
 
-// The one line that says how this node ends, once the code is final (a signal that arrives
-// while a lost node's workers are stopping still changes it).
+// The one line that says how this node ends, once the code is final (decided once: a signal that
+// arrives while the workers are stopping does not change it, on_signal_while_finishing).
 void Supervisor::log_exit() const {
   if (exit_code_ == exit_code::kTempFail)
     spdlog::error("exiting {} so the orchestrator retries the job", exit_code::kTempFail);
@@ -69,7 +69,7 @@ Cluster::Events Supervisor::cluster_events() {
     if (f.node_rank != cfg_.layout.node_rank)
       spdlog::warn("node {} failed in attempt {}: stopping this node's workers", f.node_rank,
                    f.generation);
-    if (cfg_.observer) cfg_.observer->generation_failed(f.generation);
+    observe_failure(f.generation);
     if (f.node_rank != cfg_.layout.node_rank) claim_local_failure(f.generation);
     group_.stop(SIGTERM);
   };
@@ -278,13 +278,7 @@ void Supervisor::on_signal(int sig) {
         "the step (the workers too)",
         sigabbrev_np(sig));
   if (user) return group_.forward(sig);
-  if (shutdown_signal_) {
-    if (sig == SIGTERM || sig == SIGINT) {
-      spdlog::warn("second {}: killing the workers now", sigabbrev_np(sig));
-      group_.kill_now();
-    }
-    return;
-  }
+  if (finishing_) return on_signal_while_finishing(sig);
   shutdown_signal_ = sig;
   stop_standbys();
   spdlog::warn("received SIG{}: {}, SIGKILL after {} ms", sigabbrev_np(sig),
@@ -299,6 +293,27 @@ void Supervisor::on_signal(int sig) {
   cluster_.leave(sig);
   if (group_.running() == 0) return io_.stop();
   group_.stop(cfg_.signals_reach_workers ? 0 : sig);  // 0: no signal, only the grace period
+}
+
+// The outcome is decided (exit_code_, its workers stopping): a termination signal now does not
+// change it. Inside a Slurm step a repeat belongs to the same delivery (at the time limit slurmd
+// sends SIGTERM, SIGCONT, SIGTERM within milliseconds: docs/platforms/slurm.md) and Slurm SIGKILLs
+// by itself after KillWait, so the grace period runs on from the first. Elsewhere the first one
+// here only confirms the stop; a second SIGTERM/SIGINT means "now".
+void Supervisor::on_signal_while_finishing(int sig) {
+  const bool first = shutdown_signal_ == 0;
+  if (first) shutdown_signal_ = sig;
+  if (cfg_.signals_reach_workers || first)
+    return spdlog::info(
+        "received SIG{} while exiting {}: {}; the grace period runs on", sigabbrev_np(sig),
+        exit_code_,
+        cfg_.signals_reach_workers
+            ? "Slurm delivered it to the whole step and SIGKILLs by itself after KillWait"
+            : "the workers are already stopping, the exit code stands");
+  if (sig == SIGTERM || sig == SIGINT) {
+    spdlog::warn("second {}: killing the workers now", sigabbrev_np(sig));
+    group_.kill_now();
+  }
 }
 
 void Supervisor::schedule_hang_check() {

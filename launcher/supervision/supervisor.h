@@ -94,6 +94,7 @@ class Supervisor final : public GroupActions {
   Cluster::Events cluster_events();
   void on_start(const GenerationPlan& plan);
   void on_signal(int sig);
+  void on_signal_while_finishing(int sig);
   void on_child_exit(pid_t pid, int status);
   void maybe_end_worker(const WorkerPtr& w);
   void end_worker(const WorkerPtr& w);
@@ -109,6 +110,9 @@ class Supervisor final : public GroupActions {
   void release_workers();
   std::string attempt_dir(int generation, int rank) const;
   void stop_standbys();
+  // RunObserver::generation_failed, at most once per generation: this node's own failure and the
+  // cluster's stop for the same generation both arrive on the failing node.
+  void observe_failure(int generation);
 
   boost::asio::io_context& io_;
   SupervisorConfig cfg_;
@@ -131,6 +135,7 @@ class Supervisor final : public GroupActions {
   };
   std::optional<PendingCause> pending_cause_;
   std::optional<NodeFailure> final_failure_;
+  int observed_failure_ = -1;  // the last generation the observer was told had failed
   int shutdown_signal_ = 0;
   int stop_signal_ = 0;  // the termination signal that ended the job (here or on a peer), or 0
   bool finishing_ = false;

@@ -118,6 +118,12 @@ std::int64_t Supervisor::failed_at_ns(const WorkerEnd& end) const {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(when.time_since_epoch()).count();
 }
 
+void Supervisor::observe_failure(int generation) {
+  if (!cfg_.observer || generation <= observed_failure_) return;
+  observed_failure_ = generation;
+  cfg_.observer->generation_failed(generation);
+}
+
 void Supervisor::report_failure(int generation, const WorkerEnd& first) {
   const auto& w = workers_.at(static_cast<size_t>(first.local_rank));
   FailureRecord rec;
@@ -136,7 +142,7 @@ void Supervisor::report_failure(int generation, const WorkerEnd& first) {
     rec.tail = w->tail();
   }
   causes_.push_back(rec);
-  if (cfg_.observer) cfg_.observer->generation_failed(generation);
+  observe_failure(generation);
   spdlog::error("attempt {} failed: {}", generation, summary_line(rec));
   cluster_.report_failure(NodeFailure{generation, rec.node_rank, rec.exit_code, summary_line(rec),
                                       failed_at_ns(first)});

@@ -43,16 +43,4 @@ class RealGpuCounter final : public GpuCounter {
   GpuVisibility v_;
 };
 
-// For tests.
-class FixedGpuCounter final : public GpuCounter {
- public:
-  explicit FixedGpuCounter(int n, std::string why = "fixed") : n_(n), why_(std::move(why)) {}
-  int count() const override { return n_; }
-  std::string describe() const override { return why_; }
-
- private:
-  int n_;
-  std::string why_;
-};
-
 }  // namespace tv

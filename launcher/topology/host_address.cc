@@ -75,9 +75,4 @@ std::string RealHostAddress::describe() const {
   return l.addr.empty() ? "getifaddrs: " + l.why : "interface " + l.name + " (getifaddrs)";
 }
 
-Result<std::string> FixedHostAddress::ipv4() const {
-  if (addr_.empty()) return Error{exit_code::kConfig, "this node's own address: none (test)"};
-  return addr_;
-}
-
 }  // namespace tv

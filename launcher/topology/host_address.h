@@ -37,15 +37,4 @@ class RealHostAddress final : public HostAddress {
   std::string describe() const override;
 };
 
-// For tests: a fixed address, or an error when `addr` is empty.
-class FixedHostAddress final : public HostAddress {
- public:
-  explicit FixedHostAddress(std::string addr) : addr_(std::move(addr)) {}
-  Result<std::string> ipv4() const override;
-  std::string describe() const override { return "fixed address"; }
-
- private:
-  std::string addr_;
-};
-
 }  // namespace tv

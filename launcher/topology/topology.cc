@@ -2,8 +2,12 @@
 #include "launcher/topology/topology.h"
 
 #include <charconv>
+#include <cstdint>
+#include <limits>
+#include <optional>
 
 #include "common/escape.h"
+#include "common/parse_number.h"
 #include "launcher/topology/topology_sources.h"
 
 namespace tv {
@@ -34,19 +38,16 @@ Error bad_option(const OptionValue& v, const std::string& expected) {
 }
 
 Result<int> option_int(const OptionValue& v, long min, long max, const std::string& why = "") {
-  long out = 0;
-  const char* b = v.value.data();
-  auto [p, ec] = std::from_chars(b, b + v.value.size(), out);
-  if (ec != std::errc() || p != b + v.value.size() || out < min || out > max)
+  const auto out = parse_integer<long>(v.value, min, max);
+  if (!out)
     return bad_option(v, "an integer from " + std::to_string(min) + " to " + std::to_string(max) +
                              (why.empty() ? "" : " (" + why + ")"));
-  return static_cast<int>(out);
+  return static_cast<int>(*out);
 }
 
 // Which platform: "auto" or a forced one, and the origin of that choice.
 Result<std::pair<std::string, std::string>> chosen_platform(const Options& opts) {
-  auto p =
-      opts.get_choice("platform", {"auto", "sagemaker", "kubeflow", "batch", "slurm", "local"});
+  auto p = opts.get_choice("platform");
   if (!p) return p.error();
   const OptionValue pv = *opts.get("platform");
   if (!opts.flag("standalone")) return std::make_pair(*p, pv.origin);
@@ -203,12 +204,9 @@ Status apply_nproc(const Options& opts, const GpuCounter& gpus, Topology& t) {
         std::string(n > 0 ? "auto: " : "auto, no GPU so 1: ") + gpus.describe();
     return ok_status();
   }
-  long out = 0;
-  const char* b = v->value.data();
-  auto [p, ec] = std::from_chars(b, b + v->value.size(), out);
-  if (ec != std::errc() || p != b + v->value.size() || out < 1 || out > 4096)
-    return bad_option(*v, "an integer from 1 to 4096, or auto (the visible GPUs)");
-  t.nproc_per_node = static_cast<int>(out);
+  auto n = opts.get_int("nproc-per-node");  // its row's range (topology_options.cc)
+  if (!n) return n.error();
+  t.nproc_per_node = static_cast<int>(*n);
   t.origin["nproc_per_node"] = v->origin;
   return ok_status();
 }
@@ -225,17 +223,30 @@ Status check_hosts(Topology& t) {
   return ok_status();
 }
 
+// "J" or "J.S" (a Slurm job and step), both decimal: the slot number J + S * kJobStepStride.
+std::optional<uint64_t> numeric_slot(const std::string& id) {
+  const char* b = id.data();
+  const char* e = b + id.size();
+  uint64_t job = 0, step = 0;
+  auto [p, ec] = std::from_chars(b, e, job);
+  if (ec != std::errc()) return std::nullopt;
+  if (p == e) return job;
+  if (*p != '.') return std::nullopt;
+  auto [q, ec2] = std::from_chars(p + 1, e, step);
+  if (ec2 != std::errc() || q != e) return std::nullopt;
+  constexpr auto slots = static_cast<uint64_t>(kJobPortSlots);
+  return job % slots + step % slots * kJobStepStride;
+}
+
 }  // namespace
 
 int job_master_port(const std::string& job_id) {
-  uint64_t k = 0;
-  const char* b = job_id.data();
-  auto [p, ec] = std::from_chars(b, b + job_id.size(), k);
-  if (ec != std::errc() || p != b + job_id.size()) {  // not a number: FNV-1a of the text
+  auto k = numeric_slot(job_id);
+  if (!k) {  // not a number: FNV-1a of the text
     k = 14695981039346656037ull;
-    for (unsigned char c : job_id) k = (k ^ c) * 1099511628211ull;
+    for (unsigned char c : job_id) *k = (*k ^ c) * 1099511628211ull;
   }
-  return kJobPortBase + 2 * static_cast<int>(k % kJobPortSlots);
+  return kJobPortBase + 2 * static_cast<int>(*k % kJobPortSlots);
 }
 
 Result<Topology> resolve_topology(const Options& opts, const Environment& env, const FileSystem& fs,

@@ -15,6 +15,7 @@
 // or file, the bad value and what was expected. Thread-compatible.
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -53,10 +54,15 @@ inline constexpr int kMaxNodes = 100000;
 // The default master port of a job with an id (docs/topology.md, "Master port"): even ports
 // kJobPortBase .. kJobPortBase + 2 * (kJobPortSlots - 1), so the rendezvous port (master port + 1)
 // never meets another job's master port; a numeric id (SLURM_JOB_ID) takes slot id % kJobPortSlots,
-// so jobs whose ids differ by less than kJobPortSlots never share a port; any other id its
-// FNV-1a hash. Below the Linux ephemeral range (32768-60999).
+// so jobs whose ids differ by less than kJobPortSlots never share a port; a Slurm step "J.S"
+// (SLURM_JOB_ID.SLURM_STEP_ID) takes slot (J + S * kJobStepStride) % kJobPortSlots, so concurrent
+// steps of one job never share a port and step 0 keeps the job's slot; any other id its FNV-1a
+// hash. Below the Linux ephemeral range (32768-60999).
 inline constexpr int kJobPortBase = 20000;
 inline constexpr int kJobPortSlots = 5000;
+// About kJobPortSlots / golden ratio^2: steps 1-8 of a job land at least 345 slots away from
+// slot 0, so from step 0 of every job whose id is within 345 of it.
+inline constexpr uint64_t kJobStepStride = 1931;
 int job_master_port(const std::string& job_id);
 
 // `opts` from parse_options(run_option_specs() or topology_option_specs(), ..., use_env=true).

@@ -1,19 +1,51 @@
 #include "launcher/topology/topology_options.h"
 
+#include "launcher/topology/topology.h"
+
 namespace tv {
 
 std::vector<OptionSpec> topology_option_specs() {
+  using T = OptionType;
   return {
-      {"platform", true, "auto", "auto|sagemaker|kubeflow|batch|slurm|local"},
-      {"standalone", false, std::nullopt, "same as --platform local"},
-      {"nnodes", true, std::nullopt, "number of nodes (explicit topology)", true},
-      {"node-rank", true, std::nullopt, "this node's rank (explicit topology)", true},
-      {"master-addr", true, std::nullopt, "address of node rank 0 (explicit topology)", true},
-      {"master-port", true, std::nullopt, "workers' rendezvous port (default 29500)", true},
-      {"nproc-per-node", true, "auto", "workers on this node: N or auto (visible GPUs, else 1)",
-       true},
-      {"resource-config", true, "/opt/ml/input/config/resourceconfig.json",
-       "SageMaker's host list"},
+      {.name = "platform",
+       .type = T::kChoice,
+       .help = "where the topology comes from",
+       .default_value = "auto",
+       .words = {"auto", "sagemaker", "kubeflow", "batch", "slurm", "local"}},
+      {.name = "standalone", .type = T::kFlag, .help = "same as --platform local"},
+      // Text: PET_NNODES may be torchrun's MIN:MAX, which the kubeflow source reads; an explicit
+      // --nnodes is an integer from 1 to 100000 (launcher/topology/topology.cc).
+      {.name = "nnodes",
+       .help = "number of nodes (explicit topology), 1 to 100000",
+       .from_pet = true,
+       .metavar = "N"},
+      {.name = "node-rank",
+       .type = T::kInt,
+       .help = "this node's rank (explicit topology)",
+       .max = kMaxNodes - 1,
+       .from_pet = true},
+      {.name = "master-addr",
+       .help = "address of node rank 0 (explicit topology)",
+       .from_pet = true,
+       .metavar = "HOST"},
+      {.name = "master-port",
+       .type = T::kInt,
+       .help = "workers' rendezvous port (default 29500, or derived from the job id)",
+       .min = 1,
+       .max = 65535,
+       .from_pet = true},
+      {.name = "nproc-per-node",
+       .type = T::kInt,
+       .help = "workers on this node (auto, gpu: the visible GPUs, else 1)",
+       .default_value = "auto",
+       .min = 1,
+       .max = 4096,
+       .words = {"auto", "gpu"},
+       .from_pet = true},
+      {.name = "resource-config",
+       .help = "SageMaker's host list",
+       .default_value = "/opt/ml/input/config/resourceconfig.json",
+       .metavar = "PATH"},
   };
 }
 

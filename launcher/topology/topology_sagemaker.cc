@@ -1,4 +1,4 @@
-// SageMaker Training Jobs: the resource config file (launcher/resource_config.h).
+// SageMaker Training Jobs: the resource config file (launcher/topology/resource_config.h).
 #include "common/bounded_read.h"
 #include "launcher/topology/resource_config.h"
 #include "launcher/topology/topology_sources.h"

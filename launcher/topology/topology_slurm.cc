@@ -1,8 +1,11 @@
 // Slurm: SLURM_JOB_ID with SLURM_NNODES (or SLURM_JOB_NUM_NODES); node_rank = SLURM_NODEID;
-// master = first host of the expanded node list. Inside an srun step that uses part of the
-// allocation, the step's SLURM_STEP_NUM_NODES + SLURM_STEP_NODELIST are used together.
+// master = first host of the expanded node list; the job id is "SLURM_JOB_ID.SLURM_STEP_ID" inside
+// a step. Inside an srun step that uses part of the allocation, the step's SLURM_STEP_NUM_NODES +
+// SLURM_STEP_NODELIST are used together. Any Slurm node variable without SLURM_JOB_ID is refused.
 #include <algorithm>
+#include <array>
 #include <charconv>
+#include <string_view>
 
 #include "launcher/topology/slurm_hostlist.h"
 #include "launcher/topology/topology_sources.h"
@@ -20,11 +23,12 @@ const char* first_set(const Environment& env, std::initializer_list<const char*>
   return nullptr;
 }
 
+// A step's own count and list win over the allocation's (a step may use part of it); a step count
+// without the step's list is refused by slurm_hosts rather than paired with the job's list.
 SlurmNames pick_names(const Environment& env) {
-  if (env.has("SLURM_STEP_NUM_NODES") && env.has("SLURM_STEP_NODELIST"))
-    return {"SLURM_STEP_NUM_NODES", "SLURM_STEP_NODELIST"};
-  const char* n = first_set(env, {"SLURM_NNODES", "SLURM_JOB_NUM_NODES"});
-  const char* l = first_set(env, {"SLURM_JOB_NODELIST", "SLURM_NODELIST"});
+  const char* n = first_set(env, {"SLURM_STEP_NUM_NODES", "SLURM_NNODES", "SLURM_JOB_NUM_NODES"});
+  const char* l = first_set(env, {"SLURM_STEP_NODELIST", "SLURM_JOB_NODELIST", "SLURM_NODELIST"});
+  if (n && std::string_view(n) == "SLURM_STEP_NUM_NODES") l = "SLURM_STEP_NODELIST";
   return {n ? n : "SLURM_NNODES", l ? l : "SLURM_JOB_NODELIST"};
 }
 
@@ -36,7 +40,7 @@ Status slurm_hosts(const Environment& env, const SlurmNames& names, Topology& t)
       return ok_status();
     }
     return config_error(names.nodelist +
-                        " is not set: expected the job's node list (e.g. "
+                        " is not set: expected the node list of the job or step (e.g. "
                         "\"gpu-[001-004]\") for " +
                         std::to_string(t.nnodes) + " nodes");
   }
@@ -106,19 +110,50 @@ Status check_not_batch_script(const Environment& env, const Topology& t) {
                       "srun --ntasks-per-node=1 trainvisor run ... in the batch script");
 }
 
+// The variables that say "a Slurm job of several nodes": any one of them set means Slurm.
+constexpr std::array kTopologyNames = {
+    "SLURM_NNODES",   "SLURM_JOB_NUM_NODES",  "SLURM_NODEID",       "SLURM_JOB_NODELIST",
+    "SLURM_NODELIST", "SLURM_STEP_NUM_NODES", "SLURM_STEP_NODELIST"};
+
+// Without a job id every node would be a job of its own (no port, no key in common): refused.
+Status check_job_id(const Environment& env) {
+  const auto id = env.get("SLURM_JOB_ID");
+  if (id && !id->empty()) return ok_status();
+  std::string set;
+  for (const char* n : kTopologyNames)
+    if (env.has(n)) set += (set.empty() ? "" : ", ") + std::string(n);
+  return config_error(
+      std::string(id ? "SLURM_JOB_ID is empty" : "SLURM_JOB_ID is not set") +
+      (set.empty()
+           ? ""
+           : " but " + set + (set.find(',') == std::string::npos ? " is" : " are") + " set") +
+      ": expected the whole environment of a Slurm job (srun sets SLURM_JOB_ID with the node "
+      "count, node id and node list); pass every SLURM_* variable through, or none");
+}
+
+// One step of a job runs one rendezvous: the step id joins the job id (the master port and the
+// rendezvous key come from it), so two steps of one job on the same nodes never meet.
+void set_job_id(const Environment& env, Topology& t) {
+  t.job_id = *env.get("SLURM_JOB_ID");
+  t.origin["job_id"] = from_env("SLURM_JOB_ID");
+  const auto step = env.get("SLURM_STEP_ID");
+  if (!step || step->empty()) return;
+  t.job_id += "." + *step;
+  t.origin["job_id"] = from_env("SLURM_JOB_ID") + " + SLURM_STEP_ID";
+}
+
 }  // namespace
 
 bool slurm_detected(const Environment& env) {
-  return env.has("SLURM_JOB_ID") && (env.has("SLURM_NNODES") || env.has("SLURM_JOB_NUM_NODES"));
+  return env.has("SLURM_JOB_ID") || std::any_of(kTopologyNames.begin(), kTopologyNames.end(),
+                                                [&](const char* n) { return env.has(n); });
 }
 
 Result<Topology> slurm_source(const Environment& env) {
-  if (!env.has("SLURM_JOB_ID"))
-    return config_error("SLURM_JOB_ID is not set: expected to run inside a Slurm job");
+  if (auto st = check_job_id(env); !st) return st.error();
   Topology t;
   t.platform = "slurm";
-  t.job_id = *env.get("SLURM_JOB_ID");
-  t.origin["job_id"] = from_env("SLURM_JOB_ID");
+  set_job_id(env, t);
   if (auto st = check_one_task_per_node(env); !st) return st.error();
   const SlurmNames names = pick_names(env);
   auto n = env_int_required(env, names.nnodes, 1, kMaxNodes, "",

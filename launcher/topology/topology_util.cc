@@ -1,7 +1,6 @@
-#include <charconv>
-
 #include "common/escape.h"
 #include "common/exit_codes.h"
+#include "common/parse_number.h"
 #include "launcher/topology/topology_sources.h"
 
 namespace tv::topo {
@@ -16,15 +15,12 @@ Result<std::optional<long>> env_int(const Environment& env, const std::string& n
                                     long max, const std::string& why_range) {
   auto v = env.get(name);
   if (!v || v->empty()) return std::optional<long>();
-  long out = 0;
-  const char* b = v->data();
-  const char* e = b + v->size();
-  auto [p, ec] = std::from_chars(b, e, out);
-  if (ec != std::errc() || p != e || out < min || out > max)
+  const auto out = parse_integer<long>(*v, min, max);
+  if (!out)
     return bad_var(name, *v,
                    "an integer from " + std::to_string(min) + " to " + std::to_string(max) +
                        (why_range.empty() ? "" : " (" + why_range + ")"));
-  return std::optional<long>(out);
+  return std::optional<long>(*out);
 }
 
 Result<long> env_int_required(const Environment& env, const std::string& name, long min, long max,

@@ -1,4 +1,4 @@
-// libFuzzer harness for the rendezvous message decoder (launcher/rdzv_protocol.h).
+// libFuzzer harness for the rendezvous message decoder (launcher/rendezvous/rdzv_protocol.h).
 //
 // Two paths per input: (1) the raw bytes as they would arrive on a connection (the corpus holds
 // frames correctly tagged under kKey, so mutations start from authentic ones); (2) the

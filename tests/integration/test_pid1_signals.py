@@ -15,83 +15,27 @@ dlopen (TV_FAKE_HANG seconds). Were it ever loaded into trainvisor, a SIGTERM wo
 Environment (set by ctest): TRAINVISOR_BIN, TV_HELPERS, TV_SOURCE_DIR, TV_PYTHON.
 """
 import os
-import shutil
 import signal
 import subprocess
 import time
-import uuid
 from pathlib import Path
 
 import pytest
 
-from tvtest import free_ports, processes_with_marker
+import tvtest
+from tvtest import free_ports
 
-SOURCE_DIR = Path(os.environ.get("TV_SOURCE_DIR", Path(__file__).resolve().parents[2]))
-TRAINVISOR = Path(os.environ.get("TRAINVISOR_BIN", SOURCE_DIR / "build" / "trainvisor"))
-MARKER = "TV_PID1_SIGNALS_TEST"
-SESSION = uuid.uuid4().hex
-
-FAKE_LIB = r'''
-#include <fcntl.h>
-#include <signal.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <unistd.h>
-static void die(int sig) { (void)sig; exit(1); }
-__attribute__((constructor)) static void fake_init(void) {
-  const char* log = getenv("TV_FAKE_LOG");
-  if (log) {
-    char cmd[4096] = {0};
-    int fd = open("/proc/self/cmdline", O_RDONLY);
-    ssize_t n = fd >= 0 ? read(fd, cmd, sizeof(cmd) - 1) : 0;
-    if (fd >= 0) close(fd);
-    for (ssize_t i = 0; i < n; ++i) if (cmd[i] == 0) cmd[i] = ' ';
-    FILE* f = fopen(log, "a");
-    if (f) { fprintf(f, "%s %s\n", LIBNAME, cmd); fclose(f); }
-  }
-  signal(SIGTERM, die);
-  signal(SIGINT, die);
-  sigset_t s; sigemptyset(&s); sigaddset(&s, SIGTERM); sigaddset(&s, SIGINT);
-  pthread_sigmask(SIG_UNBLOCK, &s, NULL);
-  const char* hang = getenv("TV_FAKE_HANG");
-  if (hang) sleep((unsigned)atoi(hang));
-}
-'''
-
+TRAINVISOR = tvtest.BIN
+MARKER = tvtest.MARKER  # conftest.py kills what carries it after each test
+SESSION = tvtest.SESSION
 
 @pytest.fixture(scope="module")
 def fake_libs(tmp_path_factory):
-    cc = shutil.which("cc") or shutil.which("gcc")
-    if not cc:
-        pytest.skip("no C compiler to build the fake vendor libraries")
-    d = tmp_path_factory.mktemp("fakelibs")
-    src = d / "fake.c"
-    src.write_text(FAKE_LIB)
-    for name in ("libcuda.so.1", "libfabric.so.1", "libnccl.so.2"):
-        subprocess.run([cc, "-shared", "-fPIC", "-o", str(d / name), f'-DLIBNAME="{name}"',
-                        str(src), "-lpthread"], check=True)
-    return d
-
-
-@pytest.fixture(autouse=True)
-def no_leftovers():
-    yield
-    for pid in processes_with_marker(MARKER, SESSION):
-        try:
-            os.kill(pid, signal.SIGKILL)
-        except OSError:
-            pass
+    return tvtest.fake_vendor_libs(tmp_path_factory.mktemp("fakelibs"))
 
 
 def env(**extra):
-    e = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": os.environ.get("HOME", "/root"),
-         "LANG": "C.UTF-8", MARKER: SESSION, "PYTHON_EXEC": "/nonexistent/python3"}
-    for k in ("ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS", "TMPDIR"):
-        if k in os.environ:
-            e[k] = os.environ[k]
-    e.update({k: str(v) for k, v in extra.items()})
-    return e
+    return tvtest.base_env(PYTHON_EXEC="/nonexistent/python3", **extra)
 
 
 def fake_env(libs, log, **extra):
@@ -110,8 +54,7 @@ def assert_only_children_loaded(log):
 
 
 def left_behind():
-    return [p for p in processes_with_marker(MARKER, SESSION)
-            if not Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[-1].strip().startswith("Z")]
+    return tvtest.left_behind(MARKER, SESSION)
 
 
 # --- vendor libraries only in children ---------------------------------------------------------
@@ -177,20 +120,6 @@ needs_unshare = pytest.mark.skipif(not can_unshare_pid(),
                                    reason="needs `unshare --pid --fork --mount-proc` (root)")
 
 
-def init_exists(pid):
-    """Whether trainvisor's Init exists: the process is trainvisor, SIGTERM is blocked and Init's
-    signal thread runs (the first thread main starts). The mask alone is not enough: unshare
-    blocks SIGTERM around its fork, and its child unblocks it again before the exec."""
-    try:
-        status = Path(f"/proc/{pid}/status").read_text()
-        threads = len(list(Path(f"/proc/{pid}/task").iterdir()))
-    except OSError:
-        return False
-    fields = dict(line.split(":", 1) for line in status.splitlines() if ":" in line)
-    blocked = int(fields["SigBlk"].strip(), 16) & (1 << (signal.SIGTERM - 1))
-    return fields["Name"].strip() == "trainvisor" and bool(blocked) and threads >= 2
-
-
 def trainvisor_pid(launcher_pid, timeout=20):
     """The trainvisor process under `unshare --fork` (its child), once its Init exists. Before
     that instant (exec, the dynamic loader) the kernel drops SIGTERM sent to a namespace's PID 1
@@ -199,7 +128,7 @@ def trainvisor_pid(launcher_pid, timeout=20):
     while time.monotonic() < deadline:
         for task in Path(f"/proc/{launcher_pid}/task").glob("*"):
             kids = (task / "children").read_text().split()
-            if kids and init_exists(int(kids[0])):
+            if kids and tvtest.init_exists(int(kids[0])):
                 return int(kids[0])
         time.sleep(0.001)
     raise AssertionError("unshare did not start trainvisor")
@@ -274,5 +203,4 @@ def test_sigterm_during_the_preflight_without_pid1_leaves_no_child(fake_libs, tm
     _, stderr = p.communicate(timeout=30)
     assert p.returncode == 143, stderr
     assert "received SIGTERM during preflight" in stderr, stderr
-    time.sleep(0.2)
-    assert not left_behind()
+    assert not left_behind()  # the SIGKILLs it sent have landed (polled, no sleep)

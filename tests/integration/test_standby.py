@@ -18,6 +18,8 @@ from pathlib import Path
 
 import pytest
 
+from tvtest import free_port
+
 SOURCE_DIR = Path(os.environ.get("TV_SOURCE_DIR", Path(__file__).resolve().parents[2]))
 TRAINVISOR = Path(os.environ.get("TRAINVISOR_BIN", SOURCE_DIR / "build" / "trainvisor"))
 PYTHON = os.environ.get("TV_PYTHON", "/usr/bin/python3")
@@ -168,13 +170,6 @@ class Job:
             self.proc.wait()
 
 
-def free_port():
-    import socket
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture
 def job(tmp_path):
     jobs = []
@@ -263,5 +258,5 @@ def test_bad_option_values_are_refused(tmp_path):
                          (["--warm-import", "os;x"], "--warm-import")):
         r = subprocess.run([str(TRAINVISOR), "run", "--preflight", "none", *args, "x.py"],
                            capture_output=True, text=True, timeout=60, cwd=tmp_path)
-        assert r.returncode == 64, r.stderr
+        assert r.returncode == 78, r.stderr  # a bad value (exit 78), not bad usage (64)
         assert needle in r.stderr

@@ -15,23 +15,20 @@ from pathlib import Path
 
 import pytest
 
-SOURCE_DIR = Path(os.environ.get("TV_SOURCE_DIR", Path(__file__).resolve().parents[2]))
-TRAINVISOR = Path(os.environ.get("TRAINVISOR_BIN", SOURCE_DIR / "build" / "trainvisor"))
-HELPERS = Path(os.environ.get("TV_HELPERS", TRAINVISOR.parent / "helpers"))
-PYTHON = os.environ.get("TV_PYTHON", "/usr/bin/python3")
-MARKER = "TV_SUPERVISION_TEST"
-SESSION = uuid.uuid4().hex  # only this run's processes are ever killed by the fixture
+import tvtest
+from tvtest import free_port
+
+TRAINVISOR = tvtest.BIN
+HELPERS = tvtest.HELPERS
+PYTHON = tvtest.PYTHON
+MARKER = tvtest.MARKER  # conftest.py's no_leftovers kills this run's processes after each test
+SESSION = tvtest.SESSION
 TIMEOUT = 120
 
 
 def base_env(**extra):
-    env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": os.environ.get("HOME", "/root"),
-           "PYTHON_EXEC": PYTHON, MARKER: SESSION + uuid.uuid4().hex, "LANG": "C.UTF-8"}
-    for k in ("ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS", "TMPDIR"):
-        if k in os.environ:
-            env[k] = os.environ[k]
-    env.update(extra)
-    return env
+    """tvtest's environment, with a marker of this test's own after the session's."""
+    return tvtest.base_env(**{MARKER: SESSION + uuid.uuid4().hex}, **extra)
 
 
 def helper(name, *args):
@@ -80,19 +77,6 @@ def wait_for_line(stream, pattern, timeout=30):
     raise AssertionError(f"{pattern!r} not seen in: {seen}")
 
 
-@pytest.fixture(autouse=True)
-def no_leftovers():
-    yield
-    # Nothing a test started may survive it, whatever the test asserted.
-    for p in Path("/proc").iterdir():
-        if p.name.isdigit():
-            try:
-                if f"{MARKER}={SESSION}".encode() in (p / "environ").read_bytes():
-                    os.kill(int(p.name), signal.SIGKILL)
-            except OSError:
-                pass
-
-
 @pytest.mark.parametrize("code", [0, 1, 2, 3, 42, 100, 254, 255])
 def test_exit_code_of_the_failing_worker(code):
     r = tv("--nproc-per-node", 2, "--max-restarts", 0, "--no-python", *helper("tv_exit", code))
@@ -132,6 +116,23 @@ def test_usage_and_config_errors_name_the_option():
     assert r.returncode == 78 and "--max-restarts" in r.stderr and "many" in r.stderr
     r = tv("--", env=base_env())
     assert r.returncode == 64
+
+
+@pytest.mark.parametrize("args,env,needle", [
+    (["--log-format", "xml"], {}, '--log-format="xml": expected one of text|json'),
+    (["--warm-standby", "yes"], {}, '--warm-standby="yes": expected one of on|off|auto'),
+    ([], {"TRAINVISOR_STANDALONE": "maybe"}, 'TRAINVISOR_STANDALONE="maybe": expected 1|true'),
+    ([], {"TRAINVISOR_PREFLIGHT": "fast"}, 'TRAINVISOR_PREFLIGHT="fast": expected one of'),
+    (["--metrics-address", "not-an-ip"], {}, '--metrics-address="not-an-ip": expected an IPv4'),
+    (["--max-restarts", "1001"], {}, '--max-restarts="1001": expected an integer from 0 to 1000'),
+], ids=["log-format", "warm-standby", "standalone-env", "preflight-env", "metrics-address",
+        "max-restarts"])
+def test_every_option_value_is_checked_with_exit_78_and_one_line(args, env, needle):
+    r = subprocess.run([str(TRAINVISOR), "run", *args, "--no-python", "/bin/true"],
+                       env=base_env(**env), capture_output=True, text=True, timeout=TIMEOUT)
+    assert r.returncode == 78, r.stderr
+    assert needle in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
+    assert "--metrics-port" not in r.stderr
 
 
 def test_env_fallback_for_options():
@@ -176,7 +177,9 @@ def test_second_sigterm_kills_at_once():
     try:
         wait_for_line(p.stdout, "ready")
         p.send_signal(signal.SIGTERM)
-        time.sleep(0.3)
+        # The second TERM only after the first was taken: two sent while neither is taken yet
+        # are one pending signal (a sleep here raced with a loaded machine).
+        wait_for_line(p.stderr, "received SIGTERM")
         p.send_signal(signal.SIGTERM)
         rc = p.wait(timeout=20)  # far below the 600 s grace period
     finally:
@@ -456,11 +459,6 @@ def test_real_pytorch_record_failure_restarts_and_finishes(tmp_path):
     assert "ValueError: rank one exploded on purpose" in failure.read_text()
 
 
-def free_port():
-    import socket
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def can_unshare_pid():
@@ -474,15 +472,18 @@ def can_unshare_pid():
 def test_pid1_in_a_pid_namespace_reaps_orphans(tmp_path):
     if not can_unshare_pid():
         pytest.skip("this machine does not allow `unshare --pid --fork --mount-proc` (needs root / CAP_SYS_ADMIN)")
-    # The worker orphans a short-lived process; once its parent is gone it belongs to PID 1,
-    # which must reap it. Then the worker looks for zombies in the namespace's /proc.
+    # Each worker orphans a short-lived process and notes its pid; once its parent is gone it
+    # belongs to PID 1, which must reap it: the worker waits (up to 60 s, a guard against a hang
+    # only) until that pid is gone from the namespace's /proc. Only its own orphan is looked at:
+    # the other rank's processes may be zombies for a moment, waited for by their own shell.
     script = tmp_path / "w.sh"
     script.write_text(textwrap.dedent('''
-        sh -c 'sleep 0.2 & exit 0'
-        sleep 1.5
-        for s in /proc/[0-9]*/stat; do
-          # Only the orphaned sleeps: a worker that has just exited is briefly a zombie too.
-          case "$(cat "$s" 2>/dev/null)" in *"(sleep) Z"*) echo "zombie: $(cat "$s")"; exit 9;; esac
+        orphan=$(sh -c 'sleep 0.2 >/dev/null & echo $!')
+        n=0
+        while [ -e "/proc/$orphan" ]; do
+          n=$((n + 1))
+          if [ "$n" -gt 1200 ]; then echo "not reaped: $(cat /proc/$orphan/stat)"; exit 9; fi
+          sleep 0.05
         done
         echo "pid1=$(cat /proc/1/comm)"
     '''))

@@ -12,7 +12,6 @@ import functools
 import json
 import os
 import signal
-import socket
 import subprocess
 import time
 import uuid
@@ -71,10 +70,6 @@ print("worker rank=%s done" % rank, flush=True)
 '''
 
 
-def free_port():
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 class Launches:
     """Starts launcher processes with a controlled environment; kills leftovers at the end."""
 

@@ -1,8 +1,28 @@
 """Helpers shared by the integration tests (imported as `tvtest`; pytest puts this folder on
-sys.path)."""
+sys.path). conftest.py holds the fixtures every test gets (`no_leftovers`).
+
+Environment (set by ctest, tests/CMakeLists.txt): TRAINVISOR_BIN, TV_HELPERS, TV_SOURCE_DIR,
+TV_PYTHON; each has a default for a run by hand from a build in build/."""
 import os
+import shutil
+import signal
 import socket
+import subprocess
+import time
+import uuid
 from pathlib import Path
+
+import pytest
+
+SOURCE_DIR = Path(os.environ.get("TV_SOURCE_DIR", Path(__file__).resolve().parents[2]))
+BIN = Path(os.environ.get("TRAINVISOR_BIN", SOURCE_DIR / "build" / "trainvisor"))
+HELPERS = Path(os.environ.get("TV_HELPERS", BIN.parent / "helpers"))
+PYTHON = os.environ.get("TV_PYTHON", "/usr/bin/python3")
+
+# Every process a test starts carries MARKER=SESSION... in its environment (SESSION, or SESSION
+# followed by a test's own suffix), so conftest.py's `no_leftovers` can kill exactly this run's.
+MARKER = "TV_TEST_SESSION"
+SESSION = uuid.uuid4().hex
 
 
 def free_ports(n):
@@ -21,16 +41,122 @@ def free_port():
     return free_ports(1)[0]
 
 
-def processes_with_marker(marker, token):
-    """Pids of processes whose environment holds marker=token (/proc/PID/environ)."""
+def processes_with_marker(marker, token, prefix=False):
+    """Pids of processes whose environment holds marker=token (/proc/PID/environ); with
+    `prefix`, marker=token... (a test's own suffix after the session)."""
     needle = f"{marker}={token}".encode()
     pids = []
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit() or int(entry.name) == os.getpid():
             continue
         try:
-            if needle in (entry / "environ").read_bytes().split(b"\0"):
-                pids.append(int(entry.name))
+            entries = (entry / "environ").read_bytes().split(b"\0")
         except OSError:
-            pass  # gone, or not ours to read
+            continue  # gone, or not ours to read
+        if any(e == needle or (prefix and e.startswith(needle)) for e in entries):
+            pids.append(int(entry.name))
     return pids
+
+
+def kill_marked(marker=MARKER, token=SESSION):
+    """SIGKILLs every process carrying marker=token... (conftest.py, after each test)."""
+    for pid in processes_with_marker(marker, token, prefix=True):
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
+
+
+def base_env(**extra):
+    """A small environment for trainvisor and its children: PATH, HOME, LANG, the sanitizers'
+    options and TMPDIR when set, this run's marker, then `extra`."""
+    env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": os.environ.get("HOME", "/root"),
+           "LANG": "C.UTF-8", "PYTHON_EXEC": PYTHON, MARKER: SESSION}
+    for k in ("ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS", "TMPDIR"):
+        if k in os.environ:
+            env[k] = os.environ[k]
+    env.update({k: str(v) for k, v in extra.items()})
+    return env
+
+
+def live_processes_with_marker(marker, token):
+    """processes_with_marker without the zombies (dead, waiting for their parent's waitpid)."""
+    live = []
+    for pid in processes_with_marker(marker, token):
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[-1].split()[0]
+        except (OSError, IndexError):
+            continue
+        if state not in ("Z", "X"):
+            live.append(pid)
+    return live
+
+
+def init_exists(pid):
+    """Whether trainvisor's Init exists: the process is trainvisor, SIGTERM is blocked and Init's
+    signal thread runs (the first thread main starts). The mask alone is not enough: unshare
+    blocks SIGTERM around its fork, and its child unblocks it again before the exec."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+        threads = len(list(Path(f"/proc/{pid}/task").iterdir()))
+    except OSError:
+        return False
+    fields = dict(line.split(":", 1) for line in status.splitlines() if ":" in line)
+    blocked = int(fields["SigBlk"].strip(), 16) & (1 << (signal.SIGTERM - 1))
+    return fields["Name"].strip() == "trainvisor" and bool(blocked) and threads >= 2
+
+
+def left_behind(marker, token, timeout=10):
+    """Live processes with marker=token once the SIGKILLs already sent have landed: polls until
+    none is left or `timeout` (a guard against a hang, not a figure) has passed."""
+    deadline = time.monotonic() + timeout
+    while True:
+        live = live_processes_with_marker(marker, token)
+        if not live or time.monotonic() > deadline:
+            return live
+        time.sleep(0.02)
+
+
+# What libinfinipath does to a process that loads it: SIGTERM/SIGINT handlers that exit(1), those
+# signals unblocked; optionally it then hangs in dlopen (TV_FAKE_HANG seconds). TV_FAKE_LOG
+# names a file each loading process appends its library name and command line to.
+FAKE_LIB = r'''
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+static void die(int sig) { (void)sig; exit(1); }
+__attribute__((constructor)) static void fake_init(void) {
+  const char* log = getenv("TV_FAKE_LOG");
+  if (log) {
+    char cmd[4096] = {0};
+    int fd = open("/proc/self/cmdline", O_RDONLY);
+    ssize_t n = fd >= 0 ? read(fd, cmd, sizeof(cmd) - 1) : 0;
+    if (fd >= 0) close(fd);
+    for (ssize_t i = 0; i < n; ++i) if (cmd[i] == 0) cmd[i] = ' ';
+    FILE* f = fopen(log, "a");
+    if (f) { fprintf(f, "%s %s\n", LIBNAME, cmd); fclose(f); }
+  }
+  signal(SIGTERM, die);
+  signal(SIGINT, die);
+  sigset_t s; sigemptyset(&s); sigaddset(&s, SIGTERM); sigaddset(&s, SIGINT);
+  pthread_sigmask(SIG_UNBLOCK, &s, NULL);
+  const char* hang = getenv("TV_FAKE_HANG");
+  if (hang) sleep((unsigned)atoi(hang));
+}
+'''
+
+
+def fake_vendor_libs(directory):
+    """Builds fake libcuda.so.1, libfabric.so.1 and libnccl.so.2 (FAKE_LIB) into `directory`."""
+    cc = shutil.which("cc") or shutil.which("gcc")
+    if not cc:
+        pytest.skip("no C compiler to build the fake vendor libraries")
+    src = Path(directory) / "fake.c"
+    src.write_text(FAKE_LIB)
+    for name in ("libcuda.so.1", "libfabric.so.1", "libnccl.so.2"):
+        subprocess.run([cc, "-shared", "-fPIC", "-o", str(Path(directory) / name),
+                        f'-DLIBNAME="{name}"', str(src), "-lpthread"], check=True)
+    return Path(directory)

@@ -1,4 +1,4 @@
-// parse_integer / parse_finite / Options::get_double: every wrap and overflow is a refusal.
+// parse_integer / parse_finite / number options: every wrap and overflow is a refusal.
 #include "common/parse_number.h"
 
 #include <gtest/gtest.h>
@@ -30,25 +30,26 @@ TEST(ParseNumber, FiniteNumbersInRangeOnly) {
     EXPECT_FALSE(parse_finite(bad, 0, 86400)) << bad;
 }
 
-Options with(const std::string& name, const std::string& value) {
-  Options o;
-  o.set(name, OptionValue{value, "--" + name});
-  return o;
+Result<Options> with(const OptionSpec& spec, const std::string& value) {
+  return parse_options({spec}, {"--" + spec.name, value}, Environment(), ParseMode{});
 }
 
-TEST(ParseNumber, GetDoubleNamesTheOptionAndTheRange) {
+const OptionSpec kGrace{.name = "grace-period", .type = OptionType::kNumber, .max = 86400};
+
+TEST(ParseNumber, ANumberOptionNamesTheOptionAndTheRange) {
   for (const char* bad : {"1e20", "inf", "nan", "-1"}) {
-    auto r = with("grace-period", bad).get_double("grace-period", 0, 86400);
+    auto r = with(kGrace, bad);
     ASSERT_FALSE(r.ok()) << bad;
     EXPECT_EQ(r.error().exit_code, 78);
     EXPECT_EQ(r.error().message,
               std::string("--grace-period=\"") + bad + "\": expected a number from 0 to 86400");
   }
-  EXPECT_EQ(*with("grace-period", "2.5").get_double("grace-period", 0, 86400), 2.5);
+  EXPECT_EQ(*with(kGrace, "2.5")->get_double("grace-period"), 2.5);
 }
 
-TEST(ParseNumber, GetIntRefusesOverlongNumbers) {
-  auto r = with("max-restarts", "99999999999999999999").get_int("max-restarts", 0, 1000);
+TEST(ParseNumber, AnIntOptionRefusesOverlongNumbers) {
+  auto r =
+      with({.name = "max-restarts", .type = OptionType::kInt, .max = 1000}, "99999999999999999999");
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().message,
             "--max-restarts=\"99999999999999999999\": expected an integer from 0 to 1000");

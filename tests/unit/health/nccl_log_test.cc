@@ -166,6 +166,15 @@ TEST(RequireTransport, Resolve) {
   EXPECT_EQ(resolve_require_transport("net", 1, false), "net");
 }
 
+// One rule for run --preflight auto and preflight without --level.
+TEST(PreflightLevel, AutoIsFullOnlyAcrossNodesOverEfa) {
+  EXPECT_EQ(resolve_preflight_level("auto", 2, true), "full");
+  EXPECT_EQ(resolve_preflight_level("auto", 2, false), "basic");
+  EXPECT_EQ(resolve_preflight_level("auto", 1, true), "basic");
+  for (const char* level : {"none", "basic", "full"})
+    EXPECT_EQ(resolve_preflight_level(level, 4, true), level);
+}
+
 TEST(RequireTransport, WorkerEnvSetsNcclNetOnlyForEfaWhenUnset) {
   Environment env;
   EXPECT_EQ(transport_worker_env("efa", env).at("NCCL_NET"), "AWS Libfabric");

@@ -1,5 +1,6 @@
-// The preflight phase's two messages (launcher/rdzv_protocol.h): kPreflight carries node 0's
-// ncclUniqueId, kProbeResult a node's verdict. Both authenticated and validated like every frame.
+// The preflight phase's two messages (launcher/rendezvous/rdzv_protocol.h): kPreflight carries node
+// 0's ncclUniqueId, kProbeResult a node's verdict. Both authenticated and validated like every
+// frame.
 #include <gtest/gtest.h>
 
 #include <fstream>

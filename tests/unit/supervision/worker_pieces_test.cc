@@ -1,0 +1,217 @@
+// Pure pieces of supervision: line splitting, the worker environment, descendants, root cause
+// files.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "launcher/supervision/descendants.h"
+#include "launcher/supervision/line_splitter.h"
+#include "launcher/supervision/root_cause.h"
+#include "launcher/supervision/worker_env.h"
+
+namespace tv {
+namespace {
+
+std::vector<std::string> split(LineSplitter& s, std::string_view data) {
+  std::vector<std::string> out;
+  s.feed(data, [&](std::string_view l) { out.emplace_back(l); });
+  return out;
+}
+
+TEST(LineSplitter, JoinsPiecesAndSplitsLines) {
+  LineSplitter s;
+  EXPECT_TRUE(split(s, "hel").empty());
+  EXPECT_EQ(split(s, "lo\nwor"), std::vector<std::string>{"hello"});
+  EXPECT_EQ(split(s, "ld\n\nx\n"), (std::vector<std::string>{"world", "", "x"}));
+  std::vector<std::string> rest;
+  s.finish([&](std::string_view l) { rest.emplace_back(l); });
+  EXPECT_TRUE(rest.empty());
+}
+
+TEST(LineSplitter, LastLineWithoutNewlineAndOverlongLines) {
+  LineSplitter s(4);
+  EXPECT_EQ(split(s, "abcdefghij\n"), (std::vector<std::string>{"abcd", "efgh", "ij"}));
+  split(s, "tail");
+  std::vector<std::string> rest;
+  s.finish([&](std::string_view l) { rest.emplace_back(l); });
+  EXPECT_EQ(rest, std::vector<std::string>{"tail"});
+}
+
+TEST(WorkerEnv, TorchrunContract) {
+  Environment base({{"PATH", "/bin"}, {"OMP_NUM_THREADS", "8"}});
+  WorkerLayout l{2, 1, 4, "10.0.0.1", "default", "job", 3, {{"NCCL_SOCKET_IFNAME", "eth0"}}};
+  WorkerAttempt a{2, 1, 29600, "/tmp/e.json", "/tmp/hb", std::string("/ckpt/a.pt")};
+  Environment e = build_worker_env(base, l, a);
+  auto v = [&](const char* k) { return e.get(k).value_or("<unset>"); };
+  EXPECT_EQ(v("RANK"), "6");
+  EXPECT_EQ(v("LOCAL_RANK"), "2");
+  EXPECT_EQ(v("GROUP_RANK"), "1");
+  EXPECT_EQ(v("ROLE_RANK"), "6");
+  EXPECT_EQ(v("LOCAL_WORLD_SIZE"), "4");
+  EXPECT_EQ(v("WORLD_SIZE"), "8");
+  EXPECT_EQ(v("GROUP_WORLD_SIZE"), "2");
+  EXPECT_EQ(v("ROLE_WORLD_SIZE"), "8");
+  EXPECT_EQ(v("MASTER_ADDR"), "10.0.0.1");
+  EXPECT_EQ(v("MASTER_PORT"), "29600");
+  EXPECT_EQ(v("TORCHELASTIC_RESTART_COUNT"), "1");
+  EXPECT_EQ(v("TORCHELASTIC_MAX_RESTARTS"), "3");
+  EXPECT_EQ(v("TORCHELASTIC_RUN_ID"), "job");
+  EXPECT_EQ(v("TORCHELASTIC_USE_AGENT_STORE"), "False");
+  EXPECT_EQ(v("TORCHELASTIC_ERROR_FILE"), "/tmp/e.json");
+  EXPECT_EQ(v("TRAINVISOR_HEARTBEAT_FILE"), "/tmp/hb");
+  EXPECT_EQ(v("TRAINVISOR_RESUME_CHECKPOINT"), "/ckpt/a.pt");
+  EXPECT_EQ(v("OMP_NUM_THREADS"), "8");  // the user's value wins
+  EXPECT_EQ(v("NCCL_SOCKET_IFNAME"), "eth0");
+  EXPECT_EQ(v("PATH"), "/bin");
+}
+
+TEST(WorkerEnv, OmpOnlyWithSeveralWorkersAndNoStaleResume) {
+  Environment base({{"TRAINVISOR_RESUME_CHECKPOINT", "/stale"}});
+  WorkerLayout one;
+  Environment e = build_worker_env(base, one, WorkerAttempt{});
+  EXPECT_FALSE(e.get("OMP_NUM_THREADS"));
+  EXPECT_FALSE(e.get("TRAINVISOR_RESUME_CHECKPOINT"));
+  WorkerLayout two;
+  two.nproc_per_node = 2;
+  EXPECT_EQ(build_worker_env(Environment(), two, WorkerAttempt{}).get("OMP_NUM_THREADS"), "1");
+}
+
+TEST(Descendants, WalksTheTreeAndSurvivesCycles) {
+  std::map<pid_t, pid_t> t = {{1, 0}, {10, 1}, {11, 10}, {12, 11}, {20, 1}, {30, 31}, {31, 30}};
+  EXPECT_EQ(descendants_of(10, t), (std::vector<pid_t>{11, 12}));
+  EXPECT_EQ(descendants_of(1, t), (std::vector<pid_t>{10, 11, 12, 20}));
+  EXPECT_TRUE(descendants_of(99, t).empty());
+}
+
+TEST(Descendants, ProcessTableHasThisProcessAndItsParent) {
+  auto t = read_process_table();
+  ASSERT_TRUE(t.count(::getpid()));
+  EXPECT_EQ(t[::getpid()], ::getppid());
+}
+
+TEST(RootCause, ParsesTorchErrorFiles) {
+  auto f = parse_error_file(
+      R"({"message": {"message": "ValueError: boom", "extraInfo": {"py_callstack": "Traceback...\nValueError: boom\n", "timestamp": "1700000000"}}})");
+  ASSERT_TRUE(f);
+  EXPECT_EQ(f->message, "ValueError: boom");
+  EXPECT_EQ(f->traceback, "Traceback...\nValueError: boom\n");
+  EXPECT_EQ(f->timestamp, 1700000000);
+  auto plain = parse_error_file(R"({"message": "RuntimeError: x"})");
+  ASSERT_TRUE(plain);
+  EXPECT_EQ(plain->message, "RuntimeError: x");
+  EXPECT_FALSE(parse_error_file("not json"));
+  EXPECT_FALSE(parse_error_file("[1,2]"));
+}
+
+TEST(RootCause, SummaryPrefersErrorFileThenTail) {
+  FailureRecord r;
+  r.rank = 3;
+  r.node_rank = 1;
+  r.local_rank = 1;
+  r.exit_code = 137;
+  r.signal = 9;
+  r.tail = {"step 10", "CUDA out of memory"};
+  EXPECT_EQ(summary_line(r), "rank 3 (node 1, local 1): signal 9 (SIGKILL): CUDA out of memory");
+  r.error = ErrorFileInfo{"ValueError: boom", "tb", 1};
+  EXPECT_EQ(summary_line(r), "rank 3 (node 1, local 1): signal 9 (SIGKILL): ValueError: boom");
+  EXPECT_NE(format_failure_table({r}).find("ValueError: boom"), std::string::npos);
+}
+
+TEST(RootCause, EarliestFailureByErrorFileThenReapTime) {
+  using std::chrono::milliseconds;
+  const std::chrono::system_clock::time_point t0{};
+  // Rank 0 reaped first, but rank 1's error file was written before rank 0's.
+  std::vector<FailureTime> times{{0, t0 + milliseconds(30), t0 + milliseconds(40)},
+                                 {1, t0 + milliseconds(10), t0 + milliseconds(50)}};
+  EXPECT_EQ(earliest_failure(times), 1u);
+  // Without an error file, the reap time stands for the failure.
+  times.push_back({2, std::nullopt, t0 + milliseconds(5)});
+  EXPECT_EQ(earliest_failure(times), 2u);
+  // Ties keep the first in the list.
+  EXPECT_EQ(earliest_failure({{3, std::nullopt, t0}, {4, std::nullopt, t0}}), 0u);
+}
+
+TEST(RootCause, ErrorFileTimeIsTheRegularFilesMtime) {
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("tv_rc_mtime_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  EXPECT_FALSE(error_file_written((dir / "absent").string()));
+  EXPECT_FALSE(error_file_written(dir.string()));  // a directory is no error file
+  const auto before = std::chrono::system_clock::now() - std::chrono::seconds(5);
+  std::ofstream((dir / "error.json").string()) << "{}";
+  auto t = error_file_written((dir / "error.json").string());
+  ASSERT_TRUE(t);
+  EXPECT_GT(*t, before);
+  EXPECT_LT(*t, std::chrono::system_clock::now() + std::chrono::seconds(5));
+  std::filesystem::remove_all(dir);
+}
+
+TEST(RootCause, FileWrittenOnlyWhenDirExistsAndOnlyOnceWhenAsked) {
+  auto dir = std::filesystem::temp_directory_path() / ("tv-rc-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string path = (dir / "failure").string();
+  EXPECT_TRUE(write_root_cause_file(path, "first", true, 100).value());
+  EXPECT_FALSE(write_root_cause_file(path, "second", true, 100).value());
+  EXPECT_TRUE(write_root_cause_file(path, "0123456789", false, 4).value());
+  std::ifstream in(path);
+  std::string text((std::istreambuf_iterator<char>(in)), {});
+  EXPECT_EQ(text, "0123");
+  EXPECT_FALSE(write_root_cause_file((dir / "missing" / "f").string(), "x", false, 100).value());
+  std::filesystem::remove_all(dir);
+}
+
+TEST(RootCause, AFifoIsRefusedNotWaitedFor) {
+  auto dir = std::filesystem::temp_directory_path() / ("tv-rc-fifo-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string path = (dir / "termination-log").string();
+  ASSERT_EQ(::mkfifo(path.c_str(), 0644), 0);
+  auto r = write_root_cause_file(path, "reason", false, 100);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().message, path + ": not written (not a regular file)");
+  std::filesystem::remove_all(dir);
+}
+
+TEST(RootCause, WorkerTextIsEscaped) {
+  FailureRecord r;
+  r.rank = 1;
+  r.exit_code = 1;
+  r.error = ErrorFileInfo{"boom\n[trainvisor 00:00:00.000 I] forged\x1b[31m",
+                          "Trace\r\n  line\x1b[0m\n", 0};
+  EXPECT_EQ(summary_line(r),
+            "rank 1 (node 0, local 0): exit 1: boom\\n[trainvisor 00:00:00.000 I] forged\\x1b[31m");
+  EXPECT_NE(detail_text(r).find("Trace\\r\n  line\\x1b[0m\n"), std::string::npos);
+  r.error.reset();
+  r.tail = {"plain", "red \x1b[31mtext\r"};
+  EXPECT_EQ(summary_line(r), "rank 1 (node 0, local 0): exit 1: red \\x1b[31mtext\\r");
+}
+
+TEST(RootCause, OverlongOrNonNumericTimestampIsZero) {
+  auto e =
+      parse_error_file(R"({"message": {"message": "m", "extraInfo": {"timestamp": "1e999999"}}})");
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->timestamp, 0);
+  e = parse_error_file(R"({"message": {"message": "m", "extraInfo": {"timestamp": "17000"}}})");
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->timestamp, 17000);
+}
+
+TEST(RootCause, FieldsOfAnotherTypeAreIgnoredNotThrown) {
+  // Found by fuzz_error_file: a nested object where torch writes a string aborted trainvisor.
+  auto e = parse_error_file(
+      R"({"message": {"message": {"py_callstack": "Traceback"}, "extraInfo": {"py_callstack": 7}}})");
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->message, "");
+  EXPECT_EQ(e->traceback, "");
+  e = parse_error_file(R"({"message": {"message": ["x"], "extraInfo": []}})");
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->message, "");
+}
+
+}  // namespace
+}  // namespace tv
