@@ -348,6 +348,31 @@ TEST(Honesty, RunsThatNothingOrdersAreAmbiguous) {
   EXPECT_EQ(path_of(latest(fs)), kRoot + "/outputs/c/checkpoint/step-50");
 }
 
+// Two Trainer output dirs whose names carry no stamp and whose checkpoints have the same mtime:
+// trainer_state.json's global_step orders them (the resumed run is further on), and only when
+// every run has one and one is highest.
+TEST(Honesty, TrainerGlobalStepOrdersRunsThatTheTimeDoesNot) {
+  FakeCheckpointFs fs;
+  const std::int64_t t = fs.now() - 100 * kS;
+  auto trainer = [&](const std::string& d, const std::string& state) {
+    fs.add_file(d + "/scheduler.pt", make_zip(), t);
+    fs.add_file(d + "/trainer_state.json", state, t);
+  };
+  trainer(kRoot + "/first/checkpoint-900", "{\"global_step\": 900, \"log_history\": []}");
+  trainer(kRoot + "/resumed/checkpoint-500", "{\"global_step\": 1400}");
+  Selection s = lookup(fs);
+  ASSERT_TRUE(s.checkpoint) << s.why_none;
+  EXPECT_EQ(s.checkpoint->path, kRoot + "/resumed/checkpoint-500");
+  trainer(kRoot + "/third/checkpoint-700", "{\"global_step\": 1400}");  // tied again
+  s = lookup(fs);
+  EXPECT_EQ(s.none, Selection::None::kAmbiguous);
+  EXPECT_NE(s.why_none.find("no trainer_state.json global_step tells them apart"),
+            std::string::npos)
+      << s.why_none;
+  trainer(kRoot + "/third/checkpoint-700", "{\"epoch\": 3.0}");  // no global_step: no order
+  EXPECT_EQ(lookup(fs).none, Selection::None::kAmbiguous);
+}
+
 TEST(Speed, ALargeFamilyIsWalkedByItsNewestAndAgainWhenTheyAreIncomplete) {
   FakeCheckpointFs fs;
   const std::string d = kRoot + "/gpt";
