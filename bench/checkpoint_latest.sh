@@ -40,7 +40,7 @@ fi
 # Wall time, user+sys CPU (microsecond resolution, wait4 rusage of the command's whole process
 # tree), medians of R alternating runs; then peak RSS of the largest process (GNU time, R more
 # runs of each).
-python3 - "$TREE" "$R" "$BIN" "$DIR" "$LIST" <<'PY'
+PYTHONPATH="$SRC/bench" python3 - "$TREE" "$R" "$BIN" "$DIR" "$LIST" <<'PY'
 import os, statistics, subprocess, sys, time
 tree, runs, binary, directory, lister = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5]
 cmds = {
@@ -50,17 +50,8 @@ cmds = {
 }
 if lister:
     cmds["(floor) bare getdents64 listing: bench/list_dir.c"] = [lister, directory]
-stats = {k: [] for k in cmds}
-answers = {}
-for _ in range(runs):
-    for name, argv in cmds.items():
-        t0 = time.perf_counter()
-        p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
-        out = p.stdout.read()
-        _, status, ru = os.wait4(p.pid, 0)
-        wall = time.perf_counter() - t0
-        stats[name].append((wall, ru.ru_utime + ru.ru_stime))
-        answers[name] = out.decode().strip()
+from alternate import alternate  # bench/alternate.py (PYTHONPATH)
+stats, answers = alternate(cmds, runs)
 # Peak RSS from GNU time, after the timed runs: wait4's ru_maxrss of a child forked from this
 # Python keeps the ~14 MB the child had before exec.
 for name, argv in cmds.items():

@@ -6,8 +6,9 @@ namespace tv {
 namespace {
 
 constexpr std::string_view kTimeOrder =
-    "by the time stamp in the run directory's name, else the mtime of its newest checkpoint; "
-    "runs that neither tells apart: ambiguous";
+    "by the time stamp in the run directory's name, else the mtime of its newest checkpoint, "
+    "else the global_step of that checkpoint's trainer_state.json; runs that none tells apart: "
+    "ambiguous";
 
 constexpr std::array<CatalogEntry, static_cast<std::size_t>(Layout::kGlob)> kCatalog = {{
     {Layout::kSkrl, "skrl", "skrl",

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <tuple>
 
@@ -115,38 +116,75 @@ std::optional<Checkpoint> newest_if_complete(CheckpointFs& fs, const Tree& tree,
   return examine(fs, tree, newest, tops, o);
 }
 
-// Another run that nothing orders against the chosen one's (the same time, from neither a stamp
-// nor an mtime that differs) and whose newest checkpoint is complete too: which one is the
-// newer cannot be said. Its name, or "".
-std::string tied_run(CheckpointFs& fs, const Tree& tree, const Keys& keys, const Key& chosen,
-                     const SelectOptions& o) {
+// Other runs that nothing orders against the chosen one's (the same time, from neither a stamp
+// nor an mtime): the newest complete checkpoint of each.
+std::vector<Checkpoint> tied_rivals(CheckpointFs& fs, const Tree& tree, const Keys& keys,
+                                    const Key& chosen, const SelectOptions& o) {
   std::map<std::uint32_t, std::vector<Key>> tied;
   for (const Key& k : keys.keys)
     if (!k.best && k.run != chosen.run && keys.run_ns[k.run] == keys.run_ns[chosen.run])
       tied[k.run].push_back(k);
+  std::vector<Checkpoint> rivals;
   for (auto& [run, run_keys] : tied) {
     std::sort(run_keys.begin(), run_keys.end(),
               [&](const Key& a, const Key& b) { return newer_in_run(tree, a, b); });
     constexpr std::size_t kMostLooks = 16;  // a run whose 16 newest are incomplete: not a rival
     for (std::size_t i = 0; i < run_keys.size() && i < kMostLooks; ++i) {
       Candidate c = materialize(tree, run_keys[i], fs, &keys);
-      if (judge(c, fs, o).verdict == Verdict::kComplete) return tree.dirs[run].path;
+      if (judge(c, fs, o).verdict != Verdict::kComplete) continue;
+      rivals.push_back(std::move(c.checkpoint));
+      break;
     }
   }
-  return "";
+  return rivals;
+}
+
+// The `global_step` of an HF Trainer checkpoint directory's trainer_state.json (transformers
+// writes it last: trainer.py Trainer._save_checkpoint -> TrainerState.save_to_json), or -1.
+// Other layouts (torchtune, accelerate) do not write one: theirs is not looked for.
+std::int64_t trainer_global_step(CheckpointFs& fs, const Checkpoint& c) {
+  if (!c.directory || c.format != "hf") return -1;
+  constexpr std::uint64_t kMostBytes = 64 << 20;  // log_history grows with the run
+  auto text = fs.read_range(c.path + "/trainer_state.json", 0, kMostBytes);
+  if (!text) return -1;
+  const auto j = nlohmann::json::parse(*text, nullptr, false);
+  if (!j.is_object() || !j.contains("global_step") || !j["global_step"].is_number_integer())
+    return -1;
+  return j["global_step"].get<std::int64_t>();
+}
+
+// Runs that the time does not order, by content: the one whose checkpoint has the highest
+// trainer_state.json global_step, when every one has it and one alone is highest.
+std::optional<Checkpoint> highest_global_step(CheckpointFs& fs, Checkpoint c,
+                                              std::vector<Checkpoint>& rivals) {
+  rivals.push_back(std::move(c));
+  std::int64_t best = -1;
+  std::size_t at = 0, ties = 0;
+  for (std::size_t i = 0; i < rivals.size(); ++i) {
+    const std::int64_t g = trainer_global_step(fs, rivals[i]);
+    if (g < 0) return std::nullopt;
+    if (g == best) ++ties;
+    if (g > best) std::tie(best, at, ties) = std::tuple(g, i, 0);
+  }
+  if (ties > 0) return std::nullopt;
+  return std::move(rivals[at]);
 }
 
 Selection found(Checkpoint c) { return {std::move(c), Selection::None::kFound, ""}; }
 
-// The pick, unless another run is tied with its run (then no pick, and why).
+// The pick, unless another run is tied with its run and content does not order them either
+// (then no pick, and why).
 Selection unless_tied(CheckpointFs& fs, const Tree& tree, const Keys& keys, const Key& chosen,
                       Checkpoint c, const SelectOptions& o) {
-  const std::string other = tied_run(fs, tree, keys, chosen, o);
-  if (other.empty()) return found(std::move(c));
+  std::vector<Checkpoint> rivals = tied_rivals(fs, tree, keys, chosen, o);
+  if (rivals.empty()) return found(std::move(c));
+  const std::string other = rivals.front().run_dir, run_dir = c.run_dir;
+  if (auto pick = highest_global_step(fs, std::move(c), rivals)) return found(std::move(*pick));
   return {std::nullopt, Selection::None::kAmbiguous,
-          "cannot tell which run is newer: " + c.run_dir + " or " + other +
-              " (no time stamp in their names, and their newest checkpoints have the same "
-              "mtime); point --checkpoint-dir at one of them"};
+          "cannot tell which run is newer: " + run_dir + " or " + other +
+              " (no time stamp in their names, their newest checkpoints have the same mtime, and "
+              "no trainer_state.json global_step tells them apart); point --checkpoint-dir at one "
+              "of them"};
 }
 
 Selection select_glob(CheckpointFs& fs, const Tree& tree, const std::string& spec,

@@ -31,6 +31,11 @@ class Materializer {
     c_.checkpoint.step = key_.step;
     c_.checkpoint.run_dir = tree_.dirs[key_.run].path;
     c_.checkpoint.run = std::string(tree_.dirs[key_.run].name());
+    if (c_.checkpoint.run.empty()) {  // --checkpoint-dir is the run directory itself
+      std::string root = tree_.dirs[key_.run].path;
+      while (root.size() > 1 && root.back() == '/') root.pop_back();
+      c_.checkpoint.run = base_of(root);
+    }
     c_.checkpoint.directory = key_.name == kNoDir;
     if (key_.name != kNoDir)
       c_.checkpoint.path = join_path(dir_.path, dir_.files[key_.name]);
@@ -197,11 +202,7 @@ class Materializer {
         if (!s || (module == "model" && ext == ".pt")) continue;
         step = *s;
       }
-      if (module.empty() || (agents && module != "agent") ||
-          module.find_first_not_of(
-              "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_") !=
-              std::string_view::npos)
-        continue;
+      if (!is_module_name(module) || (agents && module != "agent")) continue;
       if (module != last && !expected.contains(module)) expected.emplace(module);
       last = module;  // a directory of one module's saves: one set lookup, not one per file
       if (mine && (best || step == key_.step)) (*mine)[std::string(module)] = std::string(f);

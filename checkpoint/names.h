@@ -40,6 +40,17 @@ inline bool skrl_agent_file(std::string_view n) {
   return stem == "best_agent" || (stem.starts_with("agent_") && parse_digits(stem.substr(6)));
 }
 
+// skrl module names are Python identifiers (keys of Agent.checkpoint_modules), after a
+// multi-agent uid that may also hold '-' (PettingZoo agent names).
+inline bool is_module_name(std::string_view m) {
+  if (m.empty()) return false;
+  for (const char c : m)
+    if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+          c == '-'))
+      return false;
+  return true;
+}
+
 // Nanoseconds since 1970 (the stamp read as UTC) of the first run time stamp anywhere in the name
 // (at its start, its end or between; a stamp never starts right after a digit):
 //   %Y-%m-%d_%H-%M-%S      Isaac Lab (skrl, rsl_rl, rl_games run directories), NeMo versions

@@ -53,7 +53,7 @@ Facts facts_of(const ListedDir& d) {
   Facts x;
   for (std::size_t i = 0; i < d.files.size(); ++i) {
     const auto f = d.files[i];
-    if (f.size() < 5) continue;
+    if (f.size() < 3) continue;
     const char last = f.back();
     if (last == 'a' && (f == ".metadata" || f == ".metadata.tmp")) x.dcp = true;
     if (last == 'p' && (f.ends_with(".distcp") || f == ".metadata.tmp")) x.dcp = true;
@@ -72,14 +72,6 @@ bool has_subdir(const ListedDir& d, std::string_view prefix) {
 }
 
 constexpr std::string_view kOrbaxTmp = ".orbax-checkpoint-tmp-";
-
-// skrl module names are Python identifiers (keys of Agent.checkpoint_modules).
-bool is_module_name(std::string_view m) {
-  if (m.empty()) return false;
-  for (const char c : m)
-    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_')) return false;
-  return true;
-}
 
 // rl_games: the epoch of `last_<name>_ep_<e>_rew_<r>` (periodic) or `last_<name>ep<e>rew<r>`
 // (the final max_epochs save): the digits before the last "rew" that follow "ep"; -1 if none.

@@ -10,6 +10,17 @@
 
 namespace tv {
 
+namespace {
+
+bool from_cut_family(const Tree& tree, const Selection& s) {
+  if (!s.checkpoint) return false;
+  for (const std::uint32_t d : tree.cut_families)
+    if (s.checkpoint->path.starts_with(tree.dirs[d].path + "/")) return true;
+  return false;
+}
+
+}  // namespace
+
 Selection lookup_checkpoint(const ResumeRequest& request, CheckpointFs& fs) {
   if (request.mode == "none" || request.dir.empty()) return {};
   if (!validate_checkpoint_format(request.format)) {
@@ -19,7 +30,13 @@ Selection lookup_checkpoint(const ResumeRequest& request, CheckpointFs& fs) {
   Selection s;
   try {
     SelectOptions options{request.mode == "best" ? "best" : "latest", request.settle};
-    s = select_checkpoint(fs, walk_tree(fs, request.dir), request.format, options);
+    // First over the newest of every large family of numbered directories; again over all of
+    // them when the answer does not come from one of the cut families' directories (their newest
+    // were all incomplete, or another run won: an older member might then be the answer).
+    const Tree cut = walk_tree(fs, request.dir, true);
+    s = select_checkpoint(fs, cut, request.format, options);
+    if (!cut.cut_families.empty() && !from_cut_family(cut, s))
+      s = select_checkpoint(fs, walk_tree(fs, request.dir), request.format, options);
   } catch (const std::exception& e) {  // e.g. bad_alloc: the job goes on without resuming
     spdlog::error("checkpoint: searching {} failed: {}; not resuming", request.dir, e.what());
     return {};

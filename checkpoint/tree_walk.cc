@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cstring>
+#include <functional>
+#include <map>
 #include <set>
 #include <utility>
 
@@ -21,7 +23,7 @@ struct Pending {
 
 class Walker {
  public:
-  Walker(CheckpointFs& fs, Tree& tree) : fs_(fs), tree_(tree) {}
+  Walker(CheckpointFs& fs, Tree& tree, bool cut) : fs_(fs), tree_(tree), cut_(cut) {}
 
   void run(const std::string& root) {
     auto st = fs_.stat(root);
@@ -56,8 +58,47 @@ class Walker {
       return;
     }
     dir.files = std::move(listing.files);
-    for (const auto& other : listing.others) classify(p, other.name, other.type, dir, index);
+    const std::vector<bool> skip =
+        cut_ ? older_of_families(listing.others, index) : std::vector<bool>();
+    for (std::size_t i = 0; i < listing.others.size(); ++i)
+      if (skip.empty() || !skip[i])
+        classify(p, listing.others[i].name, listing.others[i].type, dir, index);
     tree_.dirs.push_back(std::move(dir));
+  }
+
+  // <prefix><digits>: the prefix and number, or false.
+  static bool numbered(std::string_view n, std::string_view& prefix, std::int64_t& number) {
+    std::size_t at = n.size();
+    while (at > 0 && n[at - 1] >= '0' && n[at - 1] <= '9') --at;
+    if (at == n.size() || n.size() - at > 18) return false;
+    prefix = n.substr(0, at);
+    number = 0;
+    for (const char c : n.substr(at)) number = number * 10 + (c - '0');
+    return true;
+  }
+
+  // The directory entries of large families that are not among their kNewestOfFamily
+  // highest-numbered (nothing when no family reaches kFamilyCut).
+  std::vector<bool> older_of_families(const std::vector<DirEntry>& others, std::uint32_t index) {
+    if (others.size() < kFamilyCut) return {};
+    std::map<std::string_view, std::vector<std::pair<std::int64_t, std::size_t>>> families;
+    for (std::size_t i = 0; i < others.size(); ++i) {
+      std::string_view prefix;
+      std::int64_t number = 0;
+      if (others[i].type == EntryType::kDirectory && numbered(others[i].name, prefix, number))
+        families[prefix].push_back({number, i});
+    }
+    std::vector<bool> skip;
+    for (auto& [prefix, members] : families) {
+      if (members.size() < kFamilyCut) continue;
+      std::nth_element(members.begin(), members.begin() + kNewestOfFamily, members.end(),
+                       std::greater<>());
+      if (skip.empty()) skip.assign(others.size(), false);
+      for (std::size_t m = kNewestOfFamily; m < members.size(); ++m) skip[members[m].second] = true;
+      if (tree_.cut_families.empty() || tree_.cut_families.back() != index)
+        tree_.cut_families.push_back(index);
+    }
+    return skip;
   }
 
   static void add(NameList& list, const Pending& p, std::string_view name) {
@@ -88,6 +129,7 @@ class Walker {
 
   CheckpointFs& fs_;
   Tree& tree_;
+  bool cut_;
   std::set<DirId> visited_;
   std::vector<Pending> stack_;
 };
@@ -114,9 +156,9 @@ std::uint32_t Tree::ancestor(std::uint32_t i, int up) const {
   return i;
 }
 
-Tree walk_tree(CheckpointFs& fs, const std::string& root) {
-  Tree tree{root, {}};
-  Walker(fs, tree).run(root);
+Tree walk_tree(CheckpointFs& fs, const std::string& root, bool newest_of_families) {
+  Tree tree{root, {}, {}};
+  Walker(fs, tree, newest_of_families).run(root);
   return tree;
 }
 

@@ -34,6 +34,9 @@ struct ListedDir {
 struct Tree {
   std::string root;
   std::vector<ListedDir> dirs;  // dirs[0] is the root when it could be listed
+  // Directories in which a family of numbered checkpoint directories was cut to its newest
+  // (WalkOptions::newest_of_families): only the kNewestOfFamily highest-numbered were walked.
+  std::vector<std::uint32_t> cut_families;
   // Index of the directory at `path`, or kNoDir.
   std::uint32_t find(std::string_view path) const;
   // The directory `up` levels above dirs[i] (0: itself), or kNoDir.
@@ -42,7 +45,14 @@ struct Tree {
 
 // An empty Tree when root is missing or not a directory (logged at debug level only: a missing
 // checkpoint directory is the normal first start).
-Tree walk_tree(CheckpointFs& fs, const std::string& root);
+// A family: at least kFamilyCut subdirectories of one directory named <prefix><digits> with the
+// same prefix (iter_0000100, step-100, checkpoint-100, global_step100, 100, ...). With
+// `newest_of_families`, only its kNewestOfFamily highest-numbered are walked (listed), the rest
+// are neither stat'ed nor listed: the resume lookup of 10,000 Megatron iter_* directories lists 16.
+// The caller walks again without it when the answer may lie in the rest (resume.cc).
+inline constexpr std::size_t kFamilyCut = 256;
+inline constexpr std::size_t kNewestOfFamily = 16;
+Tree walk_tree(CheckpointFs& fs, const std::string& root, bool newest_of_families = false);
 
 std::string join_path(const std::string& dir, std::string_view name);
 

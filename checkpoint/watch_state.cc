@@ -74,10 +74,13 @@ void WatchState::look(CheckpointFs& fs, const std::string& key, Candidate& c, bo
               [this](const std::string& p, const FileStat& s) { return stable(p, s); }};
   Judgement j = evaluate(c, fs, judge);
   // A file written tail-first (parallel multipart downloads) has its end record before its body:
-  // not reported until every local header is where its central directory says.
-  if (report && j.verdict == Verdict::kComplete) {
+  // not complete until every local header is where its central directory says. At start, a file
+  // still inside the settle window is looked at so (then it is being written: reported once
+  // complete, not taken as there already); older ones are not (100,000 of them would cost
+  // seconds of reads).
+  if (report ? j.verdict == Verdict::kComplete : j.verdict == Verdict::kSettling) {
     if (Judgement h = verify_for_resume(c, fs, false); h.verdict != Verdict::kComplete)
-      j = {Verdict::kSettling, h.reason, 0};
+      j = {report ? Verdict::kSettling : Verdict::kIncomplete, h.reason, 0};
   }
   if (!report && j.verdict != Verdict::kIncomplete) {
     done_[c.primary] = sig;  // already there at start (settling or not): not news

@@ -356,12 +356,18 @@ Status make_work_dir(const Options& o, const Environment& env, WorkDir& wd) {
 }
 
 // The resume hook: the newest complete checkpoint at each (re)start, told to the goodput
-// accountant.
+// accountant. The first lookup runs here, before the supervisor, in the phase "resume lookup":
+// a SIGTERM during it (a lookup over 100,000 files takes seconds) ends the run at once through
+// Init (143, no child left), as in every phase before the supervisor; generation 0 takes its
+// answer. No worker of the job runs anywhere before generation 0, so nothing writes in between.
 void hook_resume(RunPlan& p, GoodputAccountant& goodput) {
   if (!p.resume) return;
-  p.sup.find_resume = [req = *p.resume, tmpl = p.resume_arg,
-                       &goodput]() -> std::optional<ResumeTarget> {
-    auto c = find_resume_checkpoint(req);
+  Init::instance().set_phase("resume lookup");
+  std::optional<std::optional<Checkpoint>> first{find_resume_checkpoint(*p.resume)};
+  p.sup.find_resume = [req = *p.resume, tmpl = p.resume_arg, &goodput,
+                       first = std::move(first)]() mutable -> std::optional<ResumeTarget> {
+    std::optional<Checkpoint> c = first ? std::move(*first) : find_resume_checkpoint(req);
+    first.reset();
     goodput.resume_selected(c ? std::optional<std::int64_t>(c->step) : std::nullopt);
     if (!c) return std::nullopt;
     ResumeTarget t{c->path, {}};
@@ -440,7 +446,6 @@ int run_command(const Args& args, const Environment& env) {
   auto obs = Observability::make(io, plan->observability, clock, started_at);
   if (!obs) return refuse(obs.error());
   GoodputAccountant& goodput = (*obs)->accountant();
-  hook_resume(*plan, goodput);
   plan->sup.observer = obs->get();
   std::unique_ptr<Cluster> cluster;  // made by a multi-node preflight, which joins the job early
   init.set_phase("preflight");
@@ -450,6 +455,7 @@ int run_command(const Args& args, const Environment& env) {
     (*obs)->report();
     return refuse(s.error());
   }
+  hook_resume(*plan, goodput);  // the first lookup: a signal during it ends the run at once
   init.set_phase("start");
   goodput.enter(Phase::kRendezvous);
   WorkDir wd;

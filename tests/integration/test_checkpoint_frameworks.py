@@ -125,6 +125,10 @@ def test_resume_arg_placeholders(tmp_path):
     run = "2025-01-03_09-00-00_resumed"
     assert j["resume_args"] == ["--resume", "--load_run", run, "--checkpoint", "model_1550.pt",
                                 "--step=1550", f"--dir={(tmp_path / rel).parent}"]
+    # --checkpoint-dir is the run directory itself: {run} is still its name (Isaac Lab's
+    # --load_run), never "".
+    j, _ = latest((tmp_path / rel).parent, "auto", "--resume-arg", "--load_run {run}")
+    assert j["resume_args"] == ["--load_run", run]
     r = subprocess.run([BIN, "checkpoint", "latest", "--dir", str(tmp_path), "--resume-arg",
                         "--x={nope}"], capture_output=True, text=True, timeout=60)
     assert r.returncode == 78 and "--resume-arg" in r.stderr and "{nope}" in r.stderr
@@ -191,6 +195,20 @@ def test_an_mtime_equalized_copy_is_picked_by_names_or_called_ambiguous(tmp_path
     else:
         j, _ = latest(tmp_path / "copy")
         assert (j["path"], j["step"]) == (str(tmp_path / "copy" / rel), step)
+
+
+def test_trainer_global_step_orders_unstamped_runs_with_equal_mtimes(tmp_path):
+    """Two Trainer output_dirs (no stamp in their names) after a restore that made every mtime
+    equal: trainer_state.json's global_step says the resumed run is further on; with equal
+    global_steps the runs stay ambiguous."""
+    ckpt_layouts.hf_files(f"{tmp_path}/first/checkpoint-900", 900, ckpt_layouts.t(1))
+    ckpt_layouts.hf_files(f"{tmp_path}/resumed/checkpoint-500", 1400, ckpt_layouts.t(2))
+    equalize(tmp_path)
+    j, _ = latest(tmp_path)
+    assert j["path"] == str(tmp_path / "resumed/checkpoint-500")
+    ckpt_layouts.hf_files(f"{tmp_path}/third/checkpoint-700", 1400, ckpt_layouts.t(3))
+    equalize(tmp_path)
+    assert "cannot tell which run is newer" in latest_fails(tmp_path)
 
 
 @pytest.mark.parametrize("stray", ["ema_150.pt", "policy_200.pt", "copy of agent_200.pt",

@@ -374,7 +374,7 @@ def test_exit_codes(tmp_path):
     (tmp_path / "model_100.pt").write_bytes(b"PK cut off")
     r = tv("checkpoint", "latest", "--dir", str(tmp_path), "--settle", "0")
     assert r.returncode == 1 and r.stdout == ""
-    assert "no complete checkpoint under" in r.stderr.strip().splitlines()[-1]
+    assert "trainvisor checkpoint: no complete checkpoint under" in r.stderr
     r = tv("checkpoint", "latest", "--dir", str(tmp_path), "--format", "torch")
     assert r.returncode == 78 and "--checkpoint-format" in r.stderr and "torch" in r.stderr
     assert tv("checkpoint", "latest").returncode == 64

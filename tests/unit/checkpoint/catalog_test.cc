@@ -12,6 +12,7 @@
 #include "checkpoint/candidates.h"
 #include "checkpoint/names.h"
 #include "checkpoint/resume.h"
+#include "checkpoint/tree_walk.h"
 #include "resume_helpers.h"
 
 namespace tv {
@@ -187,6 +188,32 @@ TEST(Nemo, StepComesFromStepAndTheUnfinishedMarkerMeansIncomplete) {
   EXPECT_EQ(path_of(latest(fs)), s200);
 }
 
+TEST(Nemo, OneXCkptDirectoriesAndFilesHonourTheMarkerToo) {
+  FakeCheckpointFs fs;
+  const std::string ck = kRoot + "/nemo_experiments/gpt/2025-01-02_10-00-00/checkpoints";
+  auto dir = [&](int step) {
+    const std::string d = ck + "/megatron_gpt--val_loss=1.23-step=" + std::to_string(step) +
+                          "-consumed_samples=" + std::to_string(step * 8) + ".0";
+    dcp(fs, d + ".ckpt", fs.now() - 100 * kS);
+    fs.add_file(d + ".ckpt/common.pt", make_zip());
+    fs.add_file(d + ".ckpt/metadata.json", "{}");
+    return d;
+  };
+  dir(100);
+  const std::string d200 = dir(200);
+  fs.add_file(d200 + "-unfinished", "");
+  auto c = latest(fs, "nemo");
+  EXPECT_EQ(path_of(c), ck + "/megatron_gpt--val_loss=1.23-step=100-consumed_samples=800.0.ckpt");
+  EXPECT_EQ(c->step, 100);
+  // A Lightning .ckpt file NeMo is still writing (non-distributed): the same marker.
+  FakeCheckpointFs files;
+  const std::string v = kRoot + "/lightning_logs/version_0/checkpoints";
+  files.add_file(v + "/gpt--step=100-consumed_samples=800.0.ckpt", make_zip());
+  files.add_file(v + "/gpt--step=200-consumed_samples=1600.0.ckpt", make_zip());
+  files.add_file(v + "/gpt--step=200-consumed_samples=1600.0-unfinished", "");
+  EXPECT_EQ(path_of(latest(files, "nemo")), v + "/gpt--step=100-consumed_samples=800.0.ckpt");
+}
+
 TEST(Megatron, TorchDistNeedsMetadataJsonAndCommonPtAndTheTracker) {
   FakeCheckpointFs fs;
   const std::string d = kRoot + "/gpt";
@@ -319,6 +346,61 @@ TEST(Honesty, RunsThatNothingOrdersAreAmbiguous) {
   fs.set_now(fs.now() + 10 * kS);  // a third run, written later: its mtime tells
   dcp(fs, kRoot + "/outputs/c/checkpoint/step-50", t + 10 * kS);
   EXPECT_EQ(path_of(latest(fs)), kRoot + "/outputs/c/checkpoint/step-50");
+}
+
+// Two Trainer output dirs whose names carry no stamp and whose checkpoints have the same mtime:
+// trainer_state.json's global_step orders them (the resumed run is further on), and only when
+// every run has one and one is highest.
+TEST(Honesty, TrainerGlobalStepOrdersRunsThatTheTimeDoesNot) {
+  FakeCheckpointFs fs;
+  const std::int64_t t = fs.now() - 100 * kS;
+  auto trainer = [&](const std::string& d, const std::string& state) {
+    fs.add_file(d + "/scheduler.pt", make_zip(), t);
+    fs.add_file(d + "/trainer_state.json", state, t);
+  };
+  trainer(kRoot + "/first/checkpoint-900", "{\"global_step\": 900, \"log_history\": []}");
+  trainer(kRoot + "/resumed/checkpoint-500", "{\"global_step\": 1400}");
+  Selection s = lookup(fs);
+  ASSERT_TRUE(s.checkpoint) << s.why_none;
+  EXPECT_EQ(s.checkpoint->path, kRoot + "/resumed/checkpoint-500");
+  trainer(kRoot + "/third/checkpoint-700", "{\"global_step\": 1400}");  // tied again
+  s = lookup(fs);
+  EXPECT_EQ(s.none, Selection::None::kAmbiguous);
+  EXPECT_NE(s.why_none.find("no trainer_state.json global_step tells them apart"),
+            std::string::npos)
+      << s.why_none;
+  trainer(kRoot + "/third/checkpoint-700", "{\"epoch\": 3.0}");  // no global_step: no order
+  EXPECT_EQ(lookup(fs).none, Selection::None::kAmbiguous);
+}
+
+TEST(Speed, ALargeFamilyIsWalkedByItsNewestAndAgainWhenTheyAreIncomplete) {
+  FakeCheckpointFs fs;
+  const std::string d = kRoot + "/gpt";
+  auto iter = [&](int it) {
+    return d + "/iter_" + std::string(7 - std::to_string(it).size(), '0') + std::to_string(it);
+  };
+  for (int it = 1; it <= 300; ++it) {
+    dcp(fs, iter(it), fs.now() - 100 * kS);
+    fs.add_file(iter(it) + "/common.pt", make_zip());
+    fs.add_file(iter(it) + "/metadata.json", "{}");
+  }
+  const Tree cut = walk_tree(fs, kRoot, true);
+  EXPECT_EQ(cut.dirs.size(), 2 + kNewestOfFamily);  // the root, gpt, the 16 newest iter_*
+  ASSERT_EQ(cut.cut_families.size(), 1u);
+  EXPECT_EQ(walk_tree(fs, kRoot).dirs.size(), 302u);
+  EXPECT_EQ(path_of(latest(fs)), iter(300));
+  for (int it = 300 - static_cast<int>(kNewestOfFamily); it <= 300; ++it)
+    fs.remove(iter(it) + "/metadata.json");  // every walked one incomplete: walked again
+  EXPECT_EQ(path_of(latest(fs)), iter(299 - static_cast<int>(kNewestOfFamily)));
+}
+
+TEST(ResumeArg, RunIsTheDirectoryNameWhenTheCheckpointDirIsTheRunItself) {
+  FakeCheckpointFs fs;
+  const std::string run = kRoot + "/2025-01-03_09-00-00_resumed";
+  fs.add_file(run + "/model_1550.pt", make_zip());
+  auto c = find_resume_checkpoint(ResumeRequest{run, "auto", "latest"}, fs);
+  ASSERT_TRUE(c);
+  EXPECT_EQ(c->run, "2025-01-03_09-00-00_resumed");  // Isaac Lab's --load_run, never ""
 }
 
 TEST(Glob, OneEntryOnTheCommandLineWithTheCatalogsPowers) {

@@ -3,6 +3,9 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <iterator>
+
 #include "fake_checkpoint_fs.h"
 #include "pickle_writer.h"
 
@@ -203,6 +206,57 @@ TEST(WatchState, CheckpointsAlreadyReportedAreNotReadAgain) {
   fs.touched = 0;
   EXPECT_TRUE(w.scan(fs).empty());
   EXPECT_EQ(fs.touched, 0);
+}
+
+}  // namespace
+}  // namespace tv
+
+namespace tv {
+namespace {
+
+// A real torch.save file (tests/data) whose second entry's local header is still zeros: what a
+// tail-first writer has left before its body is all there.
+std::pair<std::string, std::string> tail_first_file() {
+  std::ifstream in(std::string(TV_TESTDATA) + "/checkpoint/agent_1000.pt", std::ios::binary);
+  const std::string whole((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const auto second = whole.find(std::string("PK\x03\x04", 4), 4);
+  std::string partial = whole;
+  if (second != std::string::npos) std::fill_n(partial.begin() + second, 30, '\0');
+  return {whole, partial};
+}
+
+TEST(WatchState, AFileWrittenTailFirstIsReportedOnceItsBodyIsThere) {
+  const auto [whole, partial] = tail_first_file();
+  ASSERT_NE(whole, partial);
+  const std::int64_t old = FakeCheckpointFs().now() - 3600 * kS;  // a downloader's remote mtime
+  for (const bool at_start : {false, true}) {
+    FakeCheckpointFs fs;
+    WatchState w("/ckpt", "auto");
+    const std::string p = kDir + "/agent_20.pt";
+    if (at_start) fs.add_file(p, partial, fs.now());  // being written when the watcher starts
+    w.baseline(fs);                                   // at start: not taken as there already
+    if (!at_start) fs.add_file(p, partial, old);
+    EXPECT_TRUE(w.scan(fs).empty()) << at_start;
+    EXPECT_TRUE(w.scan(fs).empty()) << at_start;
+    fs.add_file(p, whole, old);  // the body arrives
+    EXPECT_EQ(paths(w.scan(fs)), std::vector<std::string>{p}) << at_start;
+    EXPECT_TRUE(w.scan(fs).empty()) << at_start;
+  }
+}
+
+TEST(WatchState, AStopRequestEndsTheWalkAndThePass) {
+  FakeCheckpointFs fs;
+  for (int s = 1; s <= 50; ++s)
+    fs.add_file(kDir + "/agent_" + std::to_string(s) + ".pt", make_zip());
+  std::atomic<bool> stop{true};
+  fs.set_stop(&stop);
+  EXPECT_TRUE(walk_tree(fs, "/ckpt").dirs.empty());
+  WatchState w("/ckpt", "auto");
+  w.baseline(fs);
+  EXPECT_TRUE(w.scan(fs).empty());
+  stop = false;
+  fs.add_file(kDir + "/agent_51.pt", make_zip(), fs.now() - 3600 * kS);
+  EXPECT_EQ(paths(w.scan(fs)).size(), 51u);  // nothing was seen while stopping
 }
 
 }  // namespace

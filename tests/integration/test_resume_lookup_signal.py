@@ -1,0 +1,57 @@
+"""SIGTERM while `trainvisor run` looks for its resume checkpoint: the first lookup runs before the
+supervisor (phase "resume lookup"), where Init ends the run at once with 143, so a lookup of
+seconds (100,000 skrl agent_<step>.pt files, none complete: every one is judged) does not keep a
+stop waiting and no worker is ever started. The latency is measured by bench/resume_stop.sh, not
+here."""
+import os
+import signal
+import subprocess
+import time
+
+BIN = os.environ.get("TRAINVISOR_BIN", "trainvisor")
+SRC = os.environ.get("TV_SOURCE_DIR", os.path.join(os.path.dirname(__file__), "..", ".."))
+MARKER = "31.4159"  # the worker's sleep argument: a worker process would carry it
+
+
+def make_tree(root, n=100_000):
+    d = root / "logs/skrl/Isaac-Ant-v0/2025-01-20_10-00-00_ppo_torch/checkpoints"
+    d.mkdir(parents=True)
+    # A torch.save zip cut short: recognized as agent_<step>.pt, never complete.
+    data = open(os.path.join(SRC, "tests/data/checkpoint/agent_1000.pt"), "rb").read()[:600]
+    first = None
+    for s in range(n):
+        path = d / f"agent_{(s + 1) * 100}.pt"
+        if s % 60000 == 0:  # ext4 allows 65,000 links per inode
+            first = path
+            first.write_bytes(data)
+        else:
+            os.link(first, path)
+
+
+def workers_left():
+    left = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                if MARKER.encode() in f.read():
+                    left.append(pid)
+        except OSError:
+            pass
+    return left
+
+
+def test_sigterm_during_first_resume_lookup_exits_143_without_workers(tmp_path):
+    make_tree(tmp_path)
+    log = open(tmp_path / "run.log", "w+")
+    p = subprocess.Popen([BIN, "run", "--preflight", "none", "--checkpoint-dir", str(tmp_path),
+                          "--no-python", "--",
+                          "/bin/sleep", MARKER], stdout=log, stderr=subprocess.STDOUT)
+    time.sleep(0.2)
+    p.send_signal(signal.SIGTERM)
+    # Only guards against a hang (the lookup alone takes seconds; the answer takes milliseconds).
+    assert p.wait(timeout=60) == 143
+    log.seek(0)
+    out = log.read()
+    assert "received SIGTERM during resume lookup" in out, out[-2000:]
+    assert "starting" not in out  # no attempt began
+    assert workers_left() == []
