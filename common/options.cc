@@ -346,8 +346,9 @@ std::string format_markdown(const std::vector<OptionSpec>& specs, bool use_env) 
   for (const auto& s : specs) {
     std::string value = metavar(s);
     if (const std::string a = accepts(s); !a.empty()) value += ": " + a;
-    out << "| `" << spellings(s) << "` | " << cell(value) << " | "
-        << (s.default_value ? "`" + cell(*s.default_value) + "`" : std::string()) << " |";
+    out << "| `" << spellings(s) << "` | " << cell(value) << " | ";
+    if (s.default_value) out << '`' << cell(*s.default_value) << '`';
+    out << " |";
     if (use_env) out << " " << env_list(s, "`") << " |";
     out << " " << cell(s.help) << " |\n";
   }
