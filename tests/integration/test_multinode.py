@@ -398,7 +398,19 @@ def test_node_0_raises_its_open_file_limit_and_its_workers_keep_the_one_it_start
     assert "RLIMIT_NOFILE" not in output(procs[1])
 
 
+def sanitized(binary):
+    """Whether `binary` links the ASan/UBSan runtime (the CI's sanitizer build)."""
+    r = subprocess.run(["ldd", str(binary)], capture_output=True, text=True)
+    return "libasan" in r.stdout or "libubsan" in r.stdout
+
+
 def test_node_0_out_of_descriptors_says_so_once_and_forms_the_job_once_they_are_free(jobs):
+    if sanitized(TRAINVISOR):
+        # UBSan's vptr check reads memory through a pipe of its own (sanitizer_common's
+        # IsAccessibleMemoryRange); with every descriptor taken it cannot make one and reports an
+        # "invalid vptr" that is not there. The normal build runs this test.
+        pytest.skip("the sanitizer runtime needs descriptors of its own: out of descriptors, its "
+                    "vptr check reports falsely")
     job = jobs(3)
     node0 = job.start(0, worker(job, "ok"), prefix=("prlimit", "--nofile=48:48", "--"))
     deadline = time.monotonic() + TIMEOUT_S
