@@ -8,41 +8,28 @@ Environment (set by ctest): TRAINVISOR_BIN, TV_HELPERS, TV_SOURCE_DIR, TV_PYTHON
 import contextlib
 import json
 import os
-import re
 import subprocess
 import time
-import uuid
 from pathlib import Path
 
 import pytest
 
 import tvtest
 
-SOURCE_DIR = Path(os.environ.get("TV_SOURCE_DIR", Path(__file__).resolve().parents[2]))
-TRAINVISOR = Path(os.environ.get("TRAINVISOR_BIN", SOURCE_DIR / "build" / "trainvisor"))
-HELPERS = Path(os.environ.get("TV_HELPERS", TRAINVISOR.parent / "helpers"))
-PYTHON = os.environ.get("TV_PYTHON", "/usr/bin/python3")
+SOURCE_DIR = tvtest.SOURCE_DIR
+TRAINVISOR = tvtest.BIN
+HELPERS = tvtest.HELPERS
+PYTHON = tvtest.PYTHON
 NCCL_DATA = SOURCE_DIR / "tests" / "data" / "nccl"
-MARKER = "TV_HARDENING_TEST"
-SESSION = uuid.uuid4().hex
-TIMEOUT = 60  # every case here must end well before this; a hang fails the test
+TIMEOUT = 60  # every case ends well before this; a hang fails the test
+H = tvtest.Hermetic("TV_HARDENING_TEST", TIMEOUT)
+MARKER, SESSION = H.marker, H.session
 
 
-def base_env(**extra):
-    return tvtest.hermetic_env(MARKER, SESSION, PYTHON, **extra)
-
-
-def trainvisor(*args, env=None, timeout=TIMEOUT):
-    return subprocess.run([str(TRAINVISOR), *map(str, args)], env=env or base_env(),
-                          capture_output=True, text=True, timeout=timeout)
-
-
-def run(*args, env=None, timeout=TIMEOUT):
-    return trainvisor("run", "--preflight", "none", *args, env=env, timeout=timeout)
-
-
-def helper(name, *args):
-    return [str(HELPERS / name), *map(str, args)]
+base_env = H.env
+trainvisor = H.trainvisor
+run = H.run
+helper = tvtest.helper
 
 
 def log_lines(stderr):
@@ -53,7 +40,7 @@ def log_lines(stderr):
 @pytest.fixture(autouse=True)
 def no_leftovers():
     yield
-    tvtest.kill_marked(MARKER, SESSION)
+    H.kill_leftovers()
 
 
 tmpfs = tvtest.tmpfs

@@ -21,38 +21,27 @@ import pytest
 
 import tvtest
 
-SOURCE_DIR = Path(os.environ.get("TV_SOURCE_DIR", Path(__file__).resolve().parents[2]))
-TRAINVISOR = Path(os.environ.get("TRAINVISOR_BIN", SOURCE_DIR / "build" / "trainvisor"))
-HELPERS = Path(os.environ.get("TV_HELPERS", TRAINVISOR.parent / "helpers"))
-PYTHON = os.environ.get("TV_PYTHON", "/usr/bin/python3")
-MARKER = "TV_HARDENING_V3_TEST"
-SESSION = uuid.uuid4().hex
+SOURCE_DIR = tvtest.SOURCE_DIR
+TRAINVISOR = tvtest.BIN
+HELPERS = tvtest.HELPERS
+PYTHON = tvtest.PYTHON
 TIMEOUT = 60  # every case ends well before this; a hang fails the test
+H = tvtest.Hermetic("TV_HARDENING_V3_TEST", TIMEOUT)
+MARKER, SESSION = H.marker, H.session
 
 needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="needs root (a second user plants files)")
 
 
-def base_env(**extra):
-    return tvtest.hermetic_env(MARKER, SESSION, PYTHON, **extra)
-
-
-def trainvisor(*args, env=None, timeout=TIMEOUT):
-    return subprocess.run([str(TRAINVISOR), *map(str, args)], env=env or base_env(),
-                          capture_output=True, text=True, timeout=timeout)
-
-
-def run(*args, env=None, timeout=TIMEOUT):
-    return trainvisor("run", "--preflight", "none", *args, env=env, timeout=timeout)
-
-
-def helper(name, *args):
-    return [str(HELPERS / name), *map(str, args)]
+base_env = H.env
+trainvisor = H.trainvisor
+run = H.run
+helper = tvtest.helper
 
 
 @pytest.fixture(autouse=True)
 def no_leftovers():
     yield
-    tvtest.kill_marked(MARKER, SESSION)
+    H.kill_leftovers()
 
 
 def as_nobody(script):

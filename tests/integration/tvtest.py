@@ -188,3 +188,30 @@ def tmpfs(path, options):
         yield path
     finally:
         subprocess.run(["umount", "-l", str(path)], check=False)
+
+
+def helper(name, *args):
+    """The argv of a tests/helpers/ program."""
+    return [str(HELPERS / name), *map(str, args)]
+
+
+class Hermetic:
+    """trainvisor run in hermetic_env under a marker of its own (the hostile-input tests): every
+    process it starts carries marker=session, so kill_leftovers finds exactly those."""
+
+    def __init__(self, marker, timeout=60):
+        self.marker, self.session, self.timeout = marker, uuid.uuid4().hex, timeout
+
+    def env(self, **extra):
+        return hermetic_env(self.marker, self.session, PYTHON, **extra)
+
+    def trainvisor(self, *args, env=None, timeout=None):
+        return subprocess.run([str(BIN), *map(str, args)], env=env or self.env(),
+                              capture_output=True, text=True, timeout=timeout or self.timeout)
+
+    def run(self, *args, env=None, timeout=None):
+        return self.trainvisor("run", "--preflight", "none", *args, env=env, timeout=timeout)
+
+    def kill_leftovers(self):
+        kill_marked(self.marker, self.session)
+
