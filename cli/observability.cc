@@ -47,8 +47,10 @@ Result<std::unique_ptr<Observability>> Observability::make(boost::asio::io_conte
   if (o->cfg_.metrics_port != 0) {
     auto* self = o.get();
     auto s = MetricsServer::listen(
-        io, o->cfg_.metrics_address, o->cfg_.metrics_port, "--metrics-port",
-        [self] { return render_metrics(self->accountant_.snapshot(), self->id_); });
+        io, o->cfg_.metrics_address, o->cfg_.metrics_port, "--metrics-port", [self] {
+          return render_metrics(self->accountant_.snapshot(), self->id_) +
+                 self->gpu_health_.render();
+        });
     if (!s) return s.error();
     o->server_ = std::move(*s);
     spdlog::info("metrics on http://{}:{}/metrics (and /healthz)", o->cfg_.metrics_address,
@@ -65,6 +67,16 @@ std::function<void(std::string_view)> Observability::output_tap(int, bool) {
     if (bytes.empty()) return tap->finish();
     tap->feed(bytes);
   };
+}
+
+void Observability::gpu_health(const GpuHealthEvent& e) {
+  using Kind = GpuHealthEvent::Kind;
+  if (e.kind == Kind::kWatching || e.kind == Kind::kUnavailable)
+    gpu_health_.watching(e.kind == Kind::kWatching);
+  else if (e.kind == Kind::kCondition)
+    gpu_health_.condition(e.gpu, e.uuid, e.condition, e.active);
+  else if (e.kind == Kind::kXid)
+    gpu_health_.xid(e.gpu, e.uuid, e.xid);
 }
 
 void Observability::report() {

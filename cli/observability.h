@@ -11,6 +11,7 @@
 
 #include "common/options.h"
 #include "launcher/observability/goodput.h"
+#include "launcher/observability/gpu_health_metrics.h"
 #include "launcher/observability/metrics.h"
 #include "launcher/observability/metrics_server.h"
 #include "launcher/observability/progress.h"
@@ -50,6 +51,7 @@ class Observability final : public RunObserver {
   void worker_started(int) override { accountant_.worker_started(); }
   void worker_exited(int, int exit_code) override { accountant_.worker_exited(exit_code); }
   std::function<void(std::string_view)> output_tap(int local_rank, bool is_stderr) override;
+  void gpu_health(const GpuHealthEvent& e) override;
 
  private:
   Observability(ObservabilityConfig cfg, const Clock& clock, double started_at);
@@ -58,6 +60,7 @@ class Observability final : public RunObserver {
   GoodputAccountant accountant_;
   std::optional<ProgressParser> parser_;
   std::unique_ptr<MetricsServer> server_;
+  GpuHealthMetrics gpu_health_;
 };
 
 }  // namespace tv

@@ -4,6 +4,6 @@
 
 namespace tv {
 
-int query_command(const Args& args, const Environment&) { return vendor_query_main(args); }
+int query_command(const Args& args, const Environment& env) { return vendor_query_main(args, env); }
 
 }  // namespace tv

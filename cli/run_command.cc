@@ -112,7 +112,24 @@ Status read_timing(const Options& o, const Environment& env, RunPlan& p) {
   return ok_status();
 }
 
+// --gpu-health: the watch child's request (`trainvisor __query gpu-watch SECONDS`); its
+// environment is the workers' base (CUDA_VISIBLE_DEVICES says which GPUs are the job's), set in
+// plan_run.
+Status read_gpu_health(const Options& o, RunPlan& p) {
+  auto mode = o.get_choice("gpu-health");
+  if (!mode) return mode.error();
+  auto interval = o.get_double("gpu-health-interval");
+  if (!interval) return interval.error();
+  if (*mode == "off") return ok_status();
+  const std::string exe = self_exe();
+  p.sup.gpu_health = SpawnRequest{
+      exe, {exe, "__query", "gpu-watch", fmt::format("{}", *interval)}, p.sup.base_env};
+  p.sup.gpu_health_required = *mode == "on";
+  return ok_status();
+}
+
 Status read_health_and_checkpoints(const Options& o, RunPlan& p) {
+  if (auto s = read_gpu_health(o, p); !s) return s;
   auto pf = o.get_choice("preflight");
   if (!pf) return pf.error();
   auto rt = o.get_choice("require-transport");
@@ -207,6 +224,7 @@ Result<RunPlan> plan_run(const Options& o, const Environment& env) {
   p.sup.base_env = env;
   // trainvisor's own secret stays with trainvisor: no worker (or standby) inherits it.
   p.sup.base_env.erase("TRAINVISOR_RDZV_TOKEN");
+  if (p.sup.gpu_health) p.sup.gpu_health->env = p.sup.base_env;
   p.sup.failure_file = o.value_or("failure-file", "/opt/ml/output/failure");
   p.sup.signals_reach_workers = env.has("SLURM_JOB_ID") && env.has("SLURM_STEP_ID");
   // Kubernetes mounts /dev/termination-log; outside Kubernetes the default is not created.

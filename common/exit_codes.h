@@ -10,7 +10,8 @@ inline constexpr int kNotFound = 127;
 inline constexpr int kSignalBase = 128;  // 128 + N for a worker killed by signal N
 inline constexpr int kUsage = 64;
 inline constexpr int kPreflightFailed = 69;
-inline constexpr int kTempFail = 75;  // peer lost / rendezvous timed out: retry the job
-inline constexpr int kOsError = 71;   // EX_OSERR: no thread could be started (pids limit)
-inline constexpr int kConfig = 78;    // configuration or topology error
+inline constexpr int kTempFail = 75;   // peer lost / rendezvous timed out: retry the job
+inline constexpr int kNodeFault = 74;  // a GPU of this node failed (Xid, lost): replace the node
+inline constexpr int kOsError = 71;    // EX_OSERR: no thread could be started (pids limit)
+inline constexpr int kConfig = 78;     // configuration or topology error
 }  // namespace tv::exit_code

@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "health/cuda_api.h"
+#include "health/gpu_watch.h"
 
 namespace tv {
 namespace {
@@ -104,6 +105,29 @@ CheckResult gpu_check(const GpuInventory& inv, int expected) {
                 "): lower --nproc-per-node or give the "
                 "container more GPUs (CUDA_VISIBLE_DEVICES, nvidia.com/gpu)";
   }
+  return r;
+}
+
+CheckResult gpu_health_check(const GpuHealthSnapshot& s, bool cuda_sees_gpus) {
+  CheckResult r{"gpu-health", Outcome::kPass, "", snapshot_to_json(s)};
+  if (!s.loaded || s.gpus.empty()) {
+    r.outcome = cuda_sees_gpus && !s.loaded ? Outcome::kWarn : Outcome::kSkip;
+    r.message = (s.loaded ? "NVML: " : "no NVML: ") + s.error +
+                (r.outcome == Outcome::kWarn ? "; the GPUs cannot be watched while training" : "");
+    return r;
+  }
+  std::string faults;
+  for (std::size_t i = 0; i < s.gpus.size(); ++i)
+    for (const auto& f : preflight_faults(s.readings.at(i)))
+      faults += (faults.empty() ? "" : "; ") + describe_gpu(s.gpus[i]) + ": " + f.message;
+  if (!faults.empty()) {
+    r.outcome = Outcome::kFail;
+    r.message = faults + ": replace the node (or reset the GPU: nvidia-smi -r)";
+    return r;
+  }
+  r.message = std::to_string(s.gpus.size()) +
+              " GPU(s) with no uncorrectable ECC error, no pending or failed remap (NVML, driver " +
+              s.driver_version + ")";
   return r;
 }
 

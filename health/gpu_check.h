@@ -32,4 +32,10 @@ GpuInventory query_gpus(const LibraryLoader& loader);
 CheckResult gpu_check(const GpuInventory& inv, int expected_gpus);
 std::string cuda_version_string(int driver_version);  // 13000 -> "13.0"
 
+struct GpuHealthSnapshot;
+// The gpu-health check: NVML's reading of every visible GPU against preflight_faults
+// (health/gpu_faults.h). NVML not loadable: skip (no NVIDIA driver), or warn when the CUDA driver
+// sees GPUs (a container without libnvidia-ml cannot be watched while training).
+CheckResult gpu_health_check(const GpuHealthSnapshot& s, bool cuda_sees_gpus);
+
 }  // namespace tv

@@ -116,6 +116,12 @@ Result<GpuInventory> isolated_query_gpus(const Environment& env) {
   return query_as<GpuInventory>({"gpu"}, env);
 }
 
+Result<GpuHealthSnapshot> isolated_query_gpu_health(const Environment& env) {
+  auto j = run_query({"gpu-health"}, env);
+  if (!j) return j.error();
+  return snapshot_from_json(*j);
+}
+
 Result<LibfabricInfo> isolated_query_libfabric(const Environment& env,
                                                const std::string& provider) {
   return query_as<LibfabricInfo>({"libfabric", provider}, env);
@@ -163,11 +169,15 @@ void print(const nlohmann::json& j) {
 
 }  // namespace
 
-int vendor_query_main(const std::vector<std::string>& args) {
+int vendor_query_main(const std::vector<std::string>& args, const Environment& env) {
   const std::string kind = args.empty() ? "" : args[0];
   const std::string arg = args.size() > 1 ? args[1] : "";
   if (kind == "gpu" && args.size() == 1) {
     print(query_gpus(DlopenLoader{}));
+  } else if (kind == "gpu-health" && args.size() == 1) {
+    print(snapshot_to_json(query_gpu_health(DlopenLoader{}, env)));
+  } else if (kind == "gpu-watch" && args.size() == 2 && parse_finite(arg, 0.01, 3600)) {
+    return gpu_watch_main(DlopenLoader{}, env, *parse_finite(arg, 0.01, 3600));
   } else if (kind == "libfabric" && args.size() == 2) {
     print(query_libfabric(DlopenLoader{}, RealFileSystem{}, arg));
   } else if (kind == "nccl" && args.size() == 2) {
@@ -177,8 +187,8 @@ int vendor_query_main(const std::vector<std::string>& args) {
     for (;;) ::pause();  // NCCL's bootstrap root lives in this process: stay until killed
   } else {
     std::fprintf(stderr,
-                 "usage: trainvisor __query gpu | libfabric PROVIDER | nccl LIBRARY | "
-                 "nccl-unique-id LIBRARY\n");
+                 "usage: trainvisor __query gpu | gpu-health | libfabric PROVIDER | nccl LIBRARY | "
+                 "nccl-unique-id LIBRARY | gpu-watch SECONDS\n");
     return exit_code::kUsage;
   }
   return exit_code::kOk;

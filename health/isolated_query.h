@@ -19,6 +19,7 @@
 #include "common/result.h"
 #include "health/efa_check.h"
 #include "health/gpu_check.h"
+#include "health/gpu_watch.h"
 #include "health/nccl_probe.h"
 
 namespace tv {
@@ -31,6 +32,8 @@ std::chrono::seconds query_timeout(const Environment& env);
 Result<GpuInventory> isolated_query_gpus(const Environment& env);
 // fi_getinfo for `provider`, asked in a child.
 Result<LibfabricInfo> isolated_query_libfabric(const Environment& env, const std::string& provider);
+// NVML's reading of every visible GPU (health/gpu_watch.h), asked in a child.
+Result<GpuHealthSnapshot> isolated_query_gpu_health(const Environment& env);
 // Loads `library` in a child: its path and version (hex stays empty), or the load error.
 Result<UniqueIdResult> isolated_load_nccl(const Environment& env, const std::string& library);
 
@@ -47,10 +50,11 @@ class NcclIdHost {
   UniqueIdResult result_;
 };
 
-// The child side, `trainvisor __query KIND [ARG]`: gpu | libfabric PROVIDER | nccl LIBRARY |
-// nccl-unique-id LIBRARY. Prints one JSON line on stdout; exit 0, or 64 for unknown arguments.
-// nccl-unique-id then waits (pause) until it is killed.
-int vendor_query_main(const std::vector<std::string>& args);
+// The child side, `trainvisor __query KIND [ARG]`: gpu | gpu-health | libfabric PROVIDER | nccl
+// LIBRARY | nccl-unique-id LIBRARY | gpu-watch SECONDS. Prints one JSON line on stdout; exit 0, or
+// 64 for unknown arguments. nccl-unique-id then waits (pause) until it is killed; gpu-watch prints
+// a line per event until it is killed (health/gpu_watch.h).
+int vendor_query_main(const std::vector<std::string>& args, const Environment& env);
 
 // The trainvisor binary (/proc/self/exe), for re-executing it.
 std::string self_exe();

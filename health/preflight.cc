@@ -199,6 +199,9 @@ PreflightReport run_preflight(const PreflightConfig& cfg) {
   const GpuInventory gpus = gpu_query ? *gpu_query : GpuInventory{};
   report.checks.push_back(gpu_query ? gpu_check(gpus, cfg.expected_gpus)
                                     : failed_query("gpu", gpu_query.error()));
+  const auto health_query = isolated_query_gpu_health(cfg.env);
+  report.checks.push_back(health_query ? gpu_health_check(*health_query, !gpus.devices.empty())
+                                       : failed_query("gpu-health", health_query.error()));
   const RdmaInventory rdma = find_rdma_devices(fs);
   const bool efa = !rdma.efa.empty();
   const int nnodes = cfg.single_node_net ? std::max(2, cfg.nnodes) : cfg.nnodes;

@@ -96,12 +96,14 @@ Result<json> container(const JobConfig& c, const BatchConfig& b, int grace) {
 }
 
 // First match wins; Batch retries when no entry matches, so the last entry exits on everything
-// else. 75 (a peer lost, the rendezvous timed out) and a host taken away are worth a new attempt;
-// 78 (bad configuration) and 69 (preflight failed) are not; a worker's own failure was already
-// retried --max-restarts times inside the job.
+// else. 75 (a peer lost, the rendezvous timed out), 74 (a node fault: a GPU of this node failed;
+// the attempt's containers are gone with its instances' jobs and a new attempt is placed again)
+// and a host taken away are worth a new attempt; 78 (bad configuration) and 69 (preflight failed)
+// are not; a worker's own failure was already retried --max-restarts times inside the job.
 json retry_strategy(const BatchConfig& b) {
   return {{"attempts", b.attempts},
           {"evaluateOnExit", json::array({{{"onExitCode", "75"}, {"action", "RETRY"}},
+                                          {{"onExitCode", "74"}, {"action", "RETRY"}},
                                           {{"onStatusReason", "Host EC2*"}, {"action", "RETRY"}},
                                           {{"onExitCode", "78"}, {"action", "EXIT"}},
                                           {{"onExitCode", "69"}, {"action", "EXIT"}},

@@ -121,7 +121,9 @@ Result<Rendered> render_slurm(const JobConfig& c) {
       "# --grace-period " +
       std::to_string(grace) +
       " s of Slurm's SIGTERM (KillWait defaults to 30 s).\n"
-      "# Exit codes: 0 done, 75 a node was lost (requeue), 78 configuration, 69 preflight failed.\n"
+      "# Exit codes: 0 done, 75 a node was lost (requeue), 74 a GPU of a node failed (requeue\n"
+      "# without that node; srun reports 75 when another node's code is higher), 78\n"
+      "# configuration, 69 preflight failed.\n"
       "set -uo pipefail\n" +
       kSignalTraps + exports(c) + srun_line(c, grace) + kWaitAndExit;
   const bool mounted = std::any_of(c.volumes.begin(), c.volumes.end(), [&](const auto& v) {

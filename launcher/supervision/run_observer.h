@@ -6,6 +6,8 @@
 #include <functional>
 #include <string_view>
 
+#include "launcher/supervision/gpu_health_watch.h"
+
 namespace tv {
 
 class RunObserver {
@@ -20,6 +22,8 @@ class RunObserver {
   // A tap for one worker's stdout or stderr bytes (as read, before line splitting; an empty view
   // means end of stream); an empty function when the output is not observed.
   virtual std::function<void(std::string_view)> output_tap(int local_rank, bool is_stderr) = 0;
+  // An event of the GPU health watch (a condition set or cleared, an Xid, the watch's state).
+  virtual void gpu_health(const GpuHealthEvent&) {}
 };
 
 }  // namespace tv

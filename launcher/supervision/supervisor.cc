@@ -52,6 +52,11 @@ int Supervisor::run() {
   // Child exits and signals are posted from Init's thread: the loop must not end for lack of
   // pending work while it waits for them. Every ending calls io_.stop().
   const auto keep_running = boost::asio::make_work_guard(io_);
+  if (cfg_.gpu_health) {
+    gpu_watch_ = std::make_unique<GpuHealthWatch>(
+        io_, spawner_, *cfg_.gpu_health, [this](const GpuHealthEvent& e) { on_gpu_health(e); });
+    gpu_watch_->start();
+  }
   cluster_.join(cluster_events());
   if (cfg_.hang_timeout.count() > 0) schedule_hang_check();
   io_.run();
@@ -395,9 +400,13 @@ void Supervisor::release_workers() {
   by_pid_.clear();
   io_.restart();
   io_.poll();
-  // Standbys die of SIGKILL at once; Init reaps them and posts each exit here. Wait (bounded) so
-  // none outlives trainvisor's exit.
-  for (int i = 0; i < 200 && standbys_ && !standbys_->all_gone(); ++i) {
+  if (gpu_watch_) gpu_watch_->stop();
+  // Standbys and the GPU health child die of SIGKILL at once; Init reaps them and posts each exit
+  // here. Wait (bounded) so none outlives trainvisor's exit.
+  const auto all_gone = [this] {
+    return (!standbys_ || standbys_->all_gone()) && (!gpu_watch_ || gpu_watch_->gone());
+  };
+  for (int i = 0; i < 200 && !all_gone(); ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
     io_.restart();
     io_.poll();

@@ -21,6 +21,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -28,6 +29,7 @@
 #include "common/unique_fd.h"
 #include "launcher/supervision/cgroup_memory.h"
 #include "launcher/supervision/cluster.h"
+#include "launcher/supervision/gpu_health_watch.h"
 #include "launcher/supervision/root_cause.h"
 #include "launcher/supervision/run_observer.h"
 #include "launcher/supervision/spawner.h"
@@ -65,6 +67,10 @@ struct SupervisorConfig {
   std::function<std::optional<ResumeTarget>()> find_resume;
   // Hook: told about generations, workers and their output (goodput, metrics); may be null.
   RunObserver* observer = nullptr;
+  // The GPU health child (`trainvisor __query gpu-watch SECONDS`, docs/health.md); unset: the
+  // GPUs are not watched. Required (--gpu-health on): its `unavailable` ends the run with 69.
+  std::optional<SpawnRequest> gpu_health;
+  bool gpu_health_required = false;
 };
 
 class Supervisor final : public GroupActions {
@@ -116,6 +122,9 @@ class Supervisor final : public GroupActions {
   // (common/own_dir.h: created 0755, or reused only when it is its own and nobody else's to write).
   Result<UniqueFd> open_attempt_dir(int generation, int rank) const;
   void stop_standbys();
+  // The GPU health watch's events: a fatal one ends this node with exit_code::kNodeFault.
+  void on_gpu_health(const GpuHealthEvent& e);
+  void node_fault(const GpuHealthEvent& e);
   // RunObserver::generation_failed, at most once per generation: this node's own failure and the
   // cluster's stop for the same generation both arrive on the failing node.
   void observe_failure(int generation);
@@ -131,6 +140,9 @@ class Supervisor final : public GroupActions {
   std::vector<WorkerPtr> workers_;        // this generation's, by local rank
   std::vector<Environment> rank_env_;     // this generation's worker environments, by local rank
   std::unique_ptr<StandbySet> standbys_;  // warm standbys; null when off
+  std::unique_ptr<GpuHealthWatch> gpu_watch_;  // null when off
+  std::set<std::string> gpu_logged_;           // the GPU conditions logged already (once each)
+  std::optional<std::string> node_fault_;      // the failure file's text after a node fault
   std::map<pid_t, WorkerPtr> by_pid_;
   GenerationPlan plan_;
   std::optional<ResumeTarget> resume_;         // this generation's checkpoint

@@ -163,6 +163,7 @@ void Supervisor::report_root_cause() {
   for (const auto& c : causes_)
     if (c.generation == final_failure_->generation && c.node_rank == final_failure_->node_rank)
       text = detail_text(c);
+  if (node_fault_) text = *node_fault_ + "\n";
   write_root_cause(cfg_.failure_file, text, true, kFailureFileLimit);
   if (!cfg_.termination_log.empty())
     write_root_cause(cfg_.termination_log, text, false, kTerminationLogLimit);

@@ -202,8 +202,9 @@ TEST(Render, BatchRetriesPeerLossExitsOnConfigAndPreflight) {
   EXPECT_EQ(j["nodeProperties"]["numNodes"], 3);
   const json& rules = j["retryStrategy"]["evaluateOnExit"];
   EXPECT_EQ(rules[0], json({{"onExitCode", "75"}, {"action", "RETRY"}}));
-  EXPECT_EQ(rules[2], json({{"onExitCode", "78"}, {"action", "EXIT"}}));
-  EXPECT_EQ(rules[3], json({{"onExitCode", "69"}, {"action", "EXIT"}}));
+  EXPECT_EQ(rules[1], json({{"onExitCode", "74"}, {"action", "RETRY"}}));
+  EXPECT_EQ(rules[3], json({{"onExitCode", "78"}, {"action", "EXIT"}}));
+  EXPECT_EQ(rules[4], json({{"onExitCode", "69"}, {"action", "EXIT"}}));
   const json& ct = j["nodeProperties"]["nodeRangeProperties"][0]["container"];
   EXPECT_EQ(ct["linuxParameters"]["devices"].size(), 4u);
   EXPECT_EQ(ct["linuxParameters"]["devices"][3]["hostPath"], "/dev/infiniband/uverbs3");

@@ -1,0 +1,156 @@
+"""The GPU health watch with the real binary against a fake NVML (tests/helpers/fake_nvml/, built
+as build/helpers/fake_nvml/libnvidia-ml.so.1): a fatal Xid or a lost GPU mid-training ends the run
+with the node-fault code 74 and a failure file naming the GPU; a slowdown is logged once and shown
+on /metrics; a GPU with a failed or pending remap fails `preflight` with 69; trainvisor itself
+never loads NVML (only its `__query gpu-watch|gpu-health` children do).
+
+Environment (set by ctest): TRAINVISOR_BIN, TV_HELPERS, TV_SOURCE_DIR, TV_PYTHON.
+"""
+import subprocess
+import threading
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+import tvtest
+
+BIN = str(tvtest.BIN)
+FAKE_NVML = tvtest.HELPERS / "fake_nvml"
+DEADLINE_S = 60  # guards against a hang only
+
+
+def env(tmp_path, **extra):
+    extra.setdefault("LD_LIBRARY_PATH", FAKE_NVML)
+    return tvtest.base_env(TV_FAKE_NVML_LOG=tmp_path / "nvml.log",
+                           PYTHON_EXEC="/nonexistent/python3", **extra)
+
+
+def run(tmp_path, worker, *options, **fake):
+    failure = tmp_path / "failure"
+    argv = [BIN, "run", "--preflight", "none", "--nproc-per-node", "2", "--max-restarts", "3",
+            "--grace-period", "5", "--gpu-health-interval", "0.1", "--failure-file", str(failure),
+            *options, "--no-python", "--", *worker]
+    p = subprocess.run(argv, env=env(tmp_path, **fake), capture_output=True, text=True,
+                       timeout=DEADLINE_S)
+    return p, failure
+
+
+def loaders(tmp_path):
+    """The command lines of the processes that loaded the fake NVML."""
+    log = tmp_path / "nvml.log"
+    lines = log.read_text().splitlines() if log.exists() else []
+    return [line.split(" ", 2)[2] for line in lines if line.startswith("load ")]
+
+
+def assert_only_children_loaded_nvml(tmp_path):
+    cmds = loaders(tmp_path)
+    assert cmds, "the fake NVML was never loaded"
+    assert all(" __query gpu-" in c for c in cmds), cmds
+
+
+@pytest.mark.parametrize("fault, expected", [
+    ({"TV_FAKE_NVML_XID": "1:79:700"},
+     ["Xid 79", "GPU has fallen off the bus", "GPU 1", "GPU-fake-0001", "PCI 00000000:02:00.0"]),
+    ({"TV_FAKE_NVML_LOST": "0:700"}, ["GPU 0", "GPU-fake-0000", "the GPU is lost", "(lost)"]),
+])
+def test_a_fatal_gpu_fault_mid_training_is_a_node_fault(tmp_path, fault, expected):
+    p, failure = run(tmp_path, tvtest.helper("tv_slow_printer", 100, 600), "--gpu-health", "on",
+                     **fault)
+    assert p.returncode == 74, p.stderr
+    text = failure.read_text()
+    assert text.startswith("node fault: "), text
+    for word in expected:
+        assert word in text, text
+    assert "so that the node is replaced" in p.stderr
+    # Not restarted on the broken GPU: one attempt only.
+    assert "attempt 1" not in p.stderr, p.stderr
+    assert tvtest.left_behind(tvtest.MARKER, tvtest.SESSION) == []
+    assert_only_children_loaded_nvml(tmp_path)
+
+
+def test_a_non_fatal_xid_is_logged_and_the_run_goes_on(tmp_path):
+    p, failure = run(tmp_path, tvtest.helper("tv_slow_printer", 100, 15), "--gpu-health", "on",
+                     TV_FAKE_NVML_XID="0:13:200")
+    assert p.returncode == 0, p.stderr
+    assert p.stderr.count("Xid 13: graphics engine exception") == 1, p.stderr
+    assert not failure.exists()
+
+
+def test_a_slowdown_is_logged_once_and_on_metrics(tmp_path):
+    port = tvtest.free_port()
+    seen = {}
+
+    def scrape():
+        deadline = time.monotonic() + DEADLINE_S
+        while time.monotonic() < deadline and "text" not in seen:
+            try:
+                body = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=2).read()
+                text = body.decode()
+                if 'condition="hw_thermal"} 1' in text:
+                    seen["text"] = text
+            except OSError:
+                pass
+            time.sleep(0.05)
+
+    t = threading.Thread(target=scrape)
+    t.start()
+    # 20 ticks of 100 ms: the watch reads the counters about 20 times meanwhile.
+    p, _ = run(tmp_path, tvtest.helper("tv_slow_printer", 100, 20), "--metrics-port", str(port),
+               TV_FAKE_NVML_THROTTLE="1:0x40:0")
+    t.join()
+    assert p.returncode == 0, p.stderr
+    assert p.stderr.count("hardware thermal slowdown") == 1, p.stderr
+    assert "text" in seen, "hw_thermal never showed on /metrics"
+    assert ('trainvisor_gpu_condition{gpu="1",uuid="GPU-fake-0001",condition="hw_thermal"} 1'
+            in seen["text"])
+    assert "trainvisor_gpu_health_watching 1" in seen["text"]
+    polls = [line for line in (tmp_path / "nvml.log").read_text().splitlines()
+             if line == "poll 1"]
+    assert 5 <= len(polls) <= 100, len(polls)  # every 0.1 s, not in a busy loop
+    assert_only_children_loaded_nvml(tmp_path)
+
+
+def test_gpu_health_on_without_nvml_exits_69(tmp_path):
+    e = env(tmp_path, LD_LIBRARY_PATH=tmp_path)  # no libnvidia-ml.so.1 here
+    p = subprocess.run([BIN, "run", "--preflight", "none", "--nproc-per-node", "1",
+                        "--gpu-health", "on", "--no-python", "--",
+                        *tvtest.helper("tv_slow_printer", 100, 600)],
+                       env=e, capture_output=True, text=True, timeout=DEADLINE_S)
+    if "GPU health watch: watching" in p.stderr:
+        pytest.skip("this machine has a real libnvidia-ml.so.1")
+    assert p.returncode == 69, p.stderr
+    assert "--gpu-health on: the GPUs cannot be watched: libnvidia-ml.so.1 could not be loaded" \
+        in p.stderr
+    assert tvtest.left_behind(tvtest.MARKER, tvtest.SESSION) == []
+
+
+def test_gpu_health_off_starts_no_watch(tmp_path):
+    p, _ = run(tmp_path, tvtest.helper("tv_exit", 0), "--gpu-health", "off",
+               TV_FAKE_NVML_XID="0:79:0")
+    assert p.returncode == 0, p.stderr
+    assert loaders(tmp_path) == []
+
+
+@pytest.mark.parametrize("fault, words", [
+    ({"TV_FAKE_NVML_REMAP": "0:failed"}, ["GPU 0 (GPU-fake-0000", "row remapping failed"]),
+    ({"TV_FAKE_NVML_REMAP": "1:pending"}, ["GPU 1 (GPU-fake-0001", "a row remap is pending"]),
+    ({"TV_FAKE_NVML_ECC": "0:2"}, ["2 uncorrectable ECC error(s)"]),
+])
+def test_preflight_fails_on_a_gpu_that_needs_repair(tmp_path, fault, words):
+    p = subprocess.run([BIN, "preflight", "--level", "basic"], env=env(tmp_path, **fault),
+                       capture_output=True, text=True, timeout=DEADLINE_S)
+    assert p.returncode == 69, p.stdout + p.stderr
+    row = next(line for line in p.stdout.splitlines() if line.startswith("gpu-health"))
+    assert " fail " in row, row
+    for w in words:
+        assert w in row, row
+    assert_only_children_loaded_nvml(tmp_path)
+
+
+def test_preflight_passes_healthy_fake_gpus(tmp_path):
+    p = subprocess.run([BIN, "preflight", "--level", "basic"], env=env(tmp_path),
+                       capture_output=True, text=True, timeout=DEADLINE_S)
+    row = next(line for line in p.stdout.splitlines() if line.startswith("gpu-health"))
+    assert " pass " in row and "2 GPU(s)" in row, row
