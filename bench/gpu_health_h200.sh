@@ -2,7 +2,7 @@
 # The GPU health watch on a real GPU machine: what NVML reads (the preflight's `__query
 # gpu-health`, the watch's first lines) and the watch child's CPU cost (utime+stime from
 # /proc/PID/stat over SECONDS, default 60, at the default interval of 15 s). Run from the
-# repository root with the portable binary in .device/ (scripts/build-portable.sh):
+# repository root with the binary in .device/ and its non-glibc libraries in .device/lib/:
 #   bench/gpu_health_h200.sh OUTDIR [SECONDS] [INTERVAL]
 # Writes OUTDIR/{health.json,watch.jsonl,cost.txt}. docs/health.md has the figures.
 set -u
@@ -10,6 +10,7 @@ out=${1:?usage: bench/gpu_health_h200.sh OUTDIR [SECONDS] [INTERVAL]}
 seconds=${2:-60}
 interval=${3:-15}
 mkdir -p "$out"
+export LD_LIBRARY_PATH=$PWD/.device/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 tv=$PWD/.device/trainvisor
 nvidia-smi -L
 nvidia-smi --query-gpu=index,uuid,pci.bus_id,ecc.errors.uncorrected.volatile.total,clocks_event_reasons.active --format=csv 2>/dev/null ||
@@ -20,6 +21,8 @@ t0=$(date +%s.%N)
 t1=$(date +%s.%N)
 echo "== __query gpu-health: exit $?, wall $(python3 -c "print(round($t1 - $t0, 3))") s"
 python3 -m json.tool "$out/health.json" | head -60
+
+"$tv" preflight --level basic | grep -E "^(CHECK|gpu)"
 
 "$tv" __query gpu-watch "$interval" > "$out/watch.jsonl" &
 pid=$!
