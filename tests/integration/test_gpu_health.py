@@ -154,3 +154,27 @@ def test_preflight_passes_healthy_fake_gpus(tmp_path):
                        capture_output=True, text=True, timeout=DEADLINE_S)
     row = next(line for line in p.stdout.splitlines() if line.startswith("gpu-health"))
     assert " pass " in row and "2 GPU(s)" in row, row
+
+
+def test_a_node_fault_on_one_node_ends_the_others_with_75(tmp_path):
+    master_port, rdzv_port = tvtest.free_ports(2)
+    procs = []
+    for rank in (0, 1):
+        fake = {"TV_FAKE_NVML_XID": "0:79:1500"} if rank == 1 else {}
+        argv = [BIN, "run", "--nnodes", "2", "--node-rank", str(rank), "--master-addr",
+                "127.0.0.1", "--master-port", str(master_port), "--rdzv-port", str(rdzv_port),
+                "--rdzv-token", "gpu-health-test", "--peer-timeout", "2", "--rdzv-timeout", "20",
+                "--nproc-per-node", "1",
+                "--grace-period", "3", "--preflight", "none", "--gpu-health",
+                "on" if rank == 1 else "off", "--gpu-health-interval", "0.2",
+                "--failure-file", str(tmp_path / f"failure{rank}"), "--no-python", "--",
+                *tvtest.helper("tv_slow_printer", 100, 600)]
+        procs.append(subprocess.Popen(argv, env=env(tmp_path, **fake), stdout=subprocess.DEVNULL,
+                                      stderr=subprocess.PIPE, text=True))
+    # Node 0 exits 75 either way: node 1 left (or, should the fault come before node 0 joined,
+    # the rendezvous timed out).
+    out = [p.communicate(timeout=DEADLINE_S)[1] for p in procs]
+    assert procs[1].returncode == 74, out[1]
+    assert procs[0].returncode == 75, out[0]
+    assert "Xid 79" in (tmp_path / "failure1").read_text()
+    assert tvtest.left_behind(tvtest.MARKER, tvtest.SESSION) == []
