@@ -6,6 +6,8 @@ never loads NVML (only its `__query gpu-watch|gpu-health` children do).
 
 Environment (set by ctest): TRAINVISOR_BIN, TV_HELPERS, TV_SOURCE_DIR, TV_PYTHON.
 """
+import os
+import signal
 import subprocess
 import threading
 import time
@@ -176,4 +178,39 @@ def test_a_node_fault_on_one_node_ends_the_others_with_75(tmp_path):
     assert procs[1].returncode == 74, out[1]
     assert procs[0].returncode == 75, out[0]
     assert "Xid 79" in (tmp_path / "failure1").read_text()
+    assert tvtest.left_behind(tvtest.MARKER, tvtest.SESSION) == []
+
+
+def watch_pids():
+    pids = []
+    for pid in tvtest.live_processes_with_marker(tvtest.MARKER, tvtest.SESSION):
+        try:
+            cmd = open(f"/proc/{pid}/cmdline", "rb").read().split(b"\0")
+        except OSError:
+            continue
+        if b"gpu-watch" in cmd:
+            pids.append(pid)
+    return pids
+
+
+def test_a_watch_that_dies_is_started_again(tmp_path):
+    """SIGKILLed, the child comes back (a new pid, the log says so); SIGTERM then ends both."""
+    argv = [BIN, "run", "--preflight", "none", "--nproc-per-node", "1", "--gpu-health", "on",
+            "--gpu-health-interval", "0.1", "--no-python", "--",
+            *tvtest.helper("tv_slow_printer", 100, 600)]
+    p = subprocess.Popen(argv, env=env(tmp_path), stdout=subprocess.DEVNULL,
+                         stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + DEADLINE_S
+    while not watch_pids():
+        assert time.monotonic() < deadline and p.poll() is None, "the watch never started"
+        time.sleep(0.02)
+    first = watch_pids()[0]
+    os.kill(first, signal.SIGKILL)
+    while not [q for q in watch_pids() if q != first]:
+        assert time.monotonic() < deadline and p.poll() is None, "the watch was not started again"
+        time.sleep(0.02)
+    p.terminate()
+    err = p.communicate(timeout=DEADLINE_S)[1]
+    assert p.returncode == 143, err
+    assert "GPU health watch ended (wait status 9): starting it again in 1 s" in err
     assert tvtest.left_behind(tvtest.MARKER, tvtest.SESSION) == []
