@@ -147,6 +147,7 @@ void Supervisor::report_failure(int generation, const WorkerEnd& first) {
       spdlog::warn("rank {}: error file refused: {}; the output tail stands in", rec.rank, why);
     rec.tail = w->tail();
   }
+  rec.evidence = evidence_of(generation);
   causes_.push_back(rec);
   observe_failure(generation);
   spdlog::error("attempt {} failed: {}", generation, summary_line(rec));

@@ -32,12 +32,23 @@ Environment build_worker_env(const Environment& base, const WorkerLayout& l,
   defaults.emplace("NCCL_ASYNC_ERROR_HANDLING", "1");
   defaults.emplace("TORCH_NCCL_ASYNC_ERROR_HANDLING", "1");
   if (l.nproc_per_node > 1) defaults.emplace("OMP_NUM_THREADS", "1");
+  if (!a.nccl_trace_prefix.empty()) {
+    defaults.emplace("TORCH_NCCL_TRACE_BUFFER_SIZE", kNcclTraceBufferSize);
+    defaults.emplace("TORCH_NCCL_DUMP_ON_TIMEOUT", "1");
+    defaults.emplace("TORCH_NCCL_DEBUG_INFO_TEMP_FILE", a.nccl_trace_prefix);
+  }
   for (const auto& [k, v] : defaults)
     if (!env.get(k)) env.set(k, v);
   if (a.resume_checkpoint)
     env.set("TRAINVISOR_RESUME_CHECKPOINT", *a.resume_checkpoint);
   else
     env.erase("TRAINVISOR_RESUME_CHECKPOINT");
+  if (!a.stacks_file.empty() && !a.python_hook_dir.empty()) {
+    env.set("TRAINVISOR_STACKS_FILE", a.stacks_file);
+    env.set("TRAINVISOR_STACKS_SIGNAL", std::to_string(a.stacks_signal));
+    const auto path = env.get("PYTHONPATH");
+    env.set("PYTHONPATH", path ? a.python_hook_dir + ":" + *path : a.python_hook_dir);
+  }
   return env;
 }
 
