@@ -130,6 +130,7 @@ class Supervisor final : public GroupActions {
   void poll_stacks();
   void finish_stacks();
   std::string evidence_of(int generation) const;
+  std::string nccl_summary(int generation) const;
   // RunObserver::generation_failed, at most once per generation: this node's own failure and the
   // cluster's stop for the same generation both arrive on the failing node.
   void observe_failure(int generation);

@@ -161,9 +161,13 @@ void Supervisor::report_root_cause() {
   std::string text = final_failure_->summary + "\n";
   // This node's own record (with its traceback) only when the job's root cause is this node's:
   // a collateral failure here is not the reason another node's failure gets.
-  for (const auto& c : causes_)
-    if (c.generation == final_failure_->generation && c.node_rank == final_failure_->node_rank)
+  for (auto& c : causes_)
+    if (c.generation == final_failure_->generation && c.node_rank == final_failure_->node_rank) {
+      // supervisor_stacks.cc: the files as they are now (peers' dumps came later), the dumps read
+      // in a child Python (after the loop: it blocks).
+      c.evidence = evidence_of(c.generation) + nccl_summary(c.generation);
       text = detail_text(c);
+    }
   write_root_cause(cfg_.failure_file, text, true, kFailureFileLimit);
   if (!cfg_.termination_log.empty())
     write_root_cause(cfg_.termination_log, text, false, kTerminationLogLimit);

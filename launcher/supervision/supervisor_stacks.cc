@@ -15,10 +15,12 @@
 #include <filesystem>
 
 #include "common/bounded_read.h"
+#include "common/children.h"
 #include "common/exit_codes.h"
 #include "common/init.h"
 #include "common/own_dir.h"
 #include "common/whole_file.h"
+#include "launcher/supervision/nccl_trace_summary_py.h"
 #include "launcher/supervision/stack_dump.h"
 #include "launcher/supervision/standby.h"
 #include "launcher/supervision/supervisor.h"
@@ -31,6 +33,8 @@ constexpr auto kStacksPoll = std::chrono::milliseconds(50);
 constexpr int kStacksPolls = 60;               // 3 s at most: faulthandler writes in the handler
 constexpr std::size_t kStacksCap = 16u << 20;  // a stacks file read for its last dump
 constexpr const char* kHookDir = ".trainvisor";
+constexpr auto kNcclSummaryDeadline = std::chrono::seconds(20);
+constexpr std::size_t kNcclSummaryCap = 16u << 10;  // the summary's output, one line a rank
 
 std::size_t size_of(const std::string& path) {
   struct stat st {};
@@ -185,6 +189,38 @@ std::string Supervisor::evidence_of(int generation) const {
   }
   if (!files.empty()) out += "evidence:\n" + files;
   return out;
+}
+
+// Which collective each rank last entered, from this node's flight-recorder dumps of `generation`
+// (nccl_trace_summary.py in a child Python, after the loop: it blocks); "" when there is none.
+std::string Supervisor::nccl_summary(int generation) const {
+  std::vector<std::string> dumps;
+  for (int l = 0; l < cfg_.layout.nproc_per_node; ++l) {
+    const int rank = global_rank(cfg_.layout, l);
+    const std::string path =
+        attempt_dir(generation, rank) + "/nccl_trace_rank_" + std::to_string(rank);
+    if (size_of(path) > 0) dumps.push_back(path);
+  }
+  if (dumps.empty() || !cfg_.stacks || !python_command(cfg_.argv)) return "";
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC) != 0) return "";
+  const UniqueFd read_end(fds[0]), write_end(fds[1]);
+  ::fcntl(fds[0], F_SETFL, O_NONBLOCK);
+  std::vector<std::string> argv = {cfg_.executable, "-I", "-c", kNcclTraceSummary};
+  argv.insert(argv.end(), dumps.begin(), dumps.end());
+  ChildGroup child;
+  if (!child.spawn(SpawnRequest{cfg_.executable, argv, cfg_.base_env, -1, write_end.get(), -1}))
+    return "";
+  const auto end = child.wait_all(ChildGroup::Clock::now() + kNcclSummaryDeadline);
+  std::string out(kNcclSummaryCap, '\0');
+  const ssize_t n = ::read(read_end.get(), out.data(), out.size());
+  out.resize(n > 0 ? static_cast<std::size_t>(n) : 0);
+  if (end.empty() || end[0].code != 0)
+    out += "  (the dumps could not be read: " +
+           std::string(end.empty() || end[0].timed_out ? "timed out"
+                                                       : "exit " + std::to_string(end[0].code)) +
+           ")\n";
+  return "nccl flight recorder (attempt " + std::to_string(generation) + "):\n" + out;
 }
 
 }  // namespace tv

@@ -140,3 +140,51 @@ def test_flight_recorder_settings_reach_workers_unless_the_user_set_them(tmp_pat
               "TRAINVISOR_STACKS_FILE"):
         assert f"{k} = None\n" in out, out
     assert not (logs_off / ".trainvisor").exists()
+
+
+FAKE_DUMP = '''
+import os, pickle, sys, time
+rank = int(os.environ["RANK"])
+path = os.environ["TORCH_NCCL_DEBUG_INFO_TEMP_FILE"] + str(rank)
+def entry(seq, state):  # the keys and values of torch's FlightRecorder dump (version 2.x)
+    return {"record_id": seq, "pg_id": 0, "process_group": ("0", "default_pg"),
+            "collective_seq_id": seq, "p2p_seq_id": 0, "op_id": seq,
+            "profiling_name": "nccl:all_reduce", "state": state, "is_p2p": False}
+if rank == 2:
+    class Evil:  # a dump that would run code when unpickled carelessly
+        def __reduce__(self):
+            return (os.system, ("touch " + sys.argv[1],))
+    body = pickle.dumps(Evil())
+else:
+    last = 4 if rank == 0 else 3  # rank 1 never entered collective #4
+    entries = [entry(s, "completed") for s in range(1, last)] + [
+        entry(last, "started" if rank == 0 else "completed")]
+    body = pickle.dumps({"version": "2.10", "pg_config": {}, "entries": entries})
+with open(path, "wb") as f:
+    f.write(body)
+attempt = os.path.dirname(os.path.dirname(path))
+while rank == 0 and not all(os.path.exists(f"{attempt}/rank_{r}/nccl_trace_rank_{r}")
+                            for r in (1, 2)):
+    time.sleep(0.02)  # the peers have dumped (torch: every rank dumps on a watchdog timeout)
+time.sleep(30 if rank else 0)
+sys.exit(3)
+'''
+
+
+def test_flight_recorder_dumps_say_which_collective_each_rank_entered(tmp_path):
+    script = tmp_path / "dump.py"
+    script.write_text(FAKE_DUMP)
+    logs, failure, pwned = tmp_path / "logs", tmp_path / "failure", tmp_path / "pwned"
+    r = H.run("--nproc-per-node", 3, "--max-restarts", 0, "--log-dir", logs, "--failure-file",
+              failure, script, pwned)
+    assert r.returncode == 3, r.stderr
+    report = failure.read_text()
+    assert "nccl flight recorder (attempt 0):" in report, report
+    assert ("rank 0: last entered collective #4 nccl:all_reduce (started) in process group 0"
+            in report), report
+    assert "rank 1: last entered collective #3 nccl:all_reduce (completed)" in report, report
+    assert "missing from collective #4 of process group 0: rank 1" in report, report
+    assert "rank 2: unreadable dump (UnpicklingError: global posix.system refused)" in report, \
+        report
+    assert not pwned.exists()  # the reader never runs what a dump names
+    assert f"{logs}/attempt_0/rank_0/nccl_trace_rank_0" in report, report  # listed as evidence
