@@ -147,13 +147,15 @@ void Supervisor::finish_stacks() {
     std::string line =
         "  rank " + std::to_string(t.rank) + " (pid " + std::to_string(t.pid) + "): ";
     if (!t.main_thread.empty()) {
-      auto text = read_regular_file(t.path, kStacksCap);
-      const auto frame =
-          text ? innermost_frame(text->substr(t.before), t.main_thread) : std::nullopt;
+      const auto text = read_regular_file(t.path, kStacksCap);
+      // What this signal appended (a file that shrank meanwhile: nothing of it).
+      const std::string fresh =
+          text && text->size() > t.before ? text->substr(t.before) : std::string();
+      const auto frame = innermost_frame(fresh, t.main_thread);
       line += frame ? "main thread in " + *frame : std::string("no stack written within 3 s");
-      if (text && text->size() > t.before)
+      if (!fresh.empty())
         dumps += "== rank " + std::to_string(t.rank) + " (pid " + std::to_string(t.pid) + ") " +
-                 t.path + "\n" + text->substr(t.before) + "\n";
+                 t.path + "\n" + fresh + "\n";
     } else {
       line += "no stack: " + t.why;
     }
