@@ -65,7 +65,7 @@ bool per_attempt_variable(const std::string& name) {
                                                     "TRAINVISOR_HEARTBEAT_FILE",
                                                     "TRAINVISOR_RESUME_CHECKPOINT",
                                                     "TRAINVISOR_STACKS_FILE",
-                                                    "TORCH_NCCL_DEBUG_INFO_TEMP_FILE"};
+                                                    "TORCH_FR_DUMP_TEMP_FILE"};
   return kPerAttempt.contains(name);
 }
 

@@ -33,9 +33,13 @@ Environment build_worker_env(const Environment& base, const WorkerLayout& l,
   defaults.emplace("TORCH_NCCL_ASYNC_ERROR_HANDLING", "1");
   if (l.nproc_per_node > 1) defaults.emplace("OMP_NUM_THREADS", "1");
   if (!a.nccl_trace_prefix.empty()) {
-    defaults.emplace("TORCH_NCCL_TRACE_BUFFER_SIZE", kNcclTraceBufferSize);
+    // torch 2.11 reads TORCH_FR_*; TORCH_NCCL_TRACE_BUFFER_SIZE / _DEBUG_INFO_TEMP_FILE are its
+    // deprecated aliases (a warning on every rank when set): a user's value under either wins.
+    if (!env.get("TORCH_NCCL_TRACE_BUFFER_SIZE"))
+      defaults.emplace("TORCH_FR_BUFFER_SIZE", kNcclTraceBufferSize);
+    if (!env.get("TORCH_NCCL_DEBUG_INFO_TEMP_FILE"))
+      defaults.emplace("TORCH_FR_DUMP_TEMP_FILE", a.nccl_trace_prefix);
     defaults.emplace("TORCH_NCCL_DUMP_ON_TIMEOUT", "1");
-    defaults.emplace("TORCH_NCCL_DEBUG_INFO_TEMP_FILE", a.nccl_trace_prefix);
   }
   for (const auto& [k, v] : defaults)
     if (!env.get(k)) env.set(k, v);

@@ -35,9 +35,9 @@ struct WorkerAttempt {
   std::string stacks_file;
   std::string python_hook_dir;
   int stacks_signal = 0;
-  // PyTorch's NCCL flight recorder, each variable only when the user left it unset:
-  // TORCH_NCCL_TRACE_BUFFER_SIZE, TORCH_NCCL_DUMP_ON_TIMEOUT=1 and TORCH_NCCL_DEBUG_INFO_TEMP_FILE
-  // (this prefix; torch appends the global rank). Empty: none.
+  // PyTorch's NCCL flight recorder, each variable only when the user left it (and its old name)
+  // unset: TORCH_FR_BUFFER_SIZE, TORCH_NCCL_DUMP_ON_TIMEOUT=1 and TORCH_FR_DUMP_TEMP_FILE (this
+  // prefix; torch appends the global rank). Empty: none.
   std::string nccl_trace_prefix;
 };
 

@@ -112,8 +112,8 @@ def test_stacks_command_refuses_what_is_not_a_running_job(tmp_path):
 
 ENV_PRINTER = '''
 import os
-for k in ("TORCH_NCCL_TRACE_BUFFER_SIZE", "TORCH_NCCL_DUMP_ON_TIMEOUT",
-          "TORCH_NCCL_DEBUG_INFO_TEMP_FILE", "TRAINVISOR_STACKS_FILE"):
+for k in ("TORCH_NCCL_TRACE_BUFFER_SIZE", "TORCH_FR_BUFFER_SIZE", "TORCH_NCCL_DUMP_ON_TIMEOUT",
+          "TORCH_FR_DUMP_TEMP_FILE", "TORCH_NCCL_DEBUG_INFO_TEMP_FILE", "TRAINVISOR_STACKS_FILE"):
     print(k, "=", os.environ.get(k), flush=True)
 '''
 
@@ -126,17 +126,19 @@ def test_flight_recorder_settings_reach_workers_unless_the_user_set_them(tmp_pat
               env=H.env(TORCH_NCCL_TRACE_BUFFER_SIZE="7"))
     assert r.returncode == 0, r.stderr
     out = (logs / "attempt_0" / "rank_0" / "stdout.log").read_text()
-    assert "TORCH_NCCL_TRACE_BUFFER_SIZE = 7\n" in out, out  # the user's own value
+    assert "TORCH_NCCL_TRACE_BUFFER_SIZE = 7\n" in out, out  # the user's own value (old name)
+    assert "TORCH_FR_BUFFER_SIZE = None\n" in out, out  # so not trainvisor's beside it
     assert "TORCH_NCCL_DUMP_ON_TIMEOUT = 1\n" in out, out
     rank_dir = logs.resolve() / "attempt_0" / "rank_0"
-    assert f"TORCH_NCCL_DEBUG_INFO_TEMP_FILE = {rank_dir}/nccl_trace_rank_\n" in out, out
+    assert f"TORCH_FR_DUMP_TEMP_FILE = {rank_dir}/nccl_trace_rank_\n" in out, out
+    assert "TORCH_NCCL_DEBUG_INFO_TEMP_FILE = None\n" in out, out  # torch 2.11 warns about it
     assert f"TRAINVISOR_STACKS_FILE = {rank_dir}/stacks.txt\n" in out, out
 
     logs_off = tmp_path / "off"
     r = H.run("--max-restarts", 0, "--log-dir", logs_off, "--hang-stacks", "off", script)
     assert r.returncode == 0, r.stderr
     out = (logs_off / "attempt_0" / "rank_0" / "stdout.log").read_text()
-    for k in ("TORCH_NCCL_DUMP_ON_TIMEOUT", "TORCH_NCCL_DEBUG_INFO_TEMP_FILE",
+    for k in ("TORCH_NCCL_DUMP_ON_TIMEOUT", "TORCH_FR_DUMP_TEMP_FILE", "TORCH_FR_BUFFER_SIZE",
               "TRAINVISOR_STACKS_FILE"):
         assert f"{k} = None\n" in out, out
     assert not (logs_off / ".trainvisor").exists()
@@ -145,7 +147,7 @@ def test_flight_recorder_settings_reach_workers_unless_the_user_set_them(tmp_pat
 FAKE_DUMP = '''
 import os, pickle, sys, time
 rank = int(os.environ["RANK"])
-path = os.environ["TORCH_NCCL_DEBUG_INFO_TEMP_FILE"] + str(rank)
+path = os.environ["TORCH_FR_DUMP_TEMP_FILE"] + str(rank)
 def entry(seq, state):  # the keys and values of torch's FlightRecorder dump (version 2.x)
     return {"record_id": seq, "pg_id": 0, "process_group": ("0", "default_pg"),
             "collective_seq_id": seq, "p2p_seq_id": 0, "op_id": seq,

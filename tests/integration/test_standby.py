@@ -26,7 +26,7 @@ PYTHON = os.environ.get("TV_PYTHON", "/usr/bin/python3")
 TIMEOUT = 600  # 2 shared cores: every torch import takes seconds, standbys import at nice 19
 PER_ATTEMPT = {"MASTER_PORT", "TORCHELASTIC_RESTART_COUNT", "TORCHELASTIC_ERROR_FILE",
                "TRAINVISOR_HEARTBEAT_FILE", "TRAINVISOR_STACKS_FILE",
-               "TORCH_NCCL_DEBUG_INFO_TEMP_FILE"}  # the last two: in the attempt's rank directory
+               "TORCH_FR_DUMP_TEMP_FILE"}  # the last two: in the attempt's rank directory
 
 # The worker: records what it sees, all-reduces over gloo, runs a spawn-method child and a
 # DataLoader. Attempt 0 waits for the test's go file, then rank 1 fails once. torch is imported

@@ -89,13 +89,15 @@ TEST(WorkerEnv, EvidenceVariablesAndTheUsersFlightRecorderSettings) {
   EXPECT_EQ(v("PYTHONPATH"), "/logs/.trainvisor/python:/user/lib");  // the hook removes its part
   EXPECT_EQ(v("TRAINVISOR_STACKS_FILE"), "/logs/attempt_0/rank_0/stacks.txt");
   EXPECT_EQ(v("TRAINVISOR_STACKS_SIGNAL"), "42");
-  EXPECT_EQ(v("TORCH_NCCL_TRACE_BUFFER_SIZE"), "7");  // the user's own
+  EXPECT_EQ(v("TORCH_NCCL_TRACE_BUFFER_SIZE"), "7");  // the user's own, under the old name
+  EXPECT_EQ(v("TORCH_FR_BUFFER_SIZE"), "<unset>");    // so not ours beside it
   EXPECT_EQ(v("TORCH_NCCL_DUMP_ON_TIMEOUT"), "1");
-  EXPECT_EQ(v("TORCH_NCCL_DEBUG_INFO_TEMP_FILE"), "/logs/attempt_0/rank_0/nccl_trace_rank_");
+  EXPECT_EQ(v("TORCH_FR_DUMP_TEMP_FILE"), "/logs/attempt_0/rank_0/nccl_trace_rank_");
+  EXPECT_EQ(v("TORCH_NCCL_DEBUG_INFO_TEMP_FILE"), "<unset>");  // torch 2.11 warns about it
   // Off (--hang-stacks off): nothing of it.
   Environment off = build_worker_env(Environment(), WorkerLayout{}, WorkerAttempt{});
   for (const char* k : {"PYTHONPATH", "TRAINVISOR_STACKS_FILE", "TORCH_NCCL_DUMP_ON_TIMEOUT",
-                        "TORCH_NCCL_TRACE_BUFFER_SIZE", "TORCH_NCCL_DEBUG_INFO_TEMP_FILE"})
+                        "TORCH_FR_BUFFER_SIZE", "TORCH_FR_DUMP_TEMP_FILE"})
     EXPECT_FALSE(off.get(k)) << k;
 }
 
