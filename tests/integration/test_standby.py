@@ -214,6 +214,10 @@ def test_restarted_ranks_come_from_standbys_and_look_cold(job):
         assert warm["pdeathsig"] == signal.SIGKILL and warm["stdin"] == "/dev/null"
         assert warm["env"]["TORCHELASTIC_RESTART_COUNT"] == "1"
         assert warm["allreduce"] == 3.0
+        # The worker gets its own attempt's stacks file (the hook registers it when the standby
+        # becomes a worker: docs/supervision.md, "Evidence on hang").
+        stacks = Path(warm["env"]["TRAINVISOR_STACKS_FILE"])
+        assert stacks.parts[-3:] == ("attempt_1", f"rank_{r}", "stacks.txt"), stacks
     assert "cold start" not in log, log
 
 
