@@ -28,6 +28,8 @@ constexpr Command kCommands[] = {
     {"render", tv::render_command,
      "job spec for a platform: render --config F --target kubeflow|sagemaker|batch|slurm"},
     {"version", tv::version_command, "versions of trainvisor and the libraries it finds"},
+    {"stacks", tv::stacks_command,
+     "every rank's Python stacks of a running job: stacks [--log-dir D | --pid P]"},
     {"__probe-rank", tv::probe_rank_command, nullptr},
     {"__query", tv::query_command, nullptr},
     {"__options-doc", tv::options_doc_command, nullptr},
@@ -81,7 +83,8 @@ int dispatch(int argc, char** argv) {
 void block_owned_signals_early(int, char**, char**) {
   sigset_t set;
   sigemptyset(&set);
-  for (int s : {SIGTERM, SIGINT, SIGHUP, SIGUSR1, SIGUSR2, SIGCHLD}) sigaddset(&set, s);
+  for (int s : {SIGTERM, SIGINT, SIGHUP, SIGUSR1, SIGUSR2, SIGCHLD, SIGRTMIN + 8})
+    sigaddset(&set, s);  // SIGRTMIN + 8: tv::stacks_signal() (common/init.h)
   sigprocmask(SIG_BLOCK, &set, nullptr);
 }
 

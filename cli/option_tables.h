@@ -16,6 +16,7 @@ std::vector<OptionSpec> preflight_option_specs();         // cli/preflight_comma
 std::vector<OptionSpec> checkpoint_option_specs();        // cli/checkpoint_command.cc
 std::vector<OptionSpec> render_option_specs();            // cli/render_command.cc
 std::vector<OptionSpec> topology_command_option_specs();  // cli/topology_command.cc
+std::vector<OptionSpec> stacks_option_specs();            // cli/stacks_command.cc
 
 // docs/options.md: every table as Markdown.
 std::string options_doc();

@@ -53,7 +53,8 @@ std::string options_doc() {
          section("trainvisor preflight [OPTIONS]", preflight_option_specs(), true) +
          section("trainvisor checkpoint latest|watch|link-logs [OPTIONS]",
                  checkpoint_option_specs(), false) +
-         section("trainvisor render [OPTIONS]", render_option_specs(), false);
+         section("trainvisor render [OPTIONS]", render_option_specs(), false) +
+         section("trainvisor stacks [OPTIONS]", stacks_option_specs(), true);
 }
 
 int options_doc_command(const Args& args, const Environment&) {

@@ -109,6 +109,9 @@ Status read_timing(const Options& o, const Environment& env, RunPlan& p) {
                           assign(seconds_option(o, "rdzv-timeout"), p.rdzv_timeout),
                           assign(seconds_option(o, "peer-timeout"), p.peer_timeout)})
     if (!s) return s;
+  auto stacks = o.get_choice("hang-stacks");
+  if (!stacks) return stacks.error();
+  p.sup.stacks = *stacks == "on";
   return ok_status();
 }
 

@@ -33,6 +33,13 @@ std::vector<OptionSpec> run_option_specs() {
        .help = "seconds of silence (no output, no heartbeat) that count as a hang; 0 = off",
        .default_value = "0",
        .max = kWeek},
+      {.name = "hang-stacks",
+       .type = T::kChoice,
+       .help = "on a hang, and on `trainvisor stacks`: every rank's Python stacks into the log "
+               "dir first (a faulthandler hook in Python workers), and NCCL's flight recorder "
+               "settings where unset",
+       .default_value = "on",
+       .words = {"on", "off"}},
       {.name = "monitor-interval",
        .help = "accepted for torchrun compatibility; trainvisor reacts to events"},
       {.name = "rdzv-port",

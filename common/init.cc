@@ -37,6 +37,8 @@
 namespace tv {
 namespace bp = boost::process::v2;
 
+int stacks_signal() { return SIGRTMIN + 8; }
+
 namespace {
 
 Init* g_init = nullptr;
@@ -45,7 +47,8 @@ rlimit g_start_nofile{};  // RLIMIT_NOFILE when Init was made: every child gets 
 sigset_t owned_signals() {
   sigset_t set;
   ::sigemptyset(&set);
-  for (int s : {SIGTERM, SIGINT, SIGHUP, SIGUSR1, SIGUSR2, SIGCHLD}) ::sigaddset(&set, s);
+  for (int s : {SIGTERM, SIGINT, SIGHUP, SIGUSR1, SIGUSR2, SIGCHLD, stacks_signal()})
+    ::sigaddset(&set, s);
   return set;
 }
 
@@ -184,7 +187,7 @@ void Init::reap() {
 void Init::on_signal(int sig) {
   std::lock_guard route_lock(route_mu_);
   if (route_) return route_(sig);
-  if (sig == SIGUSR1 || sig == SIGUSR2) {
+  if (sig == SIGUSR1 || sig == SIGUSR2 || sig == stacks_signal()) {
     spdlog::debug("SIG{} before any worker exists: ignored", sigabbrev_np(sig));
     return;
   }
@@ -244,7 +247,7 @@ int Init::wait_for_stop_signal() {
   std::condition_variable cv;
   int stop = 0;
   const Route route = route_signals([&](int sig) {
-    if (sig == SIGUSR1 || sig == SIGUSR2) return;
+    if (sig == SIGUSR1 || sig == SIGUSR2 || sig == stacks_signal()) return;
     {
       std::lock_guard lock(mu);
       if (stop == 0) stop = sig;

@@ -3,7 +3,8 @@
 // after the default logger (its signal thread logs).
 //
 // It owns three OS resources, and nothing else touches them:
-// - The signals TERM INT HUP USR1 USR2 CHLD: blocked in every thread (threads inherit the mask
+// - The signals TERM INT HUP USR1 USR2 CHLD and the stacks signal (stacks_signal()): blocked in
+// every thread (threads inherit the mask
 //   of main, which Init sets before any thread starts) and taken by one signal thread with
 //   sigwaitinfo. Signal handlers of libraries therefore never run in trainvisor (and PID 1 never
 //   loads vendor libraries: health/isolated_query.h).
@@ -18,10 +19,11 @@
 // PR_SET_PDEATHSIG=SIGKILL, empty signal mask, SIGPIPE default). The child's pid is registered
 // under the same lock that waitpid runs under, so no exit can be reaped before its owner is known.
 //
-// TERM/INT/HUP/USR1/USR2 go to the handler installed with route_signals (the supervisor, once it
-// runs). With none installed (options, topology, preflight, rendezvous, probes: any phase before
-// the supervisor or after it), TERM/INT/HUP SIGKILL every live child's process group, log one
-// line naming the phase, and exit 128+N at once; USR1/USR2 are dropped.
+// TERM/INT/HUP/USR1/USR2 and the stacks signal go to the handler installed with route_signals
+// (the supervisor, once it runs). With none installed (options, topology, preflight, rendezvous,
+// probes: any phase before the supervisor or after it), TERM/INT/HUP SIGKILL every live child's
+// process group, log one line naming the phase, and exit 128+N at once; USR1/USR2 and the stacks
+// signal are dropped.
 //
 // Threading: spawn, route_signals and set_phase may be called from any thread. OnExit and
 // OnSignal run on the signal thread: they must be short and must not call back into Init's
@@ -42,6 +44,12 @@
 #include "common/result.h"
 
 namespace tv {
+
+// SIGRTMIN+8: "write the workers' Python stacks now" (`trainvisor stacks` sends it to trainvisor;
+// trainvisor sends it to each worker, whose faulthandler is registered on it:
+// launcher/supervision/worker_hook.py). A real-time signal because SIGUSR1/SIGUSR2 belong to users
+// and Slurm; +8 keeps clear of the first few, which glibc's timers and libraries reach for first.
+int stacks_signal();
 
 class Init {
  public:

@@ -125,7 +125,7 @@ std::string summary_line(const FailureRecord& f) {
 
 std::string detail_text(const FailureRecord& f) {
   std::ostringstream out;
-  out << summary_line(f) << "\n";
+  out << summary_line(f) << "\n" << escape_control_keep_lines(f.evidence);
   if (f.error && !f.error->traceback.empty()) {
     out << escape_control_keep_lines(f.error->traceback);
     if (f.error->traceback.back() != '\n') out << "\n";

@@ -39,6 +39,9 @@ struct FailureRecord {
   std::string out_of_memory;  // a SIGKILL the cgroup counted as an OOM kill (cgroup_memory.h)
   std::optional<ErrorFileInfo> error;
   std::vector<std::string> tail;  // last lines of output, when there is no error file
+  // Lines after the summary: the stacks taken before it was stopped, the evidence files by path
+  // (launcher/supervision/supervisor_stacks.cc).
+  std::string evidence;
 };
 
 // When a worker's failure happened, as well as trainvisor can tell: torch's @record writes the

@@ -40,7 +40,7 @@ Result<WarmStandbyConfig> parse_warm_standby(const std::string& mode, const std:
     std::string m = imports.substr(from, comma - from);
     if (!valid_module_name(m))
       return Error{exit_code::kConfig, "--warm-import=\"" + imports + "\": \"" + m +
-                                          "\" is not a Python module name (expected A,B.C,...)"};
+                                           "\" is not a Python module name (expected A,B.C,...)"};
     if (std::find(cfg.imports.begin(), cfg.imports.end(), m) == cfg.imports.end())
       cfg.imports.push_back(m);
     from = comma + 1;
@@ -59,9 +59,13 @@ std::optional<PythonCommand> python_command(const std::vector<std::string>& argv
 }
 
 bool per_attempt_variable(const std::string& name) {
-  static const std::set<std::string> kPerAttempt = {
-      "MASTER_PORT", "TORCHELASTIC_RESTART_COUNT", "TORCHELASTIC_ERROR_FILE",
-      "TRAINVISOR_HEARTBEAT_FILE", "TRAINVISOR_RESUME_CHECKPOINT"};
+  static const std::set<std::string> kPerAttempt = {"MASTER_PORT",
+                                                    "TORCHELASTIC_RESTART_COUNT",
+                                                    "TORCHELASTIC_ERROR_FILE",
+                                                    "TRAINVISOR_HEARTBEAT_FILE",
+                                                    "TRAINVISOR_RESUME_CHECKPOINT",
+                                                    "TRAINVISOR_STACKS_FILE",
+                                                    "TORCH_FR_DUMP_TEMP_FILE"};
   return kPerAttempt.contains(name);
 }
 

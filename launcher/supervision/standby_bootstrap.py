@@ -95,6 +95,12 @@ def _tv_standby():
             env.pop(k, None)
     os.environ.clear()
     os.environ.update(env)
+    hook = sys.modules.get("_trainvisor_worker_hook")  # worker_hook.py: this attempt's stacks file
+    if hook is not None:
+        try:
+            hook.register()
+        except Exception:  # noqa: BLE001 - no stacks on demand, the worker runs as it would
+            pass
     os.chdir(msg["cwd"])
     argv = msg["argv"]  # without the interpreter and its flags, as sys.argv
     sys.orig_argv = msg["orig_argv"]

@@ -41,9 +41,11 @@ void StandbySet::prepare(const std::vector<Environment>& rank_env) {
   if (stopped_) return;
   for (int r : pool_.empty_ranks()) {
     if (static_cast<size_t>(r) >= rank_env.size()) continue;
-    auto p = StandbyProcess::start(
-        io_, spawner_,
-        {executable_, py_, cfg_.imports, rank_env[static_cast<size_t>(r)], on_exit_});
+    // Its stacks file is the next attempt's: the bootstrap registers it when the standby becomes
+    // a worker (launcher/supervision/worker_hook.py), not this attempt's file now.
+    Environment env = rank_env[static_cast<size_t>(r)];
+    env.erase("TRAINVISOR_STACKS_FILE");
+    auto p = StandbyProcess::start(io_, spawner_, {executable_, py_, cfg_.imports, env, on_exit_});
     if (!p) {
       pool_.disable(p.error().message);
       spdlog::warn("warm standbys off: cannot start one: {}", p.error().message);

@@ -36,7 +36,8 @@ Supervisor::Supervisor(boost::asio::io_context& io, SupervisorConfig cfg, Cluste
       group_(cfg_.layout.nproc_per_node, *this),
       grace_timer_(io),
       pending_timer_(io),
-      hang_timer_(io) {
+      hang_timer_(io),
+      stacks_timer_(io) {
   if (auto self = RealFileSystem().read("/proc/self/cgroup", kSmallFileCap, nullptr))
     memory_cgroup_ = find_memory_cgroup(RealFileSystem(), *self);
   standbys_ =
@@ -57,9 +58,11 @@ int Supervisor::run() {
         io_, spawner_, *cfg_.gpu_health, [this](const GpuHealthEvent& e) { on_gpu_health(e); });
     gpu_watch_->start();
   }
+  prepare_evidence();
   cluster_.join(cluster_events());
   if (cfg_.hang_timeout.count() > 0) schedule_hang_check();
   io_.run();
+  remove_pid_file();
   release_workers();
   report_root_cause();
   log_exit();
@@ -165,9 +168,15 @@ bool Supervisor::start_worker(int local_rank, const GenerationPlan& plan, Worker
   ::unlinkat(dir_fd->get(), "error.json", 0);
   auto w = std::make_shared<WorkerProcess>(io_, id, dir_fd->get());
 
-  WorkerAttempt attempt{local_rank,    plan.restart_count, plan.master_port,
-                        id.error_file, id.heartbeat_file,  std::nullopt};
+  WorkerAttempt attempt;
+  attempt.local_rank = local_rank;
+  attempt.restart_count = plan.restart_count;
+  attempt.master_port = plan.master_port;
+  attempt.error_file = id.error_file;
+  attempt.heartbeat_file = id.heartbeat_file;
   if (resume_) attempt.resume_checkpoint = resume_->path;
+  add_evidence_env(attempt, dir);
+  ::unlinkat(dir_fd->get(), "stacks.txt", 0);  // a stale one's header would name another pid
   std::vector<std::string> argv = cfg_.argv;
   if (resume_) argv.insert(argv.end(), resume_->args.begin(), resume_->args.end());
   Environment env = build_worker_env(cfg_.base_env, cfg_.layout, attempt);
@@ -304,6 +313,11 @@ void Supervisor::group_stopped(int generation) {
 }
 
 void Supervisor::on_signal(int sig) {
+  if (sig == stacks_signal()) {
+    if (finishing_ || stacks_)
+      return spdlog::info("stacks signal: ignored (workers stopping or stacks being collected)");
+    return collect_stacks("on request", nullptr);
+  }
   const bool user = sig == SIGUSR1 || sig == SIGUSR2;
   if (user && cfg_.signals_reach_workers)
     return spdlog::info(
@@ -361,15 +375,22 @@ void Supervisor::schedule_hang_check() {
 }
 
 void Supervisor::check_hangs() {
-  if (group_.state() != GroupState::kHealthy) return;
+  if (group_.state() != GroupState::kHealthy || stacks_) return;
   for (auto& w : workers_) {
     if (!w || w->wait_status) continue;
     w->poll_heartbeat();
     if (w->silent_for() < cfg_.hang_timeout) continue;
     spdlog::error("rank {}: no output and no heartbeat for {} ms: treating it as hung",
                   w->id().rank, cfg_.hang_timeout.count());
-    group_.on_worker_hang(w->id().local_rank);
-    return;
+    const int local_rank = w->id().local_rank, generation = group_.generation();
+    auto fail = [this, local_rank, generation] {
+      if (group_.generation() == generation && group_.state() == GroupState::kHealthy &&
+          group_.is_running(local_rank))
+        group_.on_worker_hang(local_rank);
+    };
+    // Every rank's stacks first, before any signal that ends a worker (docs/supervision.md).
+    if (cfg_.stacks) return collect_stacks("on hang", fail);
+    return fail();
   }
 }
 

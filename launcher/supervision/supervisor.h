@@ -54,8 +54,12 @@ struct SupervisorConfig {
   Environment base_env;
   std::chrono::milliseconds grace{25000};
   std::chrono::milliseconds hang_timeout{0};  // 0 = off
-  std::string work_dir;                       // error files and heartbeats live under it
-  bool keep_logs = false;                     // --log-dir: per-rank files under work_dir
+  // Evidence on hang and `trainvisor stacks` (supervisor_stacks.cc): Python workers get the
+  // worker hook, a hang and the stacks signal write every rank's stacks first; NCCL's flight
+  // recorder is set up. --hang-stacks off: none of it.
+  bool stacks = true;
+  std::string work_dir;    // error files and heartbeats live under it
+  bool keep_logs = false;  // --log-dir: per-rank files under work_dir
   // Inside a Slurm step, Slurm delivers every signal of the step to every process of it, the
   // workers included: forwarding would deliver each twice (docs/supervision.md, "Signals").
   bool signals_reach_workers = false;
@@ -125,6 +129,17 @@ class Supervisor final : public GroupActions {
   // The GPU health watch's events: a fatal one ends this node with exit_code::kNodeFault.
   void on_gpu_health(const GpuHealthEvent& e);
   void node_fault(const GpuHealthEvent& e);
+  // supervisor_stacks.cc: the worker hook written once per run, the pid file `trainvisor stacks`
+  // finds, every rank's stacks collected (stacks signal, a bounded wait, the report), the files
+  // each generation leaves as evidence.
+  void prepare_evidence();
+  void remove_pid_file() const;
+  void add_evidence_env(WorkerAttempt& attempt, const std::string& rank_dir) const;
+  void collect_stacks(const std::string& why, std::function<void()> then);
+  void poll_stacks();
+  void finish_stacks();
+  std::string evidence_of(int generation) const;
+  std::string nccl_summary(int generation) const;
   // RunObserver::generation_failed, at most once per generation: this node's own failure and the
   // cluster's stop for the same generation both arrive on the failing node.
   void observe_failure(int generation);
@@ -154,6 +169,26 @@ class Supervisor final : public GroupActions {
     std::optional<WorkerEnd> first_seen;  // the group's own first failure, if there was one
   };
   std::optional<PendingCause> pending_cause_;
+  struct StackTarget {
+    int rank = 0;
+    pid_t pid = -1;
+    std::string path;         // attempt_<g>/rank_<r>/stacks.txt
+    std::string main_thread;  // from the hook's header; empty: not signalled (why says why)
+    std::string why;
+    std::size_t before = 0, last = 0;  // its size before the signal, at the last poll
+  };
+  struct StacksRequest {
+    std::string why;  // "on hang", "on request"
+    int generation = 0;
+    int polls = 0;
+    std::vector<StackTarget> targets;
+    std::function<void()> then;
+  };
+  std::optional<StacksRequest> stacks_;  // a collection under way
+  boost::asio::steady_timer stacks_timer_;
+  std::map<int, std::string> stacks_report_;  // by generation: the stacks taken on its hang
+  int stacks_seq_ = 0;                        // collections so far (the stacks.txt header)
+  std::string python_hook_dir_;               // empty: no worker hook
   std::optional<NodeFailure> final_failure_;
   int observed_failure_ = -1;  // the last generation the observer was told had failed
   int shutdown_signal_ = 0;

@@ -147,6 +147,7 @@ void Supervisor::report_failure(int generation, const WorkerEnd& first) {
       spdlog::warn("rank {}: error file refused: {}; the output tail stands in", rec.rank, why);
     rec.tail = w->tail();
   }
+  rec.evidence = evidence_of(generation);
   causes_.push_back(rec);
   observe_failure(generation);
   spdlog::error("attempt {} failed: {}", generation, summary_line(rec));
@@ -160,9 +161,13 @@ void Supervisor::report_root_cause() {
   std::string text = final_failure_->summary + "\n";
   // This node's own record (with its traceback) only when the job's root cause is this node's:
   // a collateral failure here is not the reason another node's failure gets.
-  for (const auto& c : causes_)
-    if (c.generation == final_failure_->generation && c.node_rank == final_failure_->node_rank)
+  for (auto& c : causes_)
+    if (c.generation == final_failure_->generation && c.node_rank == final_failure_->node_rank) {
+      // supervisor_stacks.cc: the files as they are now (peers' dumps came later), the dumps read
+      // in a child Python (after the loop: it blocks).
+      c.evidence = evidence_of(c.generation) + nccl_summary(c.generation);
       text = detail_text(c);
+    }
   if (node_fault_) text = *node_fault_ + "\n";
   write_root_cause(cfg_.failure_file, text, true, kFailureFileLimit);
   if (!cfg_.termination_log.empty())

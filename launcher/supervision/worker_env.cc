@@ -32,12 +32,27 @@ Environment build_worker_env(const Environment& base, const WorkerLayout& l,
   defaults.emplace("NCCL_ASYNC_ERROR_HANDLING", "1");
   defaults.emplace("TORCH_NCCL_ASYNC_ERROR_HANDLING", "1");
   if (l.nproc_per_node > 1) defaults.emplace("OMP_NUM_THREADS", "1");
+  if (!a.nccl_trace_prefix.empty()) {
+    // torch 2.11 reads TORCH_FR_*; TORCH_NCCL_TRACE_BUFFER_SIZE / _DEBUG_INFO_TEMP_FILE are its
+    // deprecated aliases (a warning on every rank when set): a user's value under either wins.
+    if (!env.get("TORCH_NCCL_TRACE_BUFFER_SIZE"))
+      defaults.emplace("TORCH_FR_BUFFER_SIZE", kNcclTraceBufferSize);
+    if (!env.get("TORCH_NCCL_DEBUG_INFO_TEMP_FILE"))
+      defaults.emplace("TORCH_FR_DUMP_TEMP_FILE", a.nccl_trace_prefix);
+    defaults.emplace("TORCH_NCCL_DUMP_ON_TIMEOUT", "1");
+  }
   for (const auto& [k, v] : defaults)
     if (!env.get(k)) env.set(k, v);
   if (a.resume_checkpoint)
     env.set("TRAINVISOR_RESUME_CHECKPOINT", *a.resume_checkpoint);
   else
     env.erase("TRAINVISOR_RESUME_CHECKPOINT");
+  if (!a.stacks_file.empty() && !a.python_hook_dir.empty()) {
+    env.set("TRAINVISOR_STACKS_FILE", a.stacks_file);
+    env.set("TRAINVISOR_STACKS_SIGNAL", std::to_string(a.stacks_signal));
+    const auto path = env.get("PYTHONPATH");
+    env.set("PYTHONPATH", path ? a.python_hook_dir + ":" + *path : a.python_hook_dir);
+  }
   return env;
 }
 

@@ -29,7 +29,20 @@ struct WorkerAttempt {
   std::string error_file;
   std::string heartbeat_file;
   std::optional<std::string> resume_checkpoint;
+  // Evidence on hang (docs/supervision.md): with a stacks file, a Python worker gets the worker
+  // hook's directory first on PYTHONPATH (launcher/supervision/worker_hook.py removes it again)
+  // and TRAINVISOR_STACKS_FILE / TRAINVISOR_STACKS_SIGNAL; empty: none of them.
+  std::string stacks_file;
+  std::string python_hook_dir;
+  int stacks_signal = 0;
+  // PyTorch's NCCL flight recorder, each variable only when the user left it (and its old name)
+  // unset: TORCH_FR_BUFFER_SIZE, TORCH_NCCL_DUMP_ON_TIMEOUT=1 and TORCH_FR_DUMP_TEMP_FILE (this
+  // prefix; torch appends the global rank). Empty: none.
+  std::string nccl_trace_prefix;
 };
+
+// The flight recorder's ring size trainvisor asks for (torch's default is 0: off).
+inline constexpr const char* kNcclTraceBufferSize = "2000";
 
 Environment build_worker_env(const Environment& base, const WorkerLayout& layout,
                              const WorkerAttempt& attempt);

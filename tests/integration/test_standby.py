@@ -25,7 +25,8 @@ TRAINVISOR = Path(os.environ.get("TRAINVISOR_BIN", SOURCE_DIR / "build" / "train
 PYTHON = os.environ.get("TV_PYTHON", "/usr/bin/python3")
 TIMEOUT = 600  # 2 shared cores: every torch import takes seconds, standbys import at nice 19
 PER_ATTEMPT = {"MASTER_PORT", "TORCHELASTIC_RESTART_COUNT", "TORCHELASTIC_ERROR_FILE",
-               "TRAINVISOR_HEARTBEAT_FILE"}
+               "TRAINVISOR_HEARTBEAT_FILE", "TRAINVISOR_STACKS_FILE",
+               "TORCH_FR_DUMP_TEMP_FILE"}  # the last two: in the attempt's rank directory
 
 # The worker: records what it sees, all-reduces over gloo, runs a spawn-method child and a
 # DataLoader. Attempt 0 waits for the test's go file, then rank 1 fails once. torch is imported
@@ -213,6 +214,10 @@ def test_restarted_ranks_come_from_standbys_and_look_cold(job):
         assert warm["pdeathsig"] == signal.SIGKILL and warm["stdin"] == "/dev/null"
         assert warm["env"]["TORCHELASTIC_RESTART_COUNT"] == "1"
         assert warm["allreduce"] == 3.0
+        # The worker gets its own attempt's stacks file (the hook registers it when the standby
+        # becomes a worker: docs/supervision.md, "Evidence on hang").
+        stacks = Path(warm["env"]["TRAINVISOR_STACKS_FILE"])
+        assert stacks.parts[-3:] == ("attempt_1", f"rank_{r}", "stacks.txt"), stacks
     assert "cold start" not in log, log
 
 

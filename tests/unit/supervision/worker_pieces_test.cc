@@ -46,7 +46,13 @@ TEST(LineSplitter, LastLineWithoutNewlineAndOverlongLines) {
 TEST(WorkerEnv, TorchrunContract) {
   Environment base({{"PATH", "/bin"}, {"OMP_NUM_THREADS", "8"}});
   WorkerLayout l{2, 1, 4, "10.0.0.1", "default", "job", 3, {{"NCCL_SOCKET_IFNAME", "eth0"}}};
-  WorkerAttempt a{2, 1, 29600, "/tmp/e.json", "/tmp/hb", std::string("/ckpt/a.pt")};
+  WorkerAttempt a;
+  a.local_rank = 2;
+  a.restart_count = 1;
+  a.master_port = 29600;
+  a.error_file = "/tmp/e.json";
+  a.heartbeat_file = "/tmp/hb";
+  a.resume_checkpoint = "/ckpt/a.pt";
   Environment e = build_worker_env(base, l, a);
   auto v = [&](const char* k) { return e.get(k).value_or("<unset>"); };
   EXPECT_EQ(v("RANK"), "6");
@@ -69,6 +75,30 @@ TEST(WorkerEnv, TorchrunContract) {
   EXPECT_EQ(v("OMP_NUM_THREADS"), "8");  // the user's value wins
   EXPECT_EQ(v("NCCL_SOCKET_IFNAME"), "eth0");
   EXPECT_EQ(v("PATH"), "/bin");
+}
+
+TEST(WorkerEnv, EvidenceVariablesAndTheUsersFlightRecorderSettings) {
+  Environment base({{"PYTHONPATH", "/user/lib"}, {"TORCH_NCCL_TRACE_BUFFER_SIZE", "7"}});
+  WorkerAttempt a;
+  a.stacks_file = "/logs/attempt_0/rank_0/stacks.txt";
+  a.python_hook_dir = "/logs/.trainvisor/python";
+  a.stacks_signal = 42;
+  a.nccl_trace_prefix = "/logs/attempt_0/rank_0/nccl_trace_rank_";
+  Environment e = build_worker_env(base, WorkerLayout{}, a);
+  auto v = [&](const char* k) { return e.get(k).value_or("<unset>"); };
+  EXPECT_EQ(v("PYTHONPATH"), "/logs/.trainvisor/python:/user/lib");  // the hook removes its part
+  EXPECT_EQ(v("TRAINVISOR_STACKS_FILE"), "/logs/attempt_0/rank_0/stacks.txt");
+  EXPECT_EQ(v("TRAINVISOR_STACKS_SIGNAL"), "42");
+  EXPECT_EQ(v("TORCH_NCCL_TRACE_BUFFER_SIZE"), "7");  // the user's own, under the old name
+  EXPECT_EQ(v("TORCH_FR_BUFFER_SIZE"), "<unset>");    // so not ours beside it
+  EXPECT_EQ(v("TORCH_NCCL_DUMP_ON_TIMEOUT"), "1");
+  EXPECT_EQ(v("TORCH_FR_DUMP_TEMP_FILE"), "/logs/attempt_0/rank_0/nccl_trace_rank_");
+  EXPECT_EQ(v("TORCH_NCCL_DEBUG_INFO_TEMP_FILE"), "<unset>");  // torch 2.11 warns about it
+  // Off (--hang-stacks off): nothing of it.
+  Environment off = build_worker_env(Environment(), WorkerLayout{}, WorkerAttempt{});
+  for (const char* k : {"PYTHONPATH", "TRAINVISOR_STACKS_FILE", "TORCH_NCCL_DUMP_ON_TIMEOUT",
+                        "TORCH_FR_BUFFER_SIZE", "TORCH_FR_DUMP_TEMP_FILE"})
+    EXPECT_FALSE(off.get(k)) << k;
 }
 
 TEST(WorkerEnv, OmpOnlyWithSeveralWorkersAndNoStaleResume) {

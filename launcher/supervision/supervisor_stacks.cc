@@ -1,0 +1,228 @@
+// The Supervisor's evidence side (docs/supervision.md, "Evidence on hang"): the worker hook that
+// Python workers load (launcher/supervision/worker_hook.py, written once per run into a directory
+// of trainvisor's own), the pid file `trainvisor stacks` finds the job by, and the collection of
+// every rank's Python stacks: the stacks signal to each worker whose hook has registered, a short
+// bounded wait (polled on the event loop, never blocking it) until each stacks file has grown,
+// then one report: per rank the innermost frame of its main thread and the file it is in.
+#include <fcntl.h>
+#include <spdlog/spdlog.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <csignal>
+#include <cstring>
+#include <filesystem>
+
+#include "common/bounded_read.h"
+#include "common/children.h"
+#include "common/exit_codes.h"
+#include "common/init.h"
+#include "common/own_dir.h"
+#include "common/whole_file.h"
+#include "launcher/supervision/nccl_trace_summary_py.h"
+#include "launcher/supervision/stack_dump.h"
+#include "launcher/supervision/standby.h"
+#include "launcher/supervision/supervisor.h"
+#include "launcher/supervision/worker_hook_py.h"
+
+namespace tv {
+namespace {
+
+constexpr auto kStacksPoll = std::chrono::milliseconds(50);
+constexpr int kStacksPolls = 60;               // 3 s at most: faulthandler writes in the handler
+constexpr std::size_t kStacksCap = 16u << 20;  // a stacks file read for its last dump
+constexpr const char* kHookDir = ".trainvisor";
+constexpr auto kNcclSummaryDeadline = std::chrono::seconds(20);
+constexpr std::size_t kNcclSummaryCap = 16u << 10;  // the summary's output, one line a rank
+
+std::size_t size_of(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) ? std::size_t(st.st_size) : 0;
+}
+
+// A file worth listing: not empty, and for a stacks file more than the hook's header.
+bool has_evidence(const std::string& path) {
+  if (size_of(path) == 0) return false;
+  if (!path.ends_with("/stacks.txt")) return true;
+  auto text = read_regular_file(path, kStacksCap);
+  return text && text->find("(most recent call first):") != std::string::npos;
+}
+
+// <work dir>/.trainvisor/python/sitecustomize.py, both directories trainvisor's own.
+Result<std::string> write_worker_hook(const std::string& work_dir) {
+  const UniqueFd work(::open(work_dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (!work.valid())
+    return Error{exit_code::kConfig, work_dir + ": cannot open (" + std::strerror(errno) + ")"};
+  const std::string top = work_dir + "/" + kHookDir;
+  auto own = open_own_directory(work.get(), kHookDir, top);
+  if (!own) return own.error();
+  auto py = open_own_directory(own->get(), "python", top + "/python");
+  if (!py) return py.error();
+  const std::string dir = top + "/python";
+  auto written = write_whole_file(dir + "/sitecustomize.py", kWorkerHook);
+  if (!written) return written.error();
+  return dir;
+}
+
+}  // namespace
+
+void Supervisor::prepare_evidence() {
+  if (!cfg_.stacks) return;
+  if (cfg_.keep_logs) {  // --log-dir: where `trainvisor stacks --log-dir D` looks
+    auto w = write_whole_file(cfg_.work_dir + "/trainvisor.pid", std::to_string(::getpid()) + "\n");
+    if (!w) spdlog::warn("pid file {}", w.error().message);
+  }
+  if (!python_command(cfg_.argv)) return;  // the hook is for `script.py` and `-m module` only
+  auto dir = write_worker_hook(std::filesystem::absolute(cfg_.work_dir).string());
+  if (!dir)
+    return spdlog::warn("no Python stacks on hang: the worker hook is not written: {}",
+                        dir.error().message);
+  python_hook_dir_ = *dir;
+}
+
+void Supervisor::remove_pid_file() const {
+  if (cfg_.stacks && cfg_.keep_logs) ::unlink((cfg_.work_dir + "/trainvisor.pid").c_str());
+}
+
+void Supervisor::add_evidence_env(WorkerAttempt& attempt, const std::string& rank_dir) const {
+  if (!cfg_.stacks) return;
+  const std::string abs = std::filesystem::absolute(rank_dir).string();
+  attempt.nccl_trace_prefix = abs + "/nccl_trace_rank_";
+  if (python_hook_dir_.empty()) return;
+  attempt.stacks_file = abs + "/stacks.txt";
+  attempt.python_hook_dir = python_hook_dir_;
+  attempt.stacks_signal = stacks_signal();
+}
+
+void Supervisor::collect_stacks(const std::string& why, std::function<void()> then) {
+  StacksRequest req{why, group_.generation(), 0, {}, std::move(then)};
+  for (const auto& w : workers_) {
+    if (!w || w->wait_status || w->pid() <= 0) continue;
+    StackTarget t;
+    t.rank = w->id().rank;
+    t.pid = w->pid();
+    t.path = attempt_dir(w->id().generation, t.rank) + "/stacks.txt";
+    auto text = read_regular_file(t.path, kStacksCap);
+    const auto header = text ? last_stacks_header(*text) : std::nullopt;
+    if (!header)
+      t.why = python_hook_dir_.empty() ? "not a Python worker with trainvisor's hook"
+                                       : "its hook has not registered (no stacks file header)";
+    else if (header->pid != t.pid)
+      t.why = "its stacks file names pid " + std::to_string(header->pid);
+    else if (::kill(t.pid, stacks_signal()) != 0)
+      t.why = std::string("cannot signal it (") + std::strerror(errno) + ")";
+    else
+      t.main_thread = header->main_thread;
+    t.before = t.last = text ? text->size() : 0;
+    req.targets.push_back(std::move(t));
+  }
+  spdlog::info("attempt {}: collecting the Python stacks of {} rank(s) ({})", req.generation,
+               req.targets.size(), why);
+  stacks_ = std::move(req);
+  poll_stacks();
+}
+
+// Done when every signalled file has grown and stopped growing, or after kStacksPolls.
+void Supervisor::poll_stacks() {
+  bool settled = true;
+  for (auto& t : stacks_->targets) {
+    if (t.main_thread.empty()) continue;
+    const std::size_t now = size_of(t.path);
+    if (now <= t.before || now != t.last) settled = false;
+    t.last = now;
+  }
+  if ((settled && stacks_->polls > 0) || ++stacks_->polls > kStacksPolls) return finish_stacks();
+  stacks_timer_.expires_after(kStacksPoll);
+  stacks_timer_.async_wait([this](const boost::system::error_code& ec) {
+    if (!ec && stacks_) poll_stacks();
+  });
+}
+
+void Supervisor::finish_stacks() {
+  StacksRequest req = std::move(*stacks_);
+  stacks_.reset();
+  std::string lines, dumps;
+  for (const auto& t : req.targets) {
+    std::string line =
+        "  rank " + std::to_string(t.rank) + " (pid " + std::to_string(t.pid) + "): ";
+    if (!t.main_thread.empty()) {
+      const auto text = read_regular_file(t.path, kStacksCap);
+      // What this signal appended (a file that shrank meanwhile: nothing of it).
+      const std::string fresh =
+          text && text->size() > t.before ? text->substr(t.before) : std::string();
+      const auto frame = innermost_frame(fresh, t.main_thread);
+      line += frame ? "main thread in " + *frame : std::string("no stack written within 3 s");
+      if (!fresh.empty())
+        dumps += "== rank " + std::to_string(t.rank) + " (pid " + std::to_string(t.pid) + ") " +
+                 t.path + "\n" + fresh + "\n";
+    } else {
+      line += "no stack: " + t.why;
+    }
+    lines += line + "\n";
+  }
+  const std::string head =
+      "stacks " + req.why + " (attempt " + std::to_string(req.generation) + "):\n";
+  spdlog::log(req.why == "on hang" ? spdlog::level::err : spdlog::level::info, "{}{}", head,
+              lines.empty() ? "  no running worker\n" : lines);
+  if (req.why == "on hang") stacks_report_[req.generation] = head + lines;  // for its report
+  // <work dir>/stacks.txt: the whole of the last collection, for `trainvisor stacks`.
+  const std::string body =
+      "# trainvisor stacks #" + std::to_string(++stacks_seq_) + "\n" + head + lines + "\n" + dumps;
+  auto w = write_whole_file(cfg_.work_dir + "/stacks.txt", body);
+  if (!w) spdlog::warn("stacks {}", w.error().message);
+  if (req.then) req.then();
+}
+
+// The lines a failure report of `generation` carries: the stacks taken on its hang, and, with
+// --log-dir, every file of evidence this node's ranks left in attempt_<g>/ (error files, stacks,
+// NCCL flight-recorder dumps), listed by path.
+std::string Supervisor::evidence_of(int generation) const {
+  std::string out;
+  if (auto it = stacks_report_.find(generation); it != stacks_report_.end()) out = it->second;
+  if (!cfg_.keep_logs) return out;
+  std::string files;
+  for (int l = 0; l < cfg_.layout.nproc_per_node; ++l) {
+    const int rank = global_rank(cfg_.layout, l);
+    const std::string dir = attempt_dir(generation, rank);
+    for (const std::string& name : {std::string("error.json"), std::string("stacks.txt"),
+                                    "nccl_trace_rank_" + std::to_string(rank)})
+      if (has_evidence(dir + "/" + name)) files += "  " + dir + "/" + name + "\n";
+  }
+  if (!files.empty()) out += "evidence:\n" + files;
+  return out;
+}
+
+// Which collective each rank last entered, from this node's flight-recorder dumps of `generation`
+// (nccl_trace_summary.py in a child Python, after the loop: it blocks); "" when there is none.
+std::string Supervisor::nccl_summary(int generation) const {
+  std::vector<std::string> dumps;
+  for (int l = 0; l < cfg_.layout.nproc_per_node; ++l) {
+    const int rank = global_rank(cfg_.layout, l);
+    const std::string path =
+        attempt_dir(generation, rank) + "/nccl_trace_rank_" + std::to_string(rank);
+    if (size_of(path) > 0) dumps.push_back(path);
+  }
+  if (dumps.empty() || !cfg_.stacks || !python_command(cfg_.argv)) return "";
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC) != 0) return "";
+  const UniqueFd read_end(fds[0]), write_end(fds[1]);
+  ::fcntl(fds[0], F_SETFL, O_NONBLOCK);
+  std::vector<std::string> argv = {cfg_.executable, "-I", "-c", kNcclTraceSummary};
+  argv.insert(argv.end(), dumps.begin(), dumps.end());
+  ChildGroup child;
+  if (!child.spawn(SpawnRequest{cfg_.executable, argv, cfg_.base_env, -1, write_end.get(), -1}))
+    return "";
+  const auto end = child.wait_all(ChildGroup::Clock::now() + kNcclSummaryDeadline);
+  std::string out(kNcclSummaryCap, '\0');
+  const ssize_t n = ::read(read_end.get(), out.data(), out.size());
+  out.resize(n > 0 ? static_cast<std::size_t>(n) : 0);
+  if (end.empty() || end[0].code != 0)
+    out += "  (the dumps could not be read: " +
+           std::string(end.empty() || end[0].timed_out ? "timed out"
+                                                       : "exit " + std::to_string(end[0].code)) +
+           ")\n";
+  return "nccl flight recorder (attempt " + std::to_string(generation) + "):\n" + out;
+}
+
+}  // namespace tv
