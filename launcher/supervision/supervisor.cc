@@ -76,7 +76,7 @@ Cluster::Events Supervisor::cluster_events() {
   ev.start = [this](const GenerationPlan& plan) { on_start(plan); };
   ev.stop = [this](const NodeFailure& f) {
     if (f.node_rank != cfg_.layout.node_rank)
-      spdlog::warn("node {} failed in attempt {}: stopping this node's workers", f.node_rank,
+      spdlog::warn("node {} failed in generation {}: stopping this node's workers", f.node_rank,
                    f.generation);
     observe_failure(f.generation);
     if (f.node_rank != cfg_.layout.node_rank) claim_local_failure(f.generation);
@@ -86,6 +86,7 @@ Cluster::Events Supervisor::cluster_events() {
   ev.give_up = [this](const NodeFailure& f) {
     spdlog::error("giving up after {} restart(s): {}", f.generation, f.summary);
     final_failure_ = f;
+    if (cfg_.observer && !f.verdict_rule.empty()) cfg_.observer->retry_judged(f.verdict_rule);
     finish(f.exit_code);
   };
   ev.lost = [this](const std::string& why, int signal) {
@@ -96,7 +97,7 @@ Cluster::Events Supervisor::cluster_events() {
       spdlog::warn("{}: the job is being stopped from outside; stopping this node's workers", why);
     else
       spdlog::error("{}: stopping this node's workers", why);
-    final_failure_ = NodeFailure{plan_.generation, cfg_.layout.node_rank, code, why};
+    final_failure_ = node_failure(plan_.generation, cfg_.layout.node_rank, code, why);
     if (signal > 0) stop_signal_ = signal;
     // Stopped from outside inside a Slurm step: Slurm signals this node's workers itself.
     finish(code, signal > 0 && cfg_.signals_reach_workers ? 0 : SIGTERM);
@@ -111,11 +112,12 @@ void Supervisor::on_start(const GenerationPlan& plan) {
     oom_kills_at_start_ = oom_kill_count(RealFileSystem(), *memory_cgroup_).value_or(0);
   workers_.assign(static_cast<size_t>(cfg_.layout.nproc_per_node), nullptr);
   resume_ = cfg_.find_resume ? cfg_.find_resume() : std::nullopt;  // the resume hook
-  if (resume_) spdlog::info("attempt {}: resuming from {}", plan.generation, resume_->path);
+  if (resume_) spdlog::info("generation {}: resuming from {}", plan.generation, resume_->path);
   if (cfg_.observer) cfg_.observer->generation_started(plan.generation);
+  if (cfg_.observer && !plan.retried_by.empty()) cfg_.observer->retry_judged(plan.retried_by);
   pending_cause_.reset();
   pending_timer_.cancel();
-  spdlog::info("attempt {}: starting {} worker(s), ranks {}-{}, MASTER_ADDR={} MASTER_PORT={}",
+  spdlog::info("generation {}: starting {} worker(s), ranks {}-{}, MASTER_ADDR={} MASTER_PORT={}",
                plan.generation, cfg_.layout.nproc_per_node, global_rank(cfg_.layout, 0),
                global_rank(cfg_.layout, cfg_.layout.nproc_per_node - 1), cfg_.layout.master_addr,
                plan.master_port);
@@ -160,8 +162,8 @@ bool Supervisor::start_worker(int local_rank, const GenerationPlan& plan, Worker
   ::unlinkat(dir_fd->get(), "error.json", 0);
   auto w = std::make_shared<WorkerProcess>(io_, id, dir_fd->get());
 
-  WorkerAttempt attempt{local_rank,    plan.restart_count, plan.master_port,
-                        id.error_file, id.heartbeat_file,  std::nullopt};
+  WorkerAttempt attempt{local_rank,    plan.generation,   plan.master_port,
+                        id.error_file, id.heartbeat_file, std::nullopt};
   if (resume_) attempt.resume_checkpoint = resume_->path;
   std::vector<std::string> argv = cfg_.argv;
   if (resume_) argv.insert(argv.end(), resume_->args.begin(), resume_->args.end());
@@ -289,7 +291,7 @@ void Supervisor::cleanup_descendants() {
 }
 
 void Supervisor::group_succeeded(int generation) {
-  spdlog::info("attempt {}: every worker on this node exited 0", generation);
+  spdlog::info("generation {}: every worker on this node exited 0", generation);
   cluster_.report_success(generation);
 }
 

@@ -29,6 +29,7 @@
 #include "launcher/supervision/cgroup_memory.h"
 #include "launcher/supervision/cluster.h"
 #include "launcher/supervision/root_cause.h"
+#include "launcher/supervision/root_cause_judge.h"
 #include "launcher/supervision/run_observer.h"
 #include "launcher/supervision/spawner.h"
 #include "launcher/supervision/standby_set.h"
@@ -65,6 +66,9 @@ struct SupervisorConfig {
   std::function<std::optional<ResumeTarget>()> find_resume;
   // Hook: told about generations, workers and their output (goodput, metrics); may be null.
   RunObserver* observer = nullptr;
+  // Hook: the last progress step of the current generation (the progress parser's, wired by
+  // cli/), part of a failure's signature; nullopt (or no hook): before any progress.
+  std::function<std::optional<std::int64_t>()> progress_step;
 };
 
 class Supervisor final : public GroupActions {
@@ -80,15 +84,6 @@ class Supervisor final : public GroupActions {
   void cancel_grace_timer() override;
   void cleanup_descendants() override;
   void group_failed(int generation, const WorkerEnd& first_seen) override;
-  struct Cause {
-    WorkerEnd end;
-    bool still_running = false;  // wrote its error file, not reaped yet
-  };
-  std::optional<Cause> earliest_failure_of(int generation) const;
-  void claim_local_failure(int generation);
-  void report_failure(int generation, const WorkerEnd& first);
-  void arm_pending_timer(int generation);
-  std::int64_t failed_at_ns(const WorkerEnd& end) const;
   void group_succeeded(int generation) override;
   void group_stopped(int generation) override;
 
@@ -116,7 +111,15 @@ class Supervisor final : public GroupActions {
   // (common/own_dir.h: created 0755, or reused only when it is its own and nobody else's to write).
   Result<UniqueFd> open_attempt_dir(int generation, int rank) const;
   void stop_standbys();
-  // RunObserver::generation_failed, at most once per generation: this node's own failure and the
+  // The failure side (supervisor_failure.cc): the facts this node's workers give the
+  // RootCauseJudge (root_cause_judge.h), and what the Supervisor does with its answer.
+  std::optional<LocalFailure> earliest_failure_of(int generation) const;
+  WorkerEnd end_of(int local_rank) const;
+  void claim_local_failure(int generation);
+  void report_failure(int generation, const WorkerEnd& first);
+  void arm_pending_timer(int generation);
+  std::int64_t failed_at_ns(const WorkerEnd& end) const;
+  // RunObserver::generation_failed through failed_once_: this node's own failure and the
   // cluster's stop for the same generation both arrive on the failing node.
   void observe_failure(int generation);
 
@@ -143,7 +146,7 @@ class Supervisor final : public GroupActions {
   };
   std::optional<PendingCause> pending_cause_;
   std::optional<NodeFailure> final_failure_;
-  int observed_failure_ = -1;  // the last generation the observer was told had failed
+  FailedOnce failed_once_;  // RunObserver::generation_failed at most once per generation
   int shutdown_signal_ = 0;
   int stop_signal_ = 0;  // the termination signal that ended the job (here or on a peer), or 0
   bool finishing_ = false;
