@@ -48,8 +48,9 @@ struct NodeFailure {
   int node_rank = 0;
   int exit_code = 1;
   std::string summary;  // root cause, one line: "rank 3 (node 1): exit 1: ValueError: boom"
-  // When it failed, wall clock ns (root_cause.h: FailureTime); 0 = not known. Failures of one
-  // generation that reach the job state machine later but happened earlier replace the root cause.
+  // When it failed, wall clock ns (root_cause_judge.h: LocalFailure::when); 0 = not known. A
+  // failure of one generation that reaches the job state machine later but happened earlier
+  // replaces the root cause (RootCauseJudge::offer).
   std::int64_t failed_at_ns = 0;
   FailureSignature signature;
   // Set on a give-up (JobStateMachine): the RootCauseJudge's decision line, and the last three

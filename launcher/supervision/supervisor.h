@@ -2,8 +2,9 @@
 // signals (routed from Init while run() runs), child exits (from Init, through the Spawner),
 // worker output (WorkerProcess pipes) and timers (grace period, hang checks, output drain) arrive
 // as events, and owns all supervisor state: the WorkerGroup state machine, the live
-// WorkerProcesses, the root causes. supervisor_failure.cc has the failure side: which worker
-// failed first, its report with its time, the root cause written at the end.
+// WorkerProcesses, the root causes. supervisor_failure.cc has the failure side: the facts
+// the RootCauseJudge (root_cause_judge.h) chooses among, the report with its time and signature,
+// the root cause written at the end.
 //
 // A start, a failure and a restart (docs/architecture.md has the whole flow):
 //   Cluster.start(plan) -> find the resume checkpoint (hook) -> WorkerGroup.start -> spawn each

@@ -1,6 +1,7 @@
-// The Supervisor's failure side: which worker of a generation failed first (the root cause, also
-// when another node's failure stops this one), its report to the cluster with its time, and the
-// root cause written where the orchestrator shows it at the end.
+// The Supervisor's failure side: the facts this node's workers give the RootCauseJudge
+// (root_cause_judge.h: which failed first, also when another node's failure stops this one), the
+// report to the cluster with its time and signature, and the root cause written where the
+// orchestrator shows it at the end.
 #include <spdlog/spdlog.h>
 
 #include <algorithm>

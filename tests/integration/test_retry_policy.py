@@ -7,23 +7,28 @@ Environment (set by ctest): TRAINVISOR_BIN, TV_HELPERS, TV_SOURCE_DIR, TV_PYTHON
 import re
 import subprocess
 import textwrap
+import time
+import urllib.request
 
 import tvtest
 
 TIMEOUT = 120  # only guards against a hang (2 shared cores)
 
 
-def tv(tmp_path, script, *options):
-    """trainvisor run python3 SCRIPT with the failure file and termination log under tmp_path."""
+def command(tmp_path, script, *options):
     path = tmp_path / "train.py"
     path.write_text(textwrap.dedent(script))
-    cmd = [str(tvtest.BIN), "run", "--preflight", "none", "--warm-standby", "off",
+    return [str(tvtest.BIN), "run", "--preflight", "none", "--warm-standby", "off",
            "--failure-file", str(tmp_path / "failure"),
            "--termination-log", str(tmp_path / "termination-log"),
            "--progress-regex", r"step (?<step>\d+)", *map(str, options),
            "--no-python", "--", tvtest.PYTHON, str(path)]
-    return subprocess.run(cmd, env=tvtest.base_env(), capture_output=True, text=True,
-                          timeout=TIMEOUT, cwd=tmp_path)
+
+
+def tv(tmp_path, script, *options):
+    """trainvisor run python3 SCRIPT with the failure file and termination log under tmp_path."""
+    return subprocess.run(command(tmp_path, script, *options), env=tvtest.base_env(),
+                          capture_output=True, text=True, timeout=TIMEOUT, cwd=tmp_path)
 
 
 def starts(r):
@@ -102,3 +107,34 @@ def test_an_unknown_retry_policy_is_refused(tmp_path):
     r = tv(tmp_path, IMPORT_ERROR, "--retry-policy", "never")
     assert r.returncode == 78, r.stderr
     assert "--retry-policy" in r.stderr and "smart|always" in r.stderr, r.stderr
+
+
+# Generation 0 fails; generation 1 waits for the test's scrape, then succeeds.
+FAIL_THEN_WAIT = """
+    import os, pathlib, sys, time
+    here = pathlib.Path(__file__).parent
+    if os.environ["TORCHELASTIC_RESTART_COUNT"] == "0":
+        raise ValueError("first")
+    (here / "ready").touch()
+    while not (here / "go").exists():
+        time.sleep(0.02)
+"""
+
+
+def test_each_decision_counts_on_metrics(tmp_path):
+    port = tvtest.free_port()
+    proc = subprocess.Popen(command(tmp_path, FAIL_THEN_WAIT, "--metrics-port", port),
+                            env=tvtest.base_env(), stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, cwd=tmp_path)
+    try:
+        deadline = time.monotonic() + TIMEOUT
+        while not (tmp_path / "ready").exists() and proc.poll() is None:
+            assert time.monotonic() < deadline, "generation 1 never started"
+            time.sleep(0.02)
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=30) as r:
+            text = r.read().decode()
+        assert 'trainvisor_retry_decisions_total{rule="first_failure"} 1' in text, text
+    finally:
+        (tmp_path / "go").touch()
+        out, err = proc.communicate(timeout=TIMEOUT)
+    assert proc.returncode == 0, err
