@@ -123,6 +123,11 @@ std::string normalize_message(std::string_view s) {
 FailureSignature failure_signature(const FailureRecord& rec, std::optional<std::int64_t> step) {
   FailureSignature sig;
   sig.step = step;
+  // A hang is no exception, whatever its output said earlier: never "the same failure".
+  if (rec.hang) {
+    sig.message = "hang";
+    return sig;
+  }
   // Where the exception is named: torch's @record message, else its traceback's last line, else
   // the last lines of output (a script without @record prints its traceback there).
   std::vector<std::string> lines;

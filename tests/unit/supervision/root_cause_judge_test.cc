@@ -100,6 +100,10 @@ TEST(RootCauseJudge, SignatureFromTheErrorFileOrTheTracebackInTheOutput) {
   s = failure_signature(from_tail({"rank 3 fails"}), 2);
   EXPECT_EQ(s.type, "");
   EXPECT_EQ(s.message, "rank <n> fails");
+  // A hang whose earlier output had an exception line is still only a hang.
+  FailureRecord hung = from_tail({"ValueError: retrying the download"});
+  hung.hang = true;
+  EXPECT_EQ(failure_signature(hung, 3).type, "");
 }
 
 TEST(RootCauseJudge, CudaOutOfMemoryInTheErrorFileOrTheOutput) {
