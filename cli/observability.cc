@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include "common/exit_codes.h"
+#include "launcher/observability/retry_metrics.h"
 #include "launcher/observability/summary.h"
 
 #ifndef TRAINVISOR_VERSION
@@ -49,7 +50,8 @@ Result<std::unique_ptr<Observability>> Observability::make(boost::asio::io_conte
     auto s = MetricsServer::listen(
         io, o->cfg_.metrics_address, o->cfg_.metrics_port, "--metrics-port", [self] {
           return render_metrics(self->accountant_.snapshot(), self->id_) +
-                 self->gpu_health_.render();
+                 self->gpu_health_.render() +
+                 render_retry_decisions(self->retry_decisions_);
         });
     if (!s) return s.error();
     o->server_ = std::move(*s);
@@ -61,8 +63,10 @@ Result<std::unique_ptr<Observability>> Observability::make(boost::asio::io_conte
 
 std::function<void(std::string_view)> Observability::output_tap(int, bool) {
   if (!parser_) return {};
-  auto tap = std::make_shared<ProgressTap>(*parser_,
-                                           [this](const Progress& p) { accountant_.progress(p); });
+  auto tap = std::make_shared<ProgressTap>(*parser_, [this](const Progress& p) {
+    generation_step_ = p.step;
+    accountant_.progress(p);
+  });
   return [tap](std::string_view bytes) {
     if (bytes.empty()) return tap->finish();
     tap->feed(bytes);

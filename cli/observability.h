@@ -5,6 +5,7 @@
 #pragma once
 
 #include <boost/asio/io_context.hpp>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -45,13 +46,20 @@ class Observability final : public RunObserver {
   // End of run: the summary table on stderr (spdlog) and --summary-file.
   void report();
 
-  void generation_started(int generation) override { accountant_.generation_started(generation); }
+  void generation_started(int generation) override {
+    generation_step_.reset();
+    accountant_.generation_started(generation);
+  }
   void generation_failed(int generation) override { accountant_.generation_failed(generation); }
   void finishing(int exit_code) override { accountant_.finishing(exit_code); }
   void worker_started(int) override { accountant_.worker_started(); }
   void worker_exited(int, int exit_code) override { accountant_.worker_exited(exit_code); }
   std::function<void(std::string_view)> output_tap(int local_rank, bool is_stderr) override;
   void gpu_health(const GpuHealthEvent& e) override;
+  void retry_judged(std::string_view rule) override { ++retry_decisions_[std::string(rule)]; }
+  // The newest progress step of the current generation (a failure's signature); nullopt before
+  // any progress line, and always without --progress-regex.
+  std::optional<std::int64_t> generation_step() const { return generation_step_; }
 
  private:
   Observability(ObservabilityConfig cfg, const Clock& clock, double started_at);
@@ -61,6 +69,8 @@ class Observability final : public RunObserver {
   std::optional<ProgressParser> parser_;
   std::unique_ptr<MetricsServer> server_;
   GpuHealthMetrics gpu_health_;
+  std::optional<std::int64_t> generation_step_;
+  std::map<std::string, int> retry_decisions_;  // by the RootCauseJudge's rule
 };
 
 }  // namespace tv

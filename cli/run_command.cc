@@ -112,6 +112,9 @@ Status read_timing(const Options& o, const Environment& env, RunPlan& p) {
   auto stacks = o.get_choice("hang-stacks");
   if (!stacks) return stacks.error();
   p.sup.stacks = *stacks == "on";
+  auto retry = o.get_choice("retry-policy");
+  if (!retry) return retry.error();
+  p.policy.retry = *retry == "always" ? RetryMode::kAlways : RetryMode::kSmart;
   return ok_status();
 }
 
@@ -468,6 +471,7 @@ int run_command(const Args& args, const Environment& env) {
   if (!obs) return refuse(obs.error());
   GoodputAccountant& goodput = (*obs)->accountant();
   plan->sup.observer = obs->get();
+  plan->sup.progress_step = [o = obs->get()] { return o->generation_step(); };
   std::unique_ptr<Cluster> cluster;  // made by a multi-node preflight, which joins the job early
   init.set_phase("preflight");
   goodput.enter(Phase::kPreflight);

@@ -23,6 +23,13 @@ std::vector<OptionSpec> run_option_specs() {
        .default_value = "3",
        .max = 1000,
        .from_pet = true},
+      {.name = "retry-policy",
+       .type = T::kChoice,
+       .help = "smart: give up before --max-restarts on a failure that will fail again (a script "
+               "that cannot start, the same failure at the same step twice, CUDA out of memory at "
+               "the same step twice: docs/supervision.md); always: retry every failure",
+       .default_value = "smart",
+       .words = {"smart", "always"}},
       {.name = "grace-period",
        .type = T::kNumber,
        .help = "seconds from SIGTERM to SIGKILL (default: under the platform's stop window: "

@@ -140,7 +140,7 @@ void RdzvAgent::on_message(const Message& m) {
       started_ = true;
       deadline_.cancel();
       return handlers_.on_start(
-          {m.generation, m.body["restart_count"].get<int>(), m.body["master_port"].get<int>()});
+          {m.generation, m.body["master_port"].get<int>(), rdzv::peer_text(m.body, "retried_by")});
     case MsgType::kPreflight:
       if (started_) return;
       deadline_.cancel();

@@ -259,7 +259,7 @@ void RdzvCoordinator::try_start() {
   // workers; otherwise ranks overlap or leave gaps and init_process_group hangs. Refused on every
   // node (78), naming each node's count (docs/coordination.md).
   if (const std::string why = unequal_nproc(); !why.empty())
-    return machine_.refuse(NodeFailure{0, 0, exit_code::kConfig, why});
+    return machine_.refuse(node_failure(0, 0, exit_code::kConfig, why));
   machine_.all_present(Clock::now());
 }
 
@@ -286,8 +286,9 @@ void RdzvCoordinator::begin_preflight() {
 void RdzvCoordinator::start(const GenerationPlan& plan) {
   spdlog::info("rdzv: starting generation {} on {} nodes (MASTER_PORT {})", plan.generation,
                config_.nnodes, plan.master_port);
-  broadcast(MsgType::kStart,
-            {{"restart_count", plan.restart_count}, {"master_port", plan.master_port}});
+  json body = {{"master_port", plan.master_port}};
+  if (!plan.retried_by.empty()) body["retried_by"] = plan.retried_by;
+  broadcast(MsgType::kStart, body);
 }
 
 void RdzvCoordinator::stop(const NodeFailure& f) {

@@ -6,6 +6,7 @@
 #include <openssl/rand.h>
 
 #include <algorithm>
+#include <limits>
 #include <memory>
 #include <stdexcept>
 
@@ -95,9 +96,33 @@ bool is_nonce(const json& body) {
          nonce_from_hex(body["nonce"].get<std::string>()).has_value();
 }
 
+// A failure's signature (optional): {"type", "message", "step"?, "cuda_oom"}.
+bool is_signature(const json& body) {
+  auto it = body.find("signature");
+  if (it == body.end()) return true;
+  const json& s = *it;
+  return s.is_object() && is_text(s, "type", kMaxText) && is_text(s, "message", kMaxText) &&
+         (!s.contains("step") ||
+          is_int_in(s, "step", 0, std::numeric_limits<std::int64_t>::max())) &&
+         s.contains("cuda_oom") && s["cuda_oom"].is_boolean();
+}
+
+// A give-up's decision and the last root causes (optional): {"verdict", "recent": [text]}.
+bool is_decision(const json& body) {
+  if (body.contains("verdict") && !is_text(body, "verdict", kMaxText)) return false;
+  if (body.contains("verdict_rule") && !is_text(body, "verdict_rule", 64)) return false;
+  auto it = body.find("recent");
+  if (it == body.end()) return true;
+  if (!it->is_array() || it->size() > 3) return false;
+  return std::all_of(it->begin(), it->end(), [](const json& t) {
+    return t.is_string() && t.get_ref<const std::string&>().size() <= kMaxText;
+  });
+}
+
 // A failure's exit code is never 0: a peer must not turn a failed job into a success.
 bool is_failure(const json& body) {
-  return is_int_in(body, "exit_code", 1, 255) && is_text(body, "summary", kMaxText);
+  return is_int_in(body, "exit_code", 1, 255) && is_text(body, "summary", kMaxText) &&
+         is_signature(body) && is_decision(body);
 }
 
 bool is_unique_id(const json& body) {
@@ -115,8 +140,8 @@ bool body_valid(MsgType type, const json& body) {
     case MsgType::kJoin:
       return is_nonce(body) && is_int_in(body, "nnodes", 1, 1 << 20);
     case MsgType::kStart:
-      return is_int_in(body, "restart_count", 0, 1L << 30) &&
-             is_int_in(body, "master_port", 1, 65535);
+      return is_int_in(body, "master_port", 1, 65535) &&
+             (!body.contains("retried_by") || is_text(body, "retried_by", 64));
     case MsgType::kStop:
     case MsgType::kGiveUp:
       return is_failure(body) && is_int_in(body, "failed_node", 0, 1 << 20);
@@ -254,11 +279,38 @@ Decoded decode(std::span<const uint8_t> buffer, const std::string& key, Directio
 json failure_body(const NodeFailure& f) {
   std::string summary = f.summary.substr(0, kMaxText);
   const int code = (f.exit_code >= 1 && f.exit_code <= 255) ? f.exit_code : 1;
-  return {{"exit_code", code},
-          {"summary", summary},
-          {"failed_node", f.node_rank},
-          {"failed_at_ns", std::max<std::int64_t>(f.failed_at_ns, 0)}};
+  json sig = {{"type", f.signature.type.substr(0, kMaxText)},
+              {"message", f.signature.message.substr(0, kMaxText)},
+              {"cuda_oom", f.signature.cuda_oom}};
+  if (f.signature.step && *f.signature.step >= 0) sig["step"] = *f.signature.step;
+  json body = {{"exit_code", code},
+               {"summary", summary},
+               {"failed_node", f.node_rank},
+               {"failed_at_ns", std::max<std::int64_t>(f.failed_at_ns, 0)},
+               {"signature", sig}};
+  if (!f.verdict.empty()) body["verdict"] = f.verdict.substr(0, kMaxText);
+  if (!f.verdict_rule.empty()) body["verdict_rule"] = f.verdict_rule.substr(0, 64);
+  if (!f.recent.empty()) {
+    json recent = json::array();
+    for (std::size_t i = f.recent.size() > 3 ? f.recent.size() - 3 : 0; i < f.recent.size(); ++i)
+      recent.push_back(f.recent[i].substr(0, kMaxText));
+    body["recent"] = recent;
+  }
+  return body;
 }
+
+namespace {
+FailureSignature signature_from(const json& body) {
+  FailureSignature s;
+  auto it = body.find("signature");
+  if (it == body.end() || !it->is_object()) return s;
+  s.type = peer_text(*it, "type");
+  s.message = peer_text(*it, "message");
+  if (it->contains("step")) s.step = json_field(*it, "step", std::int64_t{0});
+  s.cuda_oom = json_field(*it, "cuda_oom", false);
+  return s;
+}
+}  // namespace
 
 NodeFailure failure_from(const Message& m) {
   NodeFailure f;
@@ -267,6 +319,12 @@ NodeFailure failure_from(const Message& m) {
   f.exit_code = json_field(m.body, "exit_code", 1);
   f.summary = peer_text(m.body, "summary");
   f.failed_at_ns = std::max<std::int64_t>(json_field(m.body, "failed_at_ns", std::int64_t{0}), 0);
+  f.signature = signature_from(m.body);
+  f.verdict = peer_text(m.body, "verdict");
+  f.verdict_rule = peer_text(m.body, "verdict_rule");
+  if (auto it = m.body.find("recent"); it != m.body.end() && it->is_array())
+    for (const auto& t : *it)
+      if (t.is_string()) f.recent.push_back(untrusted_text(t.get_ref<const std::string&>()));
   return f;
 }
 

@@ -43,7 +43,7 @@ enum class MsgType : uint8_t {
   // coordinator -> agent
   kHello = 1,      // {"nonce": hex}: the coordinator's nonce for this connection
   kWelcome = 2,    // {}: the Join was accepted
-  kStart = 3,      // {"restart_count", "master_port"}: start generation `generation`
+  kStart = 3,      // {"master_port", "retried_by"?}: start generation `generation`
   kStop = 4,       // failure: stop the workers of `generation`, then report Stopped
   kDone = 5,       // {}: every node succeeded
   kGiveUp = 6,     // failure: restarts exhausted, or a failed preflight (exit 69)

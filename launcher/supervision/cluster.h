@@ -13,14 +13,32 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
+#include <vector>
 
 namespace tv {
 
+// Generation is the one word for "one (re)start of the whole job" inside the code; its outside
+// spellings (TORCHELASTIC_RESTART_COUNT, attempt_<g>/) are listed in docs/supervision.md.
 struct GenerationPlan {
-  int generation = 0;     // 0, 1, 2, ...: one per (re)start of the whole job
-  int restart_count = 0;  // TORCHELASTIC_RESTART_COUNT for this generation's workers
-  int master_port = 0;    // MASTER_PORT for this generation (fresh after a restart when needed)
+  int generation = 0;   // 0, 1, 2, ...: also the workers' TORCHELASTIC_RESTART_COUNT
+  int master_port = 0;  // MASTER_PORT for this generation (fresh after a restart when needed)
+  // The RootCauseJudge rule that let this generation start after the last one failed
+  // (root_cause_judge.h: Verdict::rule); empty for generation 0.
+  std::string retried_by;
+};
+
+// What a failure looks like to the RootCauseJudge (launcher/supervision/root_cause_judge.h): the
+// exception type, its message normalized (numbers, hex addresses, paths), the progress step.
+struct FailureSignature {
+  std::string type;                  // "ValueError"; empty when no exception was recognized
+  std::string message;               // normalized
+  std::optional<std::int64_t> step;  // the last progress step of its generation; none: before any
+  bool cuda_oom = false;             // a CUDA out-of-memory (error file or output tail)
+  bool operator==(const FailureSignature&) const = default;
+  // "ValueError: bad batch <n> at step 40", "... before any progress"
+  std::string text() const;
 };
 
 // What ended a node's workers. exit_code is what `run` exits with if this is the last failure:
@@ -30,10 +48,30 @@ struct NodeFailure {
   int node_rank = 0;
   int exit_code = 1;
   std::string summary;  // root cause, one line: "rank 3 (node 1): exit 1: ValueError: boom"
-  // When it failed, wall clock ns (root_cause.h: FailureTime); 0 = not known. Failures of one
-  // generation that reach the job state machine later but happened earlier replace the root cause.
+  // When it failed, wall clock ns (root_cause_judge.h: LocalFailure::when); 0 = not known. A
+  // failure of one generation that reaches the job state machine later but happened earlier
+  // replaces the root cause (RootCauseJudge::offer).
   std::int64_t failed_at_ns = 0;
+  FailureSignature signature;
+  // Set on a give-up (JobStateMachine): the RootCauseJudge's decision line, and the last three
+  // generations' root causes ("generation N: <summary>") for the termination log.
+  std::string verdict;
+  std::string
+      verdict_rule;  // its rule (root_cause_judge.h: Verdict::rule), "" for a give-up by count
+  std::vector<std::string> recent;
 };
+
+// The fields every failure has (field by field: a partial aggregate initializer warns).
+inline NodeFailure node_failure(int generation, int node_rank, int exit_code, std::string summary,
+                                std::int64_t failed_at_ns = 0) {
+  NodeFailure f;
+  f.generation = generation;
+  f.node_rank = node_rank;
+  f.exit_code = exit_code;
+  f.summary = std::move(summary);
+  f.failed_at_ns = failed_at_ns;
+  return f;
+}
 
 class Cluster {
  public:

@@ -27,7 +27,8 @@ JobStateMachine::JobStateMachine(int nnodes, RestartPolicy policy, int base_mast
       policy_(policy),
       base_master_port_(base_master_port),
       preflight_(preflight),
-      actions_(actions) {}
+      actions_(actions),
+      judge_(policy.retry) {}
 
 std::chrono::milliseconds JobStateMachine::restart_pause(int generation, Clock::duration ran,
                                                          int quick_before) {
@@ -55,7 +56,7 @@ void JobStateMachine::preflight_result(int node, bool passed, const std::string&
     if (first)
       spdlog::warn("job: preflight also failed on {}", v.second);
     else
-      first = NodeFailure{0, n, exit_code::kPreflightFailed, v.second};
+      first = node_failure(0, n, exit_code::kPreflightFailed, v.second);
   }
   if (first)
     return end(ending(JobEnd::Kind::kGiveUp,
@@ -74,10 +75,14 @@ void JobStateMachine::start_generation(Clock::time_point now) {
   }
   succeeded_.clear();
   stopped_.clear();
-  root_cause_.reset();
+  judge_.begin(gen_);
   state_ = State::kRunning;
   started_at_ = now;
-  actions_.start(GenerationPlan{gen_, gen_, master_port_});
+  GenerationPlan plan;
+  plan.generation = gen_;
+  plan.master_port = master_port_;
+  plan.retried_by = retried_by_;
+  actions_.start(plan);
 }
 
 void JobStateMachine::success(int node, int generation) {
@@ -88,23 +93,22 @@ void JobStateMachine::success(int node, int generation) {
 }
 
 void JobStateMachine::failure(NodeFailure f, Clock::time_point now) {
-  if (f.generation != gen_) return;
-  if (state_ != State::kRunning) {
-    if (state_ != State::kStopping) return;
-    if (f.failed_at_ns > 0 && root_cause_ && root_cause_->failed_at_ns > 0 &&
-        f.failed_at_ns < root_cause_->failed_at_ns) {
-      spdlog::info("job: node {} failed earlier in generation {}; the root cause is now: {}",
-                   f.node_rank, gen_, f.summary);
-      root_cause_ = f;
+  if (state_ != State::kRunning && state_ != State::kStopping) return;
+  switch (judge_.offer(f)) {
+    case RootCauseJudge::Offer::kStale:
       return;
-    }
-    spdlog::info("job: node {} also failed in generation {}: {}", f.node_rank, gen_, f.summary);
-    return;
+    case RootCauseJudge::Offer::kEarlier:
+      return spdlog::info("job: node {} failed earlier in generation {}; the root cause is now: {}",
+                          f.node_rank, gen_, f.summary);
+    case RootCauseJudge::Offer::kLater:
+      return spdlog::info("job: node {} also failed in generation {}: {}", f.node_rank, gen_,
+                          f.summary);
+    case RootCauseJudge::Offer::kFirst:
+      break;
   }
   const auto ran = now - started_at_;
   next_pause_ = restart_pause(gen_, ran, quick_);
   quick_ = gen_ > 0 && ran < kSettled ? quick_ + 1 : 0;
-  root_cause_ = f;
   state_ = State::kStopping;
   stopped_ = succeeded_;  // nodes that already succeeded have no workers left
   actions_.stop(f);
@@ -118,11 +122,24 @@ void JobStateMachine::stopped(int node, int generation) {
 }
 
 void JobStateMachine::after_stop() {
-  if (!policy_.may_restart(gen_))
-    return end(ending(JobEnd::Kind::kGiveUp,
-                      "restarts exhausted (" + std::to_string(gen_) + " of --max-restarts " +
-                          std::to_string(policy_.max_restarts) + ")",
-                      0, *root_cause_));
+  const Verdict v = judge_.verdict();
+  if (v.retry)
+    spdlog::info("{}", v.line);
+  else
+    spdlog::error("{}", v.line);
+  NodeFailure root = judge_.history().back();
+  root.verdict = v.line;
+  if (!v.retry) root.verdict_rule = v.rule;
+  root.recent = judge_.recent();
+  // The decision was logged above, once; `why` (the coordinator logs it) only points at it.
+  if (!v.retry)
+    return end(ending(JobEnd::Kind::kGiveUp, "gave up early (" + v.rule + ")", 0, root));
+  if (!policy_.may_restart(gen_)) {
+    root.verdict = "job: giving up: restarts exhausted (" + std::to_string(gen_) +
+                   " of --max-restarts " + std::to_string(policy_.max_restarts) + ")";
+    return end(ending(JobEnd::Kind::kGiveUp, root.verdict, 0, root));
+  }
+  retried_by_ = v.rule;
   state_ = State::kBackoff;
   spdlog::info("job: every node stopped; restart {} in {} ms", gen_ + 1, next_pause_.count());
   actions_.arm_backoff(next_pause_);

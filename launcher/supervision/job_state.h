@@ -12,6 +12,9 @@
 //                                                                  | give up (restarts spent)
 //   running(g)   --every node succeeded--> done
 //   any state    --lost(why)--> lost
+// Which failure is a generation's root cause, and whether it is worth another generation, is the
+// RootCauseJudge's (root_cause_judge.h): every failure report is offered to it, and once every
+// node stopped its verdict may give up before the restarts are spent.
 // Generation g is restart g (TORCHELASTIC_RESTART_COUNT). Generation 0 uses the base
 // MASTER_PORT; every later one a fresh port from JobActions::fresh_port (the old one may still be
 // held by a dying TCPStore, or taken by another job on the node).
@@ -31,6 +34,7 @@
 
 #include "launcher/supervision/cluster.h"
 #include "launcher/supervision/restart_policy.h"
+#include "launcher/supervision/root_cause_judge.h"
 
 namespace tv {
 
@@ -99,7 +103,8 @@ class JobStateMachine {
   int quick_ = 0;  // restarts in a row that failed within kSettled
   Clock::time_point started_at_{};
   std::chrono::milliseconds next_pause_{0};
-  std::optional<NodeFailure> root_cause_;
+  RootCauseJudge judge_;
+  std::string retried_by_;  // the rule that let the next generation start
   std::set<int> succeeded_;
   std::set<int> stopped_;
   std::map<int, std::pair<bool, std::string>> verdicts_;  // by node: passed, summary

@@ -6,8 +6,12 @@
 
 namespace tv {
 
+// --retry-policy: smart (the RootCauseJudge's rules may give up before --max-restarts) or always.
+enum class RetryMode { kSmart, kAlways };
+
 struct RestartPolicy {
   int max_restarts = 3;
+  RetryMode retry = RetryMode::kSmart;
 
   // May the job start generation `restarts_so_far + 1`?
   bool may_restart(int restarts_so_far) const { return restarts_so_far < max_restarts; }

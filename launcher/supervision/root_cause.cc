@@ -95,13 +95,6 @@ std::optional<ErrorFileInfo> read_error_file(const std::string& path, std::strin
   return parse_error_file(*text);
 }
 
-std::size_t earliest_failure(const std::vector<FailureTime>& times) {
-  std::size_t best = 0;
-  for (std::size_t i = 1; i < times.size(); ++i)
-    if (times[i].when() < times[best].when()) best = i;
-  return best;
-}
-
 std::optional<std::chrono::system_clock::time_point> error_file_written(const std::string& path) {
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return std::nullopt;
@@ -138,10 +131,10 @@ std::string detail_text(const FailureRecord& f) {
 
 std::string format_failure_table(const std::vector<FailureRecord>& causes) {
   std::ostringstream out;
-  out << "attempt  rank  node  exit  root cause\n";
+  out << "generation  rank  node  exit  root cause\n";
   for (const auto& f : causes) {
     char row[64];
-    std::snprintf(row, sizeof row, "%-7d  %-4d  %-4d  %-4d  ", f.generation, f.rank, f.node_rank,
+    std::snprintf(row, sizeof row, "%-10d  %-4d  %-4d  %-4d  ", f.generation, f.rank, f.node_rank,
                   f.exit_code);
     std::string why = f.error && !f.error->message.empty() ? f.error->message
                       : !f.tail.empty()                    ? f.tail.back()

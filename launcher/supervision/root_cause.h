@@ -1,7 +1,8 @@
-// Root cause of a failed generation: the first worker trainvisor saw fail, with the message and
-// traceback from the error file torch's @record writes to TORCHELASTIC_ERROR_FILE, else its exit
-// status and the last lines of its output. Printed as a table at the end and written where the
-// orchestrator shows it (SageMaker's failure file, Kubernetes' termination log).
+// The root cause's record: a failed generation's first failure (chosen by RootCauseJudge,
+// launcher/supervision/root_cause_judge.h), with the message and traceback from the error file
+// torch's @record writes to TORCHELASTIC_ERROR_FILE, else its exit status and the last lines of its
+// output. Printed as a table at the end and written where the orchestrator shows it (SageMaker's
+// failure file, Kubernetes' termination log).
 #pragma once
 
 #include <chrono>
@@ -44,20 +45,6 @@ struct FailureRecord {
   std::string evidence;
 };
 
-// When a worker's failure happened, as well as trainvisor can tell: torch's @record writes the
-// error file as the exception leaves the worker, so the file's mtime (nanoseconds) is the moment
-// of failure; a worker without one is placed at the moment trainvisor reaped it (no earlier than
-// its death). The error file's own "timestamp" is whole seconds: two ranks failing in the same
-// second tie there, which is how a collateral "Connection closed by peer" on rank 0 used to be
-// named the root cause instead of rank 1's exception.
-struct FailureTime {
-  int local_rank = 0;
-  std::optional<std::chrono::system_clock::time_point> error_written;
-  std::chrono::system_clock::time_point reaped;
-  std::chrono::system_clock::time_point when() const { return error_written.value_or(reaped); }
-};
-// The index of the earliest failure (ties: the first in the list). `times` is not empty.
-std::size_t earliest_failure(const std::vector<FailureTime>& times);
 // The mtime of the worker's error file when it is a regular file, else nullopt.
 std::optional<std::chrono::system_clock::time_point> error_file_written(const std::string& path);
 

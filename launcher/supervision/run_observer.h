@@ -17,6 +17,9 @@ class RunObserver {
   // A generation failed (here or on another node); called at most once per generation.
   virtual void generation_failed(int generation) = 0;
   virtual void finishing(int exit_code) = 0;
+  // The RootCauseJudge's decision after a failed generation (root_cause_judge.h: Verdict::rule):
+  // the rule that let the next generation start, or the rule that gave up.
+  virtual void retry_judged(std::string_view rule) { (void)rule; }
   virtual void worker_started(int local_rank) = 0;
   virtual void worker_exited(int local_rank, int exit_code) = 0;
   // A tap for one worker's stdout or stderr bytes (as read, before line splitting; an empty view

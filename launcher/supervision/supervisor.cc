@@ -84,7 +84,7 @@ Cluster::Events Supervisor::cluster_events() {
   ev.start = [this](const GenerationPlan& plan) { on_start(plan); };
   ev.stop = [this](const NodeFailure& f) {
     if (f.node_rank != cfg_.layout.node_rank)
-      spdlog::warn("node {} failed in attempt {}: stopping this node's workers", f.node_rank,
+      spdlog::warn("node {} failed in generation {}: stopping this node's workers", f.node_rank,
                    f.generation);
     observe_failure(f.generation);
     if (f.node_rank != cfg_.layout.node_rank) claim_local_failure(f.generation);
@@ -94,6 +94,7 @@ Cluster::Events Supervisor::cluster_events() {
   ev.give_up = [this](const NodeFailure& f) {
     spdlog::error("giving up after {} restart(s): {}", f.generation, f.summary);
     final_failure_ = f;
+    if (cfg_.observer && !f.verdict_rule.empty()) cfg_.observer->retry_judged(f.verdict_rule);
     finish(f.exit_code);
   };
   ev.lost = [this](const std::string& why, int signal) {
@@ -104,7 +105,7 @@ Cluster::Events Supervisor::cluster_events() {
       spdlog::warn("{}: the job is being stopped from outside; stopping this node's workers", why);
     else
       spdlog::error("{}: stopping this node's workers", why);
-    final_failure_ = NodeFailure{plan_.generation, cfg_.layout.node_rank, code, why};
+    final_failure_ = node_failure(plan_.generation, cfg_.layout.node_rank, code, why);
     if (signal > 0) stop_signal_ = signal;
     // Stopped from outside inside a Slurm step: Slurm signals this node's workers itself.
     finish(code, signal > 0 && cfg_.signals_reach_workers ? 0 : SIGTERM);
@@ -119,11 +120,12 @@ void Supervisor::on_start(const GenerationPlan& plan) {
     oom_kills_at_start_ = oom_kill_count(RealFileSystem(), *memory_cgroup_).value_or(0);
   workers_.assign(static_cast<size_t>(cfg_.layout.nproc_per_node), nullptr);
   resume_ = cfg_.find_resume ? cfg_.find_resume() : std::nullopt;  // the resume hook
-  if (resume_) spdlog::info("attempt {}: resuming from {}", plan.generation, resume_->path);
+  if (resume_) spdlog::info("generation {}: resuming from {}", plan.generation, resume_->path);
   if (cfg_.observer) cfg_.observer->generation_started(plan.generation);
+  if (cfg_.observer && !plan.retried_by.empty()) cfg_.observer->retry_judged(plan.retried_by);
   pending_cause_.reset();
   pending_timer_.cancel();
-  spdlog::info("attempt {}: starting {} worker(s), ranks {}-{}, MASTER_ADDR={} MASTER_PORT={}",
+  spdlog::info("generation {}: starting {} worker(s), ranks {}-{}, MASTER_ADDR={} MASTER_PORT={}",
                plan.generation, cfg_.layout.nproc_per_node, global_rank(cfg_.layout, 0),
                global_rank(cfg_.layout, cfg_.layout.nproc_per_node - 1), cfg_.layout.master_addr,
                plan.master_port);
@@ -170,7 +172,7 @@ bool Supervisor::start_worker(int local_rank, const GenerationPlan& plan, Worker
 
   WorkerAttempt attempt;
   attempt.local_rank = local_rank;
-  attempt.restart_count = plan.restart_count;
+  attempt.generation = plan.generation;
   attempt.master_port = plan.master_port;
   attempt.error_file = id.error_file;
   attempt.heartbeat_file = id.heartbeat_file;
@@ -303,7 +305,7 @@ void Supervisor::cleanup_descendants() {
 }
 
 void Supervisor::group_succeeded(int generation) {
-  spdlog::info("attempt {}: every worker on this node exited 0", generation);
+  spdlog::info("generation {}: every worker on this node exited 0", generation);
   cluster_.report_success(generation);
 }
 

@@ -2,8 +2,9 @@
 // signals (routed from Init while run() runs), child exits (from Init, through the Spawner),
 // worker output (WorkerProcess pipes) and timers (grace period, hang checks, output drain) arrive
 // as events, and owns all supervisor state: the WorkerGroup state machine, the live
-// WorkerProcesses, the root causes. supervisor_failure.cc has the failure side: which worker
-// failed first, its report with its time, the root cause written at the end.
+// WorkerProcesses, the root causes. supervisor_failure.cc has the failure side: the facts
+// the RootCauseJudge (root_cause_judge.h) chooses among, the report with its time and signature,
+// the root cause written at the end.
 //
 // A start, a failure and a restart (docs/architecture.md has the whole flow):
 //   Cluster.start(plan) -> find the resume checkpoint (hook) -> WorkerGroup.start -> spawn each
@@ -31,6 +32,7 @@
 #include "launcher/supervision/cluster.h"
 #include "launcher/supervision/gpu_health_watch.h"
 #include "launcher/supervision/root_cause.h"
+#include "launcher/supervision/root_cause_judge.h"
 #include "launcher/supervision/run_observer.h"
 #include "launcher/supervision/spawner.h"
 #include "launcher/supervision/standby_set.h"
@@ -75,6 +77,9 @@ struct SupervisorConfig {
   // GPUs are not watched. Required (--gpu-health on): its `unavailable` ends the run with 69.
   std::optional<SpawnRequest> gpu_health;
   bool gpu_health_required = false;
+  // Hook: the last progress step of the current generation (the progress parser's, wired by
+  // cli/), part of a failure's signature; nullopt (or no hook): before any progress.
+  std::function<std::optional<std::int64_t>()> progress_step;
 };
 
 class Supervisor final : public GroupActions {
@@ -90,15 +95,6 @@ class Supervisor final : public GroupActions {
   void cancel_grace_timer() override;
   void cleanup_descendants() override;
   void group_failed(int generation, const WorkerEnd& first_seen) override;
-  struct Cause {
-    WorkerEnd end;
-    bool still_running = false;  // wrote its error file, not reaped yet
-  };
-  std::optional<Cause> earliest_failure_of(int generation) const;
-  void claim_local_failure(int generation);
-  void report_failure(int generation, const WorkerEnd& first);
-  void arm_pending_timer(int generation);
-  std::int64_t failed_at_ns(const WorkerEnd& end) const;
   void group_succeeded(int generation) override;
   void group_stopped(int generation) override;
 
@@ -140,7 +136,15 @@ class Supervisor final : public GroupActions {
   void finish_stacks();
   std::string evidence_of(int generation) const;
   std::string nccl_summary(int generation) const;
-  // RunObserver::generation_failed, at most once per generation: this node's own failure and the
+  // The failure side (supervisor_failure.cc): the facts this node's workers give the
+  // RootCauseJudge (root_cause_judge.h), and what the Supervisor does with its answer.
+  std::optional<LocalFailure> earliest_failure_of(int generation) const;
+  WorkerEnd end_of(int local_rank) const;
+  void claim_local_failure(int generation);
+  void report_failure(int generation, const WorkerEnd& first);
+  void arm_pending_timer(int generation);
+  std::int64_t failed_at_ns(const WorkerEnd& end) const;
+  // RunObserver::generation_failed through failed_once_: this node's own failure and the
   // cluster's stop for the same generation both arrive on the failing node.
   void observe_failure(int generation);
 
@@ -190,7 +194,7 @@ class Supervisor final : public GroupActions {
   int stacks_seq_ = 0;                        // collections so far (the stacks.txt header)
   std::string python_hook_dir_;               // empty: no worker hook
   std::optional<NodeFailure> final_failure_;
-  int observed_failure_ = -1;  // the last generation the observer was told had failed
+  FailedOnce failed_once_;  // RunObserver::generation_failed at most once per generation
   int shutdown_signal_ = 0;
   int stop_signal_ = 0;  // the termination signal that ended the job (here or on a peer), or 0
   bool finishing_ = false;

@@ -1,12 +1,14 @@
-// The Supervisor's failure side: which worker of a generation failed first (the root cause, also
-// when another node's failure stops this one), its report to the cluster with its time, and the
-// root cause written where the orchestrator shows it at the end.
+// The Supervisor's failure side: the facts this node's workers give the RootCauseJudge
+// (root_cause_judge.h: which failed first, also when another node's failure stops this one), the
+// report to the cluster with its time and signature, and the root cause written where the
+// orchestrator shows it at the end.
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <csignal>
 
 #include "common/process.h"
+#include "launcher/supervision/root_cause_judge.h"
 #include "launcher/supervision/supervisor.h"
 
 namespace tv {
@@ -26,57 +28,65 @@ void write_root_cause(const std::string& path, const std::string& text, bool onl
     spdlog::info("root cause written to {}", path);
 }
 
-// When worker `w` failed, as FailureTime orders it: its error file's mtime, else when it was
+// When worker `w` failed, as RootCauseJudge orders it: its error file's mtime, else when it was
 // reaped. One that has not been reaped yet counts only with an error file.
-FailureTime failure_time(const WorkerProcess& w) {
+LocalFailure failure_time(const WorkerProcess& w) {
   const auto written = error_file_written(w.id().error_file);
   return {w.id().local_rank, written,
-          w.wait_status ? w.reaped_at : written.value_or(std::chrono::system_clock::now())};
+          w.wait_status ? w.reaped_at : written.value_or(std::chrono::system_clock::now()),
+          !w.wait_status};
 }
 
 }  // namespace
 
-// The failure that happened first among the workers of this generation: the one the group saw
-// fail first, the others trainvisor has reaped with a failing status, and those still running that
-// have written their error file (torch's @record writes it as the exception leaves the worker,
-// which may then spend seconds in teardown while a peer's collateral error ends that peer first).
-// Ordered by root_cause.h's FailureTime. A hang or a failed start stands as it is.
-std::optional<Supervisor::Cause> Supervisor::earliest_failure_of(int generation) const {
-  std::vector<FailureTime> times;
-  std::vector<Cause> causes;
+// The facts the RootCauseJudge chooses among (earliest_local_failure): the worker the group saw
+// fail first, the others trainvisor has reaped with a failing status, and those still running
+// that have written their error file (torch's @record writes it as the exception leaves the
+// worker, which may then spend seconds in teardown while a peer's collateral error ends that peer
+// first). A hang or a failed start stands as it is (group_failed).
+std::optional<LocalFailure> Supervisor::earliest_failure_of(int generation) const {
+  std::vector<LocalFailure> candidates;
   for (const auto& w : workers_) {
     if (!w || w->id().generation != generation) continue;
-    const FailureTime time = failure_time(*w);
-    WorkerEnd end;
-    end.local_rank = time.local_rank;
+    const LocalFailure time = failure_time(*w);
     if (w->wait_status) {
-      end.exit_code = exit_code_from_status(*w->wait_status);
-      end.signal = signal_from_status(*w->wait_status);
-      if (end.ok()) continue;
+      if (end_of(time.local_rank).ok()) continue;
     } else if (!time.error_written || !group_.is_running(time.local_rank)) {
       continue;
     }
-    times.push_back(time);
-    causes.push_back({end, !w->wait_status});
+    candidates.push_back(time);
   }
-  if (times.empty()) return std::nullopt;
-  return causes[earliest_failure(times)];
+  return earliest_local_failure(candidates);
+}
+
+// How worker `local_rank` ended, from its exit status (exit 0 while it has none yet).
+WorkerEnd Supervisor::end_of(int local_rank) const {
+  WorkerEnd end;
+  end.local_rank = local_rank;
+  const auto& w = workers_.at(static_cast<size_t>(local_rank));
+  if (w && w->wait_status) {
+    end.exit_code = exit_code_from_status(*w->wait_status);
+    end.signal = signal_from_status(*w->wait_status);
+  }
+  return end;
 }
 
 void Supervisor::group_failed(int generation, const WorkerEnd& first_seen) {
-  std::optional<Cause> cause;
+  std::optional<LocalFailure> cause;
   if (!first_seen.hang && !first_seen.start_failed) cause = earliest_failure_of(generation);
-  if (!cause) cause = Cause{first_seen, false};
+  if (!cause) return report_failure(generation, first_seen);
   if (cause->still_running) {
     // Reported when it ends (end_worker): its exit status belongs in the root cause.
-    pending_cause_ = PendingCause{cause->end.local_rank, first_seen};
+    pending_cause_ = PendingCause{cause->local_rank, first_seen};
     arm_pending_timer(generation);
     spdlog::info("rank {} wrote its error file before rank {} failed: waiting for it to exit",
-                 global_rank(cfg_.layout, cause->end.local_rank),
+                 global_rank(cfg_.layout, cause->local_rank),
                  global_rank(cfg_.layout, first_seen.local_rank));
     return;
   }
-  report_failure(generation, cause->end);
+  report_failure(generation, cause->local_rank == first_seen.local_rank
+                                 ? first_seen
+                                 : end_of(cause->local_rank));
 }
 
 // Another node's failure stops this one while its group looks healthy. A worker here that has
@@ -88,11 +98,11 @@ void Supervisor::claim_local_failure(int generation) {
     return;
   const auto cause = earliest_failure_of(generation);
   if (!cause) return;
-  if (!cause->still_running) return report_failure(generation, cause->end);
-  pending_cause_ = PendingCause{cause->end.local_rank, std::nullopt};
+  if (!cause->still_running) return report_failure(generation, end_of(cause->local_rank));
+  pending_cause_ = PendingCause{cause->local_rank, std::nullopt};
   arm_pending_timer(generation);
   spdlog::info("rank {} had written its error file when node stop arrived: waiting for it to exit",
-               global_rank(cfg_.layout, cause->end.local_rank));
+               global_rank(cfg_.layout, cause->local_rank));
 }
 
 // A root cause that does not finish exiting within the window gets the SIGTERM the others got.
@@ -109,8 +119,8 @@ void Supervisor::arm_pending_timer(int generation) {
   });
 }
 
-// When `end` failed (FailureTime): its error file's mtime, else when it was reaped; a hang or a
-// failed start: now.
+// When `end` failed (LocalFailure::when): its error file's mtime, else when it was reaped; a hang
+// or a failed start: now.
 std::int64_t Supervisor::failed_at_ns(const WorkerEnd& end) const {
   auto when = std::chrono::system_clock::now();
   const auto& w = workers_.at(static_cast<size_t>(end.local_rank));
@@ -119,9 +129,7 @@ std::int64_t Supervisor::failed_at_ns(const WorkerEnd& end) const {
 }
 
 void Supervisor::observe_failure(int generation) {
-  if (!cfg_.observer || generation <= observed_failure_) return;
-  observed_failure_ = generation;
-  cfg_.observer->generation_failed(generation);
+  if (failed_once_.first(generation) && cfg_.observer) cfg_.observer->generation_failed(generation);
 }
 
 void Supervisor::report_failure(int generation, const WorkerEnd& first) {
@@ -150,9 +158,11 @@ void Supervisor::report_failure(int generation, const WorkerEnd& first) {
   rec.evidence = evidence_of(generation);
   causes_.push_back(rec);
   observe_failure(generation);
-  spdlog::error("attempt {} failed: {}", generation, summary_line(rec));
-  cluster_.report_failure(NodeFailure{generation, rec.node_rank, rec.exit_code, summary_line(rec),
-                                      failed_at_ns(first)});
+  NodeFailure f = node_failure(generation, rec.node_rank, rec.exit_code, summary_line(rec),
+                               failed_at_ns(first));
+  f.signature = failure_signature(rec, cfg_.progress_step ? cfg_.progress_step() : std::nullopt);
+  spdlog::error("generation {} failed: {}", generation, f.summary);
+  cluster_.report_failure(f);
 }
 
 void Supervisor::report_root_cause() {
@@ -169,9 +179,11 @@ void Supervisor::report_root_cause() {
       text = detail_text(c);
     }
   if (node_fault_) text = *node_fault_ + "\n";
-  write_root_cause(cfg_.failure_file, text, true, kFailureFileLimit);
+  write_root_cause(cfg_.failure_file, with_decision(text, *final_failure_, false), true,
+                   kFailureFileLimit);
   if (!cfg_.termination_log.empty())
-    write_root_cause(cfg_.termination_log, text, false, kTerminationLogLimit);
+    write_root_cause(cfg_.termination_log, with_decision(text, *final_failure_, true), false,
+                     kTerminationLogLimit);
 }
 
 }  // namespace tv

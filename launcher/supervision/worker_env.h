@@ -24,7 +24,7 @@ struct WorkerLayout {
 
 struct WorkerAttempt {
   int local_rank = 0;
-  int restart_count = 0;
+  int generation = 0;  // its outside spelling: TORCHELASTIC_RESTART_COUNT
   int master_port = 29500;
   std::string error_file;
   std::string heartbeat_file;

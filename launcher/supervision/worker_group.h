@@ -10,9 +10,9 @@
 //
 // Failure handling is all-or-nothing, as in torchelastic: the first failure the group sees stops
 // the generation (the Supervisor names the root cause: the failure that happened first,
-// root_cause.h FailureTime); the others get SIGTERM (or the signal trainvisor received), SIGKILL
-// after the grace period, and the group is reported stopped only when every worker has exited.
-// Whether a new generation follows is the Cluster's decision, not the group's.
+// root_cause_judge.h earliest_local_failure); the others get SIGTERM (or the signal trainvisor
+// received), SIGKILL after the grace period, and the group is reported stopped only when every
+// worker has exited. Whether a new generation follows is the Cluster's decision, not the group's.
 #pragma once
 
 #include <string>

@@ -59,6 +59,9 @@ if mode == "ok": sys.exit(0)
 if mode == "fail-last" and rc > 0: sys.exit(0)
 if mode == "fail-last" and rank == world - 1:
     time.sleep(0.5); print("rank %d failing on purpose" % rank, flush=True); sys.exit(3)
+if mode == "same-error-last" and rank == world - 1:
+    time.sleep(0.3); print("step 7", flush=True)
+    print("ValueError: bad record %d" % (100 + rc), file=sys.stderr, flush=True); sys.exit(1)
 def error_file(message):
     with open(os.environ["TORCHELASTIC_ERROR_FILE"], "w") as f: json.dump({"message": message}, f)
 if mode == "root-lingers" and rank == world - 1:
@@ -116,7 +119,7 @@ class Job:
                 "TMPDIR": str(self.tmp), "PYTHONDONTWRITEBYTECODE": "1", "GLOO_SOCKET_IFNAME": "lo",
                 MARKER: self.marker}
 
-    def argv(self, rank, command, token=TOKEN, rdzv_timeout=None):
+    def argv(self, rank, command, token=TOKEN, rdzv_timeout=None, progress=None):
         return [str(TRAINVISOR), "run", "--nnodes", str(self.nnodes), "--node-rank", str(rank),
                 "--master-addr", self.master_addr, "--master-port", str(self.master_port),
                 "--rdzv-port", str(self.rdzv_port), "--nproc-per-node", str(self.nproc),
@@ -125,6 +128,7 @@ class Job:
                 "--max-restarts", str(self.max_restarts), "--grace-period", "3",
                 "--preflight", "none", "--failure-file", str(self.tmp / f"failure{rank}"),
                 "--termination-log", str(self.tmp / f"termlog{rank}"),
+                *(["--progress-regex", progress] if progress else []),
                 "--no-python", "--", *[str(c) for c in command]]
 
     def start(self, rank, command, prefix=(), name=None, **kw):
@@ -223,6 +227,26 @@ def test_failure_on_last_node_restarts_every_node(jobs, nnodes):
     assert {r["MASTER_PORT"] for r in first.values()} == {str(job.master_port)}
     assert len({r["MASTER_PORT"] for r in second.values()}) == 1  # one port for the generation
     assert not list(job.out.glob("a2_*"))  # restarted once, for the whole job
+
+
+def test_the_same_failure_on_node_1_twice_gives_up_on_every_node(jobs):
+    # Node 1's worker fails the same way (at step 7, its number normalized) in each generation:
+    # its signature travels with its failure to node 0, whose judge gives up after two
+    # generations although --max-restarts allows 3; every node exits with the root cause's code.
+    job = jobs(2)
+    procs = [job.start(r, worker(job, "same-error-last"), progress="step (?<step>\\d+)")
+             for r in range(2)]
+    for p in procs:
+        expect_rc(job, p, 1)
+    assert not list(job.out.glob("a2_*"))  # two generations, no third
+    decision = [l for l in output(procs[0]).splitlines() if "rule same_failure" in l]
+    assert len(decision) == 1, output(procs[0])
+    assert "generation 1 (ValueError: bad record <n> at step 7)" in decision[0], decision[0]
+    assert "generation 0 (ValueError: bad record <n> at step 7)" in decision[0], decision[0]
+    for rank in range(2):
+        text = (job.tmp / f"termlog{rank}").read_text()
+        assert "rule same_failure" in text, text
+        assert "generation 0: rank 1 (node 1, local 0)" in text, text
 
 
 def test_the_root_cause_is_the_node_that_failed_first_not_the_first_report(jobs):

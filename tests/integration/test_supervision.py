@@ -268,7 +268,7 @@ def test_first_restart_is_immediate_quick_failures_back_off():
 def test_restarts_exhausted_exit_with_root_cause_code():
     r = tv("--nproc-per-node", 2, "--max-restarts", 2, "--no-python", *helper("tv_exit", 9))
     assert r.returncode == 9
-    assert len(re.findall(r"attempt \d: starting", r.stderr)) == 3
+    assert len(re.findall(r"generation \d: starting", r.stderr)) == 3
 
 
 def test_silent_worker_is_a_hang_and_exits_124():

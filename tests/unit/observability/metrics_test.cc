@@ -6,6 +6,7 @@
 #include <set>
 #include <sstream>
 
+#include "launcher/observability/retry_metrics.h"
 #include "launcher/observability/summary.h"
 #include "tests/unit/observability/fake_clock.h"
 
@@ -106,6 +107,23 @@ TEST(Summary, JsonSharesAddUpToOne) {
   for (const auto& [name, v] : j["badput"].items()) total += v["share"].get<double>();
   EXPECT_NEAR(total, 1.0, 1e-9);
   EXPECT_EQ(j["restarts"], 1);
+}
+
+}  // namespace
+}  // namespace tv
+
+namespace tv {
+namespace {
+
+TEST(RetryDecisions, OneCounterFamilyWithARuleLabelLeftOutUntilAnyDecision) {
+  EXPECT_EQ(render_retry_decisions({}), "");
+  const std::string text = render_retry_decisions({{"first_failure", 1}, {"same_failure", 1}});
+  EXPECT_NE(text.find("# TYPE trainvisor_retry_decisions_total counter\n"), std::string::npos);
+  EXPECT_NE(text.find("trainvisor_retry_decisions_total{rule=\"first_failure\"} 1\n"),
+            std::string::npos);
+  EXPECT_NE(text.find("trainvisor_retry_decisions_total{rule=\"same_failure\"} 1\n"),
+            std::string::npos);
+  EXPECT_EQ(text.find("# TYPE", text.find("# TYPE") + 1), std::string::npos);  // one family
 }
 
 }  // namespace

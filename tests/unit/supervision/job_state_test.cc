@@ -33,7 +33,9 @@ class JobState : public ::testing::Test {
   JobStateMachine make(int nnodes, int max_restarts, bool preflight = false) {
     return JobStateMachine(nnodes, RestartPolicy{max_restarts}, 29500, preflight, actions);
   }
-  NodeFailure fail(int node, int gen, int code = 1) { return {gen, node, code, "boom"}; }
+  NodeFailure fail(int node, int gen, int code = 1) {
+    return node_failure(gen, node, code, "boom");
+  }
   // Fails generation `gen` on node 0 after it ran `ran`, stops every node, ends the pause.
   void crash(JobStateMachine& m, int nnodes, Clock::duration ran) {
     const int gen = m.generation();
@@ -68,7 +70,7 @@ TEST_F(JobState, EveryRestartGetsAFreshPortOnOneNodeAsOnMany) {
     EXPECT_EQ(actions.starts[0].master_port, 29500);
     EXPECT_EQ(actions.starts[1].master_port, 40000);
     EXPECT_EQ(actions.starts[2].master_port, 40001);
-    EXPECT_EQ(actions.starts[2].restart_count, 2);
+    EXPECT_EQ(actions.starts[2].generation, 2);
   }
 }
 
@@ -133,10 +135,10 @@ TEST_F(JobState, AFailureThatHappenedEarlierButArrivedLaterIsTheRootCause) {
   // node 0's collateral failure arrived first. A failure with no time never replaces one.
   auto m = make(2, 0);
   m.all_present(now);
-  m.failure({0, 0, 1, "collateral", 2000}, now);
-  m.failure({0, 1, 7, "the real cause", 1000}, now);
-  m.failure({0, 1, 9, "no time", 0}, now);
-  m.failure({0, 0, 9, "later", 3000}, now);
+  m.failure(node_failure(0, 0, 1, "collateral", 2000), now);
+  m.failure(node_failure(0, 1, 7, "the real cause", 1000), now);
+  m.failure(node_failure(0, 1, 9, "no time", 0), now);
+  m.failure(node_failure(0, 0, 9, "later", 3000), now);
   EXPECT_EQ(actions.stops.size(), 1u);
   m.stopped(0, 0);
   m.stopped(1, 0);

@@ -52,28 +52,29 @@ WorkerEnd exited(int r, int code) {
 TEST(WorkerGroup, AllExitZeroSucceeds) {
   FakeActions a;
   WorkerGroup g(2, a);
-  g.start({0, 0, 29500});
+  g.start({0, 29500, ""});
   EXPECT_EQ(g.state(), GroupState::kHealthy);
   g.on_worker_end(exited(1, 0));
   EXPECT_EQ(g.state(), GroupState::kHealthy);
   g.on_worker_end(exited(0, 0));
   EXPECT_EQ(g.state(), GroupState::kSucceeded);
-  EXPECT_EQ(a.log, (std::vector<std::string>{"start 0 g0", "start 1 g0", "cleanup", "succeeded g0"}));
+  EXPECT_EQ(a.log,
+            (std::vector<std::string>{"start 0 g0", "start 1 g0", "cleanup", "succeeded g0"}));
 }
 
 TEST(WorkerGroup, OneFailureStopsTheOthersThenReportsStopped) {
   FakeActions a;
   WorkerGroup g(3, a);
-  g.start({0, 0, 1});
+  g.start({0, 1, ""});
   g.on_worker_end(exited(1, 3));
   EXPECT_EQ(g.state(), GroupState::kStopping);
   EXPECT_EQ(g.running(), 2);
   g.on_worker_end(exited(0, 128 + SIGTERM));
   g.on_worker_end(exited(2, 128 + SIGTERM));
   EXPECT_EQ(g.state(), GroupState::kStopped);
-  EXPECT_EQ(a.log, (std::vector<std::string>{"start 0 g0", "start 1 g0", "start 2 g0", "failed g0 r1 c3",
-                                             "signal 0 15", "signal 2 15", "arm", "cancel", "cleanup",
-                                             "stopped g0"}));
+  EXPECT_EQ(a.log, (std::vector<std::string>{"start 0 g0", "start 1 g0", "start 2 g0",
+                                             "failed g0 r1 c3", "signal 0 15", "signal 2 15", "arm",
+                                             "cancel", "cleanup", "stopped g0"}));
 }
 
 TEST(WorkerGroup, ReentrantStopFromFailureReportIsHarmless) {
@@ -81,16 +82,17 @@ TEST(WorkerGroup, ReentrantStopFromFailureReportIsHarmless) {
   WorkerGroup g(1, a);
   a.group = &g;
   a.stop_from_failed = true;
-  g.start({0, 0, 1});
+  g.start({0, 1, ""});
   g.on_worker_end(exited(0, 1));
   // Single worker: it is already gone, so the group is stopped exactly once.
-  EXPECT_EQ(a.log, (std::vector<std::string>{"start 0 g0", "failed g0 r0 c1", "cancel", "cleanup", "stopped g0"}));
+  EXPECT_EQ(a.log, (std::vector<std::string>{"start 0 g0", "failed g0 r0 c1", "cancel", "cleanup",
+                                             "stopped g0"}));
 }
 
 TEST(WorkerGroup, GraceExpiryKillsWhatIsLeft) {
   FakeActions a;
   WorkerGroup g(2, a);
-  g.start({0, 0, 1});
+  g.start({0, 1, ""});
   g.on_worker_end(exited(0, 1));
   a.log.clear();
   g.on_grace_expired();
@@ -100,7 +102,7 @@ TEST(WorkerGroup, GraceExpiryKillsWhatIsLeft) {
 TEST(WorkerGroup, HangIsAFailureWithCode124) {
   FakeActions a;
   WorkerGroup g(2, a);
-  g.start({0, 0, 1});
+  g.start({0, 1, ""});
   g.on_worker_hang(1);
   EXPECT_EQ(a.log.at(2), "failed g0 r1 c124");
   EXPECT_EQ(g.state(), GroupState::kStopping);
@@ -113,7 +115,7 @@ TEST(WorkerGroup, StartFailureIsAFailure) {
   FakeActions a;
   a.fail_start = {0};
   WorkerGroup g(2, a);
-  g.start({0, 0, 1});
+  g.start({0, 1, ""});
   EXPECT_EQ(a.log.at(2), "failed g0 r0 c127");
   EXPECT_EQ(g.state(), GroupState::kStopping);
   g.on_worker_end(exited(1, 143));
@@ -123,12 +125,12 @@ TEST(WorkerGroup, StartFailureIsAFailure) {
 TEST(WorkerGroup, StopWithReceivedSignalThenRestart) {
   FakeActions a;
   WorkerGroup g(1, a);
-  g.start({0, 0, 1});
+  g.start({0, 1, ""});
   g.stop(SIGINT);
   EXPECT_EQ(a.log.at(1), "signal 0 2");
   g.on_worker_end(exited(0, 130));
   EXPECT_EQ(g.state(), GroupState::kStopped);
-  g.start({1, 1, 2});
+  g.start({1, 2, ""});
   EXPECT_EQ(g.state(), GroupState::kHealthy);
   EXPECT_EQ(g.generation(), 1);
 }
@@ -136,7 +138,7 @@ TEST(WorkerGroup, StopWithReceivedSignalThenRestart) {
 TEST(WorkerGroup, StopWhenNothingRunsReportsAtOnce) {
   FakeActions a;
   WorkerGroup g(1, a);
-  g.start({0, 0, 1});
+  g.start({0, 1, ""});
   g.on_worker_end(exited(0, 0));
   a.log.clear();
   g.stop(SIGTERM);  // another node failed after this one succeeded
@@ -146,14 +148,14 @@ TEST(WorkerGroup, StopWhenNothingRunsReportsAtOnce) {
 TEST(WorkerGroup, StartWhileRunningIsALogicError) {
   FakeActions a;
   WorkerGroup g(1, a);
-  g.start({0, 0, 1});
-  EXPECT_THROW(g.start({1, 1, 1}), std::logic_error);
+  g.start({0, 1, ""});
+  EXPECT_THROW(g.start({1, 1, ""}), std::logic_error);
 }
 
 TEST(WorkerGroup, ForwardReachesOnlyRunningWorkers) {
   FakeActions a;
   WorkerGroup g(2, a);
-  g.start({0, 0, 1});
+  g.start({0, 1, ""});
   g.on_worker_end(exited(0, 0));
   a.log.clear();
   g.forward(SIGUSR1);

@@ -153,20 +153,6 @@ TEST(RootCause, SummaryPrefersErrorFileThenTail) {
   EXPECT_NE(format_failure_table({r}).find("ValueError: boom"), std::string::npos);
 }
 
-TEST(RootCause, EarliestFailureByErrorFileThenReapTime) {
-  using std::chrono::milliseconds;
-  const std::chrono::system_clock::time_point t0{};
-  // Rank 0 reaped first, but rank 1's error file was written before rank 0's.
-  std::vector<FailureTime> times{{0, t0 + milliseconds(30), t0 + milliseconds(40)},
-                                 {1, t0 + milliseconds(10), t0 + milliseconds(50)}};
-  EXPECT_EQ(earliest_failure(times), 1u);
-  // Without an error file, the reap time stands for the failure.
-  times.push_back({2, std::nullopt, t0 + milliseconds(5)});
-  EXPECT_EQ(earliest_failure(times), 2u);
-  // Ties keep the first in the list.
-  EXPECT_EQ(earliest_failure({{3, std::nullopt, t0}, {4, std::nullopt, t0}}), 0u);
-}
-
 TEST(RootCause, ErrorFileTimeIsTheRegularFilesMtime) {
   const auto dir =
       std::filesystem::temp_directory_path() / ("tv_rc_mtime_" + std::to_string(::getpid()));

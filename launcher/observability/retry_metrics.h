@@ -1,0 +1,15 @@
+// The RootCauseJudge's decisions on /metrics (launcher/supervision/root_cause_judge.h): one
+// counter, `trainvisor_retry_decisions_total{rule="..."}`, each rule that let a generation start
+// after a failure or that gave up. Pure; appended to render_metrics' text (docs/observability.md).
+#pragma once
+
+#include <map>
+#include <string>
+
+namespace tv {
+
+// Empty while nothing has been judged (a family with no sample is left out, like every figure
+// that is not known yet).
+std::string render_retry_decisions(const std::map<std::string, int>& by_rule);
+
+}  // namespace tv

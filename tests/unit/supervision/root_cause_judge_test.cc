@@ -1,0 +1,240 @@
+// The RootCauseJudge, pure: which failure is the root cause (this node's candidates, every node's
+// reports), failure signatures and their normalization, and each retry rule.
+#include "launcher/supervision/root_cause_judge.h"
+
+#include <gtest/gtest.h>
+
+#include "launcher/supervision/job_state.h"
+
+namespace tv {
+namespace {
+
+using std::chrono::milliseconds;
+
+FailureRecord from_tail(std::vector<std::string> tail) {
+  FailureRecord r;
+  r.tail = std::move(tail);
+  return r;
+}
+
+NodeFailure failed(int generation, FailureSignature sig, int node = 0, std::int64_t at = 0) {
+  NodeFailure f = node_failure(generation, node, 1, "rank 0: exit 1: " + sig.text(), at);
+  f.signature = std::move(sig);
+  return f;
+}
+
+// Offers each generation's failure, judges it, begins the next; returns the last verdict.
+Verdict judge_all(RootCauseJudge& j, const std::vector<FailureSignature>& sigs) {
+  Verdict v;
+  for (std::size_t g = 0; g < sigs.size(); ++g) {
+    j.begin(static_cast<int>(g));
+    EXPECT_EQ(j.offer(failed(static_cast<int>(g), sigs[g])), RootCauseJudge::Offer::kFirst);
+    v = j.verdict();
+  }
+  return v;
+}
+
+TEST(RootCauseJudge, EarliestLocalFailureByErrorFileThenReapTime) {
+  const std::chrono::system_clock::time_point t0{};
+  // Rank 0 reaped first, but rank 1's error file was written before rank 0's.
+  std::vector<LocalFailure> c{{0, t0 + milliseconds(30), t0 + milliseconds(40), false},
+                              {1, t0 + milliseconds(10), t0 + milliseconds(50), true}};
+  EXPECT_EQ(earliest_local_failure(c)->local_rank, 1);
+  EXPECT_TRUE(earliest_local_failure(c)->still_running);
+  // Without an error file, the reap time stands for the failure.
+  c.push_back({2, std::nullopt, t0 + milliseconds(5), false});
+  EXPECT_EQ(earliest_local_failure(c)->local_rank, 2);
+  // Ties keep the first in the list; nothing: no failure.
+  EXPECT_EQ(earliest_local_failure({{3, std::nullopt, t0, false}, {4, std::nullopt, t0, false}})
+                ->local_rank,
+            3);
+  EXPECT_FALSE(earliest_local_failure({}));
+}
+
+TEST(RootCauseJudge, AnEarlierFailureArrivingLaterReplacesTheRootCause) {
+  RootCauseJudge j;
+  j.begin(0);
+  EXPECT_EQ(j.offer(failed(0, {"E", "collateral", {}, false}, 0, 2000)),
+            RootCauseJudge::Offer::kFirst);
+  EXPECT_EQ(j.offer(failed(0, {"E", "real", {}, false}, 1, 1000)), RootCauseJudge::Offer::kEarlier);
+  EXPECT_EQ(j.offer(failed(0, {"E", "no time", {}, false}, 1, 0)), RootCauseJudge::Offer::kLater);
+  EXPECT_EQ(j.offer(failed(0, {"E", "late", {}, false}, 0, 3000)), RootCauseJudge::Offer::kLater);
+  EXPECT_EQ(j.offer(failed(1, {"E", "stale", {}, false}, 0, 1)), RootCauseJudge::Offer::kStale);
+  EXPECT_EQ(j.root_cause()->signature.message, "real");
+}
+
+TEST(RootCauseJudge, NormalizesNumbersAddressesAndPaths) {
+  EXPECT_EQ(normalize_message("bad shard /data/shard_17.bin at 0x7f3a2c00, step 40 (loss 3.25)"),
+            "bad shard <path> at <addr>, step <n> (loss <n>)");
+  EXPECT_EQ(normalize_message("can't open file './x/train.py': [Errno 2]"),
+            "can't open file '<path>': [Errno <n>]");
+  EXPECT_EQ(normalize_message("cuda:0 has 79.35 GiB"), "cuda:<n> has <n> GiB");
+  EXPECT_EQ(normalize_message("a/b is not a path, ratio 1/2"), "a/b is not a path, ratio <n>/<n>");
+  EXPECT_EQ(normalize_message("0xZZ"), "<n>xZZ");
+}
+
+TEST(RootCauseJudge, SignatureFromTheErrorFileOrTheTracebackInTheOutput) {
+  FailureRecord r;
+  r.error =
+      ErrorFileInfo{"ValueError: bad batch 17", "Traceback ...\nValueError: bad batch 17\n", 0};
+  auto s = failure_signature(r, 40);
+  EXPECT_EQ(s.type, "ValueError");
+  EXPECT_EQ(s.message, "bad batch <n>");
+  EXPECT_EQ(s.step, 40);
+  EXPECT_EQ(s.text(), "ValueError: bad batch <n> at step 40");
+  // No @record: the last exception line of the output tail.
+  s = failure_signature(
+      from_tail({"step 3", "Traceback (most recent call last):", "  File \"/w/t.py\", line 3",
+                 "ModuleNotFoundError: No module named 'foo'", "[W] teardown"}),
+      std::nullopt);
+  EXPECT_EQ(s.type, "ModuleNotFoundError");
+  EXPECT_EQ(s.message, "No module named 'foo'");
+  EXPECT_EQ(s.text(), "ModuleNotFoundError: No module named 'foo' before any progress");
+  // python3's own words for a missing script.
+  s = failure_signature(
+      from_tail({"/usr/bin/python3: can't open file '/w/missing.py': [Errno 2] No such file or "
+                 "directory"}),
+      std::nullopt);
+  EXPECT_EQ(s.type, "can't open file");
+  // No exception at all: the last line, no type (so never "the same failure").
+  s = failure_signature(from_tail({"rank 3 fails"}), 2);
+  EXPECT_EQ(s.type, "");
+  EXPECT_EQ(s.message, "rank <n> fails");
+  // A hang whose earlier output had an exception line is still only a hang.
+  FailureRecord hung = from_tail({"ValueError: retrying the download"});
+  hung.hang = true;
+  EXPECT_EQ(failure_signature(hung, 3).type, "");
+}
+
+TEST(RootCauseJudge, CudaOutOfMemoryInTheErrorFileOrTheOutput) {
+  for (const char* line :
+       {"torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB",
+        "RuntimeError: CUDA error: out of memory", "torch.OutOfMemoryError: boom"}) {
+    const auto s = failure_signature(from_tail({line, "exit"}), 5);
+    EXPECT_TRUE(s.cuda_oom) << line;
+  }
+  FailureRecord r;
+  r.error = ErrorFileInfo{"RuntimeError: failed", "...\nCUDA out of memory. Tried\n", 0};
+  EXPECT_TRUE(failure_signature(r, 5).cuda_oom);
+  EXPECT_FALSE(failure_signature(from_tail({"ValueError: out of range"}), 5).cuda_oom);
+}
+
+TEST(RootCauseJudge, ScriptThatCannotStartGivesUpAtOnce) {
+  for (const char* type : {"ImportError", "ModuleNotFoundError", "SyntaxError", "IndentationError",
+                           "can't open file"}) {
+    RootCauseJudge j;
+    const Verdict v = judge_all(j, {{type, "m", std::nullopt, false}});
+    EXPECT_FALSE(v.retry) << type;
+    EXPECT_EQ(v.rule, "cannot_start");
+    EXPECT_NE(v.line.find("generation 0 (" + std::string(type)), std::string::npos) << v.line;
+  }
+  // After a progress line the same import error is retried (a lazy import, a flaky mount).
+  RootCauseJudge j;
+  EXPECT_TRUE(judge_all(j, {{"ImportError", "m", 3, false}}).retry);
+}
+
+TEST(RootCauseJudge, SameSignatureOnConsecutiveGenerationsGivesUp) {
+  RootCauseJudge j;
+  const FailureSignature at40{"ValueError", "bad batch <n>", 40, false};
+  const Verdict v = judge_all(j, {at40, at40});
+  EXPECT_FALSE(v.retry);
+  EXPECT_EQ(v.rule, "same_failure");
+  // The one line names both failures it compared.
+  EXPECT_NE(v.line.find("generation 1 (ValueError: bad batch <n> at step 40)"), std::string::npos);
+  EXPECT_NE(v.line.find("generation 0 (ValueError: bad batch <n> at step 40)"), std::string::npos);
+  EXPECT_EQ(j.history().size(), 2u);
+}
+
+TEST(RootCauseJudge, DifferentMessageOrStepIsRetried) {
+  RootCauseJudge j;
+  EXPECT_EQ(judge_all(j, {{"ValueError", "x", 40, false}}).rule, "first_failure");
+  RootCauseJudge k;
+  EXPECT_EQ(judge_all(k, {{"ValueError", "x", 40, false}, {"ValueError", "x", 41, false}}).rule,
+            "different_failure");
+  RootCauseJudge l;
+  EXPECT_TRUE(judge_all(l, {{"ValueError", "x", 40, false}, {"ValueError", "y", 40, false}}).retry);
+  // Without an exception type the same last line is retried (a peer's collateral, a signal).
+  RootCauseJudge m;
+  EXPECT_TRUE(judge_all(m, {{"", "killed", 4, false}, {"", "killed", 4, false}}).retry);
+  // Not consecutive: 0 and 2 the same, 1 different.
+  RootCauseJudge n;
+  const FailureSignature a{"ValueError", "x", 40, false};
+  EXPECT_TRUE(judge_all(n, {a, {"KeyError", "k", 7, false}, a}).retry);
+}
+
+TEST(RootCauseJudge, CudaOutOfMemoryAtTheSameStepTwiceGivesUp) {
+  RootCauseJudge j;
+  const Verdict v = judge_all(j, {{"torch.cuda.OutOfMemoryError", "tried <n> MiB", 12, true},
+                                  {"RuntimeError", "CUDA error: out of memory", 12, true}});
+  EXPECT_FALSE(v.retry);
+  EXPECT_EQ(v.rule, "cuda_oom_same_step");
+  RootCauseJudge k;
+  EXPECT_TRUE(judge_all(k, {{"E", "oom", 12, true}, {"E", "oom", 13, true}}).retry);
+}
+
+TEST(RootCauseJudge, RetryPolicyAlwaysRetriesEverything) {
+  RootCauseJudge j(RetryMode::kAlways);
+  const Verdict v = judge_all(j, {{"ImportError", "m", std::nullopt, false}});
+  EXPECT_TRUE(v.retry);
+  EXPECT_EQ(v.rule, "always");
+}
+
+TEST(RootCauseJudge, RecentAndTheTextOfTheFailureFile) {
+  RootCauseJudge j;
+  judge_all(j,
+            {{"A", "", 1, false}, {"B", "", 2, false}, {"C", "", 3, false}, {"D", "", 4, false}});
+  const auto r = j.recent();
+  ASSERT_EQ(r.size(), 3u);
+  EXPECT_EQ(r.front(), "generation 1: rank 0: exit 1: B at step 2");
+  NodeFailure f = node_failure(3, 0, 1, "summary");
+  f.verdict = "job: giving up, rule same_failure: ...";
+  f.recent = r;
+  EXPECT_EQ(with_decision("summary\ntraceback\n", f, false),
+            "summary\njob: giving up, rule same_failure: ...\ntraceback\n");
+  EXPECT_EQ(
+      with_decision("summary\n", f, true).find("last generations' root causes:\n  generation 1"),
+      std::string("summary\njob: giving up, rule same_failure: ...\n").size());
+}
+
+TEST(RootCauseJudge, FailedOnceIsOncePerGeneration) {
+  FailedOnce once;
+  EXPECT_TRUE(once.first(0));
+  EXPECT_FALSE(once.first(0));  // this node's failure, then the cluster's stop of the same one
+  EXPECT_TRUE(once.first(1));
+  EXPECT_FALSE(once.first(0));
+}
+
+struct Actions : JobActions {
+  std::vector<GenerationPlan> starts;
+  std::vector<JobEnd> ends;
+  void begin_preflight() override {}
+  void start(const GenerationPlan& p) override { starts.push_back(p); }
+  void stop(const NodeFailure&) override {}
+  void arm_backoff(std::chrono::milliseconds) override {}
+  void finish(const JobEnd& e) override { ends.push_back(e); }
+  int fresh_port() override { return 40000; }
+};
+
+TEST(RootCauseJudge, TheJobGivesUpOnItsVerdictBeforeTheRestartsAreSpent) {
+  Actions a;
+  JobStateMachine m(2, RestartPolicy{5}, 29500, false, a);
+  const JobStateMachine::Clock::time_point t{};
+  m.all_present(t);
+  const FailureSignature sig{"ValueError", "bad", 40, false};
+  for (int g = 0; g < 2; ++g) {
+    m.failure(failed(g, sig, 1), t);
+    m.stopped(0, g);
+    m.stopped(1, g);
+    if (g == 0) m.backoff_over(t);
+  }
+  ASSERT_EQ(a.starts.size(), 2u);
+  EXPECT_EQ(a.starts[1].retried_by, "first_failure");
+  ASSERT_EQ(a.ends.size(), 1u);
+  EXPECT_EQ(a.ends[0].kind, JobEnd::Kind::kGiveUp);
+  EXPECT_EQ(a.ends[0].failure.verdict_rule, "same_failure");
+  EXPECT_EQ(a.ends[0].failure.recent.size(), 2u);
+  EXPECT_NE(a.ends[0].failure.verdict.find("rule same_failure"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace tv
