@@ -26,8 +26,10 @@
 #include "common/process.h"
 #include "common/stop_window.h"
 #include "health/isolated_query.h"
+#include "health/nccl_locate.h"
 #include "health/nccl_probe.h"
 #include "health/preflight.h"
+#include "health/torch_version.h"
 #include "launcher/rendezvous/network_cluster.h"
 #include "launcher/supervision/local_cluster.h"
 #include "launcher/supervision/sagemaker_train.h"
@@ -69,6 +71,22 @@ std::optional<std::string> checkpoint_dir(const Options& o) {
   return std::nullopt;
 }
 
+// The torch the workers import (a child of their python: health/torch_version.h), which decides
+// the version-dependent variables of their environment; nullopt when the command is not python.
+std::optional<TorchVersion> workers_torch(const Options& o, const std::vector<std::string>& argv,
+                                          const Interpreter& py, const Environment& env) {
+  const bool python_form = !o.flag("no-python") && argv.front() == py.path;
+  const auto python = python_form ? std::optional(py.path) : worker_python(argv, env);
+  if (!python) return std::nullopt;
+  auto v = detect_torch_version(*python, env);
+  if (!v)
+    spdlog::info(
+        "torch: {} has no torch that could be read (workers get both "
+        "NCCL_ASYNC_ERROR_HANDLING names)",
+        *python);
+  return v;
+}
+
 // Everything the options say, checked before anything starts.
 struct RunPlan {
   Topology topology;
@@ -77,6 +95,8 @@ struct RunPlan {
   std::string preflight;
   std::string require_transport;
   double min_busbw = 0;
+  Interpreter interpreter;            // of `script.py` and `-m MOD` (the banner says which)
+  std::optional<TorchVersion> torch;  // the workers' torch, when their command is python
   std::optional<std::string> ckpt_dir;
   std::string ckpt_format;
   std::optional<ResumeRequest> resume;    // when there is a checkpoint dir and --resume is not none
@@ -177,10 +197,13 @@ Result<RunPlan> plan_run(const Options& o, const Environment& env) {
   auto topo = resolve_topology(o, env, RealFileSystem(), RealGpuCounter(env), RealHostAddress());
   if (!topo) return topo.error();
   p.topology = *topo;
-  auto argv = build_worker_argv(o, env);
+  const Interpreter py = find_interpreter(env, RealFileSystem());
+  auto argv = build_worker_argv(o, py.path);
   if (!argv) return argv.error();
+  p.interpreter = py;
   auto exe = find_executable(argv->front(), env);
   if (!exe) return exe.error();
+  p.torch = workers_torch(o, *argv, py, env);
   if (auto s = read_timing(o, env, p); !s) return s.error();
   for (auto* step : {read_health_and_checkpoints, read_rendezvous, read_warm_standby})
     if (auto s = step(o, p); !s) return s.error();
@@ -201,7 +224,9 @@ Result<RunPlan> plan_run(const Options& o, const Environment& env) {
                               o.value_or("role", "default"),
                               job_run_id(o, t),
                               p.policy.max_restarts,
-                              t.worker_env};
+                              t.worker_env,
+                              std::nullopt};
+  if (p.torch) p.sup.layout.torch = std::pair{p.torch->major, p.torch->minor};
   p.sup.executable = *exe;
   p.sup.argv = *argv;
   p.sup.base_env = env;
