@@ -13,4 +13,5 @@ inline constexpr int kPreflightFailed = 69;
 inline constexpr int kTempFail = 75;  // peer lost / rendezvous timed out: retry the job
 inline constexpr int kOsError = 71;   // EX_OSERR: no thread could be started (pids limit)
 inline constexpr int kConfig = 78;    // configuration or topology error
+inline constexpr int kExportFailed = 74;  // EX_IOERR: the workers succeeded, --export did not
 }  // namespace tv::exit_code
