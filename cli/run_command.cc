@@ -18,6 +18,7 @@
 #include "cli/commands.h"
 #include "cli/observability.h"
 #include "cli/run_options.h"
+#include "cli/start_banner.h"
 #include "cli/torchrun_options.h"
 #include "common/exit_codes.h"
 #include "common/file_system.h"
@@ -26,10 +27,14 @@
 #include "common/process.h"
 #include "common/stop_window.h"
 #include "health/isolated_query.h"
+#include "health/nccl_locate.h"
 #include "health/nccl_probe.h"
 #include "health/preflight.h"
+#include "health/torch_version.h"
 #include "launcher/rendezvous/network_cluster.h"
 #include "launcher/supervision/local_cluster.h"
+#include "launcher/supervision/model_export.h"
+#include "launcher/supervision/root_cause.h"
 #include "launcher/supervision/sagemaker_train.h"
 #include "launcher/supervision/spawner.h"
 #include "launcher/supervision/standby.h"
@@ -69,6 +74,22 @@ std::optional<std::string> checkpoint_dir(const Options& o) {
   return std::nullopt;
 }
 
+// The torch the workers import (a child of their python: health/torch_version.h), which decides
+// the version-dependent variables of their environment; nullopt when the command is not python.
+std::optional<TorchVersion> workers_torch(const Options& o, const std::vector<std::string>& argv,
+                                          const Interpreter& py, const Environment& env) {
+  const bool python_form = !o.flag("no-python") && argv.front() == py.path;
+  const auto python = python_form ? std::optional(py.path) : worker_python(argv, env);
+  if (!python) return std::nullopt;
+  auto v = detect_torch_version(*python, env);
+  if (!v)
+    spdlog::info(
+        "torch: {} has no torch that could be read (workers get both "
+        "NCCL_ASYNC_ERROR_HANDLING names)",
+        *python);
+  return v;
+}
+
 // Everything the options say, checked before anything starts.
 struct RunPlan {
   Topology topology;
@@ -77,6 +98,8 @@ struct RunPlan {
   std::string preflight;
   std::string require_transport;
   double min_busbw = 0;
+  Interpreter interpreter;            // of `script.py` and `-m MOD` (the banner says which)
+  std::optional<TorchVersion> torch;  // the workers' torch, when their command is python
   std::optional<std::string> ckpt_dir;
   std::string ckpt_format;
   std::optional<ResumeRequest> resume;    // when there is a checkpoint dir and --resume is not none
@@ -84,6 +107,8 @@ struct RunPlan {
   ObservabilityConfig observability;
   std::optional<std::string> rdzv_token;
   int rdzv_port = 0;
+  std::optional<std::string> export_what;  // --export
+  std::string export_dir;                  // where it goes (read_export)
   milliseconds rdzv_timeout{0}, peer_timeout{0};
 };
 
@@ -171,6 +196,53 @@ Status read_health_and_checkpoints(const Options& o, RunPlan& p) {
   return ok_status();
 }
 
+// --export's target: --export-dir, else SageMaker's SM_MODEL_DIR, else /opt/ml/model where
+// SageMaker's resource config is (a bring-your-own-container job has no SM_* variables).
+Status read_export(const Options& o, const Environment& env, RunPlan& p) {
+  auto what = o.get("export");
+  if (!what) return ok_status();
+  p.export_what = what->value;
+  if (auto d = o.get("export-dir")) {
+    p.export_dir = d->value;
+  } else if (auto sm = env.get("SM_MODEL_DIR"); sm && !sm->empty()) {
+    p.export_dir = *sm;
+  } else if (RealFileSystem().exists(o.value_or("resource-config", ""))) {
+    p.export_dir = "/opt/ml/model";
+  } else {
+    return Error{exit_code::kConfig,
+                 what->origin + "=\"" + what->value +
+                     "\": no export directory: expected --export-dir DIR or SM_MODEL_DIR "
+                     "(SageMaker's /opt/ml/model)"};
+  }
+  return ok_status();
+}
+
+// The run succeeded: --export's copy decides the exit code. A failed copy is 73 with its reason
+// in the failure file and the termination log, so a job whose model is missing never reads as
+// complete (SageMaker would upload an empty model.tar.gz and mark the job Completed).
+int export_after_success(const RunPlan& p) {
+  if (!p.export_what) return exit_code::kOk;
+  Init::instance().set_phase("export");
+  auto r = export_model(*p.export_what, p.export_dir);
+  if (r) {
+    spdlog::info("export: {} file(s), {} bytes from {} into {} ({})", r->files, r->bytes,
+                 *p.export_what, p.export_dir, fmt::join(r->moved, ", "));
+    if (!r->skipped.empty())
+      spdlog::warn("export: skipped {} link(s) or special file(s) (links are never followed): {}",
+                   r->skipped.size(), r->skipped.front());
+    return exit_code::kOk;
+  }
+  const std::string text = "the workers succeeded, but --export failed: " + r.error().message;
+  spdlog::error("{}", text);
+  for (const auto& [path, only_if_absent] :
+       {std::pair{p.sup.failure_file, true}, std::pair{p.sup.termination_log, false}}) {
+    if (path.empty()) continue;
+    if (auto w = write_root_cause_file(path, text, only_if_absent, 1024); !w)
+      spdlog::warn("export: {}", w.error().message);
+  }
+  return r.error().exit_code;
+}
+
 Status read_warm_standby(const Options& o, RunPlan& p) {
   return assign(
       parse_warm_standby(o.value_or("warm-standby", "auto"), o.value_or("warm-import", "")),
@@ -200,11 +272,15 @@ Result<RunPlan> plan_run(const Options& o, const Environment& env) {
   auto topo = resolve_topology(o, env, RealFileSystem(), RealGpuCounter(env), RealHostAddress());
   if (!topo) return topo.error();
   p.topology = *topo;
-  auto argv = build_worker_argv(o, env);
+  const Interpreter py = find_interpreter(env, RealFileSystem());
+  auto argv = build_worker_argv(o, py.path);
   if (!argv) return argv.error();
+  p.interpreter = py;
   auto exe = find_executable(argv->front(), env);
   if (!exe) return exe.error();
+  p.torch = workers_torch(o, *argv, py, env);
   if (auto s = read_timing(o, env, p); !s) return s.error();
+  if (auto s = read_export(o, env, p); !s) return s.error();
   for (auto* step : {read_health_and_checkpoints, read_rendezvous, read_warm_standby})
     if (auto s = step(o, p); !s) return s.error();
   auto obs = read_observability_options(o, env.has("KUBERNETES_SERVICE_HOST"));
@@ -224,7 +300,9 @@ Result<RunPlan> plan_run(const Options& o, const Environment& env) {
                               o.value_or("role", "default"),
                               job_run_id(o, t),
                               p.policy.max_restarts,
-                              t.worker_env};
+                              t.worker_env,
+                              std::nullopt};
+  if (p.torch) p.sup.layout.torch = std::pair{p.torch->major, p.torch->minor};
   p.sup.executable = *exe;
   p.sup.argv = *argv;
   p.sup.base_env = env;
@@ -331,6 +409,21 @@ std::unique_ptr<Cluster> make_cluster(boost::asio::io_context& io, const RunPlan
   return std::make_unique<NetworkCluster>(io, network_config(p));
 }
 
+BannerFacts banner_facts(const RunPlan& p, const Environment& env, const std::string& resume) {
+  BannerFacts f;
+  char host[256] = {};
+  f.host = ::gethostname(host, sizeof host - 1) == 0 ? host : "unknown";
+  f.topology = p.topology;
+  f.gpus = RealGpuCounter(env).describe();
+  f.command = fmt::format("{}", fmt::join(p.sup.argv, " "));
+  if (!p.sup.argv.empty() && p.sup.argv.front() == p.interpreter.path)
+    f.interpreter = p.interpreter.path + " (from " + p.interpreter.origin + ")";
+  if (p.torch) f.torch = p.torch->text;
+  f.resume = resume;
+  if (p.export_what) f.exported = *p.export_what + " -> " + p.export_dir + " at success";
+  return f;
+}
+
 // Error files and heartbeats need a directory: --log-dir, else a private temp dir removed at exit.
 struct WorkDir {
   std::string path;
@@ -384,10 +477,14 @@ Status make_work_dir(const Options& o, const Environment& env, WorkDir& wd) {
 // a SIGTERM during it (a lookup over 100,000 files takes seconds) ends the run at once through
 // Init (143, no child left), as in every phase before the supervisor; generation 0 takes its
 // answer. No worker of the job runs anywhere before generation 0, so nothing writes in between.
-void hook_resume(RunPlan& p, GoodputAccountant& goodput) {
-  if (!p.resume) return;
+// Returns the banner's resume item: the checkpoint generation 0 resumes, or why none.
+std::string hook_resume(RunPlan& p, GoodputAccountant& goodput) {
+  if (!p.ckpt_dir) return "nothing (no --checkpoint-dir)";
+  if (!p.resume) return "nothing (--resume none)";
   Init::instance().set_phase("resume lookup");
   std::optional<std::optional<Checkpoint>> first{find_resume_checkpoint(*p.resume)};
+  std::string said = *first ? (*first)->path + " (step " + std::to_string((*first)->step) + ")"
+                            : "nothing complete yet in " + *p.ckpt_dir;
   p.sup.find_resume = [req = *p.resume, tmpl = p.resume_arg, &goodput,
                        first = std::move(first)]() mutable -> std::optional<ResumeTarget> {
     std::optional<Checkpoint> c = first ? std::move(*first) : find_resume_checkpoint(req);
@@ -398,6 +495,7 @@ void hook_resume(RunPlan& p, GoodputAccountant& goodput) {
     if (tmpl) t.args = expand_resume_arg(*tmpl, *c);
     return t;
   };
+  return said;
 }
 
 std::unique_ptr<CheckpointWatcher> watch_checkpoints(boost::asio::io_context& io, const RunPlan& p,
@@ -480,7 +578,9 @@ int run_command(const Args& args, const Environment& env) {
     (*obs)->report();
     return refuse(s.error());
   }
-  hook_resume(*plan, goodput);  // the first lookup: a signal during it ends the run at once
+  // The first lookup: a signal during it ends the run at once.
+  const std::string resume = hook_resume(*plan, goodput);
+  log_banner(banner_facts(*plan, env, resume));
   init.set_phase("start");
   goodput.enter(Phase::kRendezvous);
   WorkDir wd;
@@ -492,9 +592,10 @@ int run_command(const Args& args, const Environment& env) {
   InitSpawner spawner(io);
   Supervisor supervisor(io, plan->sup, *cluster, spawner);
   auto watcher = watch_checkpoints(io, *plan, goodput);
-  const int code = supervisor.run();  // signals are the supervisor's while it runs
-  init.set_phase("exit");
+  int code = supervisor.run();  // signals are the supervisor's while it runs
   if (watcher) watcher->stop();
+  if (code == exit_code::kOk) code = export_after_success(*plan);
+  init.set_phase("exit");
   (*obs)->report();
   return code;
 }

@@ -150,6 +150,13 @@ std::vector<OptionSpec> run_option_specs() {
        .help = "root cause for Kubernetes",
        .default_value = "/dev/termination-log",
        .metavar = "PATH"},
+      {.name = "export",
+       .help = "at success, copy DIR's entries (or FILE, or each match of GLOB) into the export "
+               "directory, atomically; a failed copy exits 74 (docs/export.md)",
+       .metavar = "DIR_OR_GLOB"},
+      {.name = "export-dir",
+       .help = "where --export copies to (default $SM_MODEL_DIR; /opt/ml/model on SageMaker)",
+       .metavar = "DIR"},
       {.name = "run-id", .help = "TORCHELASTIC_RUN_ID (default: from the job id)", .metavar = "ID"},
       {.name = "role", .help = "ROLE_NAME of the workers", .default_value = "default"},
       {.name = "warm-standby",

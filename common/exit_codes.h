@@ -14,4 +14,5 @@ inline constexpr int kTempFail = 75;   // peer lost / rendezvous timed out: retr
 inline constexpr int kNodeFault = 74;  // a GPU of this node failed (Xid, lost): replace the node
 inline constexpr int kOsError = 71;    // EX_OSERR: no thread could be started (pids limit)
 inline constexpr int kConfig = 78;     // configuration or topology error
+inline constexpr int kExportFailed = 73;  // EX_CANTCREAT: the workers succeeded, --export did not
 }  // namespace tv::exit_code

@@ -3,16 +3,15 @@
 #include "common/exit_codes.h"
 
 namespace tv {
-namespace {
 
-std::string python_exec(const Environment& env) {
-  auto p = env.get("PYTHON_EXEC");
-  return p && !p->empty() ? *p : "python3";
+Interpreter find_interpreter(const Environment& env, const FileSystem& fs,
+                             const std::string& isaac_sim) {
+  if (auto p = env.get("PYTHON_EXEC"); p && !p->empty()) return {*p, "PYTHON_EXEC"};
+  if (fs.exists(isaac_sim)) return {isaac_sim, "Isaac Sim's"};
+  return {"python3", "PATH"};
 }
 
-}  // namespace
-
-Result<std::vector<std::string>> build_worker_argv(const Options& opts, const Environment& env) {
+Result<std::vector<std::string>> build_worker_argv(const Options& opts, const std::string& python) {
   const auto& cmd = opts.positional;
   if (cmd.empty())
     return Error{exit_code::kUsage,
@@ -24,9 +23,9 @@ Result<std::vector<std::string>> build_worker_argv(const Options& opts, const En
     return cmd;
   }
   if (opts.flag("module")) {
-    argv = {python_exec(env), "-u", "-m"};
+    argv = {python, "-u", "-m"};
   } else if (cmd.front().ends_with(".py")) {
-    argv = {python_exec(env), "-u"};
+    argv = {python, "-u"};
   }
   argv.insert(argv.end(), cmd.begin(), cmd.end());
   return argv;

@@ -1,6 +1,24 @@
 #include "launcher/supervision/worker_env.h"
 
 namespace tv {
+namespace {
+
+// What torchrun of that torch sets besides the layout (torch/distributed/elastic/agent/server/
+// local_elastic_agent.py, `_start_workers`; torch/distributed/launcher/api.py, `launch_agent`):
+// up to 2.1 NCCL_ASYNC_ERROR_HANDLING, from 2.2 TORCH_NCCL_ASYNC_ERROR_HANDLING (the old name
+// prints a deprecation warning in every worker there), each "1" when unset; from 2.9 launch_agent
+// (pytorch/pytorch#160690) exports TORCHELASTIC_SIGNALS_TO_HANDLE (--signals-to-handle, whose
+// default is all trainvisor takes). An unknown torch gets both names, as before the version was
+// known.
+void torch_defaults(const std::optional<std::pair<int, int>>& torch,
+                    std::map<std::string, std::string>& defaults) {
+  const bool old_name = !torch || *torch < std::pair{2, 2};
+  const bool new_name = !torch || *torch >= std::pair{2, 2};
+  if (old_name) defaults.emplace("NCCL_ASYNC_ERROR_HANDLING", "1");
+  if (new_name) defaults.emplace("TORCH_NCCL_ASYNC_ERROR_HANDLING", "1");
+}
+
+}  // namespace
 
 Environment build_worker_env(const Environment& base, const WorkerLayout& l,
                              const WorkerAttempt& a) {
@@ -27,10 +45,11 @@ Environment build_worker_env(const Environment& base, const WorkerLayout& l,
       {"TRAINVISOR_HEARTBEAT_FILE", a.heartbeat_file},
   };
   for (const auto& [k, v] : vars) env.set(k, v);
+  if (l.torch && *l.torch >= std::pair{2, 9})
+    env.set("TORCHELASTIC_SIGNALS_TO_HANDLE", "SIGTERM,SIGINT,SIGHUP,SIGQUIT");
   // Set by torchrun when unset; the user's own value wins.
   std::map<std::string, std::string> defaults = l.extra;
-  defaults.emplace("NCCL_ASYNC_ERROR_HANDLING", "1");
-  defaults.emplace("TORCH_NCCL_ASYNC_ERROR_HANDLING", "1");
+  torch_defaults(l.torch, defaults);
   if (l.nproc_per_node > 1) defaults.emplace("OMP_NUM_THREADS", "1");
   if (!a.nccl_trace_prefix.empty()) {
     // torch 2.11 reads TORCH_FR_*; TORCH_NCCL_TRACE_BUFFER_SIZE / _DEBUG_INFO_TEMP_FILE are its

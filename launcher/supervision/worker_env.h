@@ -6,6 +6,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 
 #include "common/environment.h"
 
@@ -20,6 +21,9 @@ struct WorkerLayout {
   std::string run_id = "none";
   int max_restarts = 3;
   std::map<std::string, std::string> extra;  // topology/transport additions, set only when unset
+  // (major, minor) of the torch the workers import (health/torch_version.h); nullopt: unknown.
+  // torchrun of that torch decides the version-dependent variables (docs/worker-environment.md).
+  std::optional<std::pair<int, int>> torch;
 };
 
 struct WorkerAttempt {

@@ -47,12 +47,19 @@ int cuda_visible_count(const std::string& value, int devices) {
   return std::min(n, devices);
 }
 
-// nullopt: no restriction ("all", or unset).
-std::optional<int> nvidia_visible_count(const std::string& value) {
-  std::string v = value;
+std::string lower(std::string v) {
   std::transform(v.begin(), v.end(), v.begin(), [](unsigned char c) { return std::tolower(c); });
-  if (v == "all") return std::nullopt;
-  if (v.empty() || v == "none" || v == "void") return 0;
+  return v;
+}
+
+// nullopt: no restriction ("all", or unset). "void" is an instruction to the container toolkit
+// (inject no device), not to CUDA: an image that sets it (Isaac Sim's base image) still gets the
+// devices its runtime mounts (SageMaker, a device plugin that does not override the variable),
+// and CUDA uses all of them, so the devices the container really has count.
+std::optional<int> nvidia_visible_count(const std::string& value) {
+  const std::string v = lower(value);
+  if (v == "all" || v == "void") return std::nullopt;
+  if (v.empty() || v == "none") return 0;
   return static_cast<int>(split_commas(v).size());
 }
 
@@ -88,6 +95,8 @@ GpuVisibility visible_gpus(int devices, const std::string& found_in,
     if (auto limit = nvidia_visible_count(*nvidia_visible)) {
       n = std::min(n, *limit);
       filters += ", NVIDIA_VISIBLE_DEVICES=" + *nvidia_visible;
+    } else if (lower(*nvidia_visible) == "void") {
+      filters += ", NVIDIA_VISIBLE_DEVICES=void ignored: the container has the devices";
     }
   }
   if (cuda_visible) {

@@ -1,7 +1,8 @@
 // GpuCounter: how many GPUs this container can use, without CUDA (for --nproc-per-node auto).
 //
 // RealGpuCounter counts NVIDIA device nodes (/dev/nvidia[0-9]+, else the entries of
-// /proc/driver/nvidia/gpus/) and filters them by NVIDIA_VISIBLE_DEVICES (all|none|void|list) and
+// /proc/driver/nvidia/gpus/) and filters them by NVIDIA_VISIBLE_DEVICES (all|none|list; `void`,
+// which Isaac Sim's base image sets, filters nothing: the devices the container has count) and
 // CUDA_VISIBLE_DEVICES (indices or GPU-/MIG- UUIDs; CUDA stops at the first invalid entry).
 // It reads the directories once, at construction. Thread-safe after construction.
 #pragma once

@@ -102,5 +102,29 @@ TEST(TorchrunOptions, RefusedByNameOrAcceptedAtDefault) {
   EXPECT_NE(shorty.error().message.find("-t"), std::string::npos);
 }
 
+// torchrun reads PET_<NAME> for every option (run.py's `env` action); the rendezvous backend,
+// id and conf are read so too. A flag wins.
+TEST(TorchrunOptions, PetRendezvousVariables) {
+  const Environment env({{"PET_RDZV_ID", "job9"},
+                         {"PET_RDZV_BACKEND", "c10d"},
+                         {"PET_RDZV_CONF", "join_timeout=77"}});
+  auto o = parse_options(run_option_specs(), {"train.py"}, env, ParseMode{true, true});
+  ASSERT_TRUE(o.ok()) << o.error().message;
+  ASSERT_TRUE(apply_torchrun_options(*o).ok());
+  EXPECT_EQ(o->value_or("run-id", ""), "job9");
+  EXPECT_EQ(o->value_or("rdzv-backend", ""), "c10d");
+  EXPECT_EQ(o->value_or("rdzv-timeout", ""), "77");
+  auto flag = parse_options(run_option_specs(), {"--rdzv_id", "mine", "train.py"}, env,
+                            ParseMode{true, true});
+  ASSERT_TRUE(flag.ok() && apply_torchrun_options(*flag).ok());
+  EXPECT_EQ(flag->value_or("run-id", ""), "mine");
+  const Environment etcd({{"PET_RDZV_BACKEND", "etcd"}});
+  auto refused = parse_options(run_option_specs(), {"train.py"}, etcd, ParseMode{true, true});
+  ASSERT_TRUE(refused.ok());
+  auto s = apply_torchrun_options(*refused);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.error().message.find("PET_RDZV_BACKEND"), std::string::npos) << s.error().message;
+}
+
 }  // namespace
 }  // namespace tv

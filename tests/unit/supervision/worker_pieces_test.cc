@@ -13,7 +13,9 @@
 #include "launcher/supervision/descendants.h"
 #include "launcher/supervision/line_splitter.h"
 #include "launcher/supervision/root_cause.h"
+#include "launcher/supervision/worker_command.h"
 #include "launcher/supervision/worker_env.h"
+#include "tests/unit/fakes/fake_file_system.h"
 
 namespace tv {
 namespace {
@@ -48,7 +50,7 @@ TEST(WorkerEnv, TorchrunContract) {
   WorkerLayout l{2, 1, 4, "10.0.0.1", "default", "job", 3, {{"NCCL_SOCKET_IFNAME", "eth0"}}};
   WorkerAttempt a;
   a.local_rank = 2;
-  a.restart_count = 1;
+  a.generation = 1;
   a.master_port = 29600;
   a.error_file = "/tmp/e.json";
   a.heartbeat_file = "/tmp/hb";
@@ -99,6 +101,35 @@ TEST(WorkerEnv, EvidenceVariablesAndTheUsersFlightRecorderSettings) {
   for (const char* k : {"PYTHONPATH", "TRAINVISOR_STACKS_FILE", "TORCH_NCCL_DUMP_ON_TIMEOUT",
                         "TORCH_FR_BUFFER_SIZE", "TORCH_FR_DUMP_TEMP_FILE"})
     EXPECT_FALSE(off.get(k)) << k;
+}
+
+// torchrun of the workers' torch: 1.13 and 2.1 set the old name, 2.2 on the new one, 2.9 on also
+// the signals; an unknown torch gets both names.
+TEST(WorkerEnv, FollowsTheWorkersTorch) {
+  auto with = [](std::optional<std::pair<int, int>> torch) {
+    WorkerLayout l;
+    l.torch = torch;
+    return build_worker_env(Environment(), l, WorkerAttempt{});
+  };
+  for (auto old : {std::pair{1, 13}, std::pair{2, 1}}) {
+    EXPECT_EQ(with(old).get("NCCL_ASYNC_ERROR_HANDLING"), "1");
+    EXPECT_FALSE(with(old).get("TORCH_NCCL_ASYNC_ERROR_HANDLING"));
+    EXPECT_FALSE(with(old).get("TORCHELASTIC_SIGNALS_TO_HANDLE"));
+  }
+  for (auto now : {std::pair{2, 2}, std::pair{2, 7}, std::pair{2, 11}, std::pair{3, 0}}) {
+    EXPECT_FALSE(with(now).get("NCCL_ASYNC_ERROR_HANDLING"));
+    EXPECT_EQ(with(now).get("TORCH_NCCL_ASYNC_ERROR_HANDLING"), "1");
+  }
+  EXPECT_FALSE(with(std::pair{2, 8}).get("TORCHELASTIC_SIGNALS_TO_HANDLE"));
+  EXPECT_EQ(with(std::pair{2, 11}).get("TORCHELASTIC_SIGNALS_TO_HANDLE"),
+            "SIGTERM,SIGINT,SIGHUP,SIGQUIT");
+  EXPECT_EQ(with(std::nullopt).get("NCCL_ASYNC_ERROR_HANDLING"), "1");
+  EXPECT_EQ(with(std::nullopt).get("TORCH_NCCL_ASYNC_ERROR_HANDLING"), "1");
+  WorkerLayout own;
+  own.torch = std::pair{2, 11};
+  const Environment base({{"TORCH_NCCL_ASYNC_ERROR_HANDLING", "3"}});
+  EXPECT_EQ(build_worker_env(base, own, WorkerAttempt{}).get("TORCH_NCCL_ASYNC_ERROR_HANDLING"),
+            "3");  // the user's value wins
 }
 
 TEST(WorkerEnv, OmpOnlyWithSeveralWorkersAndNoStaleResume) {
@@ -227,6 +258,22 @@ TEST(RootCause, FieldsOfAnotherTypeAreIgnoredNotThrown) {
   e = parse_error_file(R"({"message": {"message": ["x"], "extraInfo": []}})");
   ASSERT_TRUE(e);
   EXPECT_EQ(e->message, "");
+}
+
+TEST(WorkerCommand, InterpreterIsPythonExecThenIsaacSimThenPython3) {
+  testing::FakeFileSystem isaac;
+  isaac.add_file(kIsaacSimPython, "#!/bin/bash\n");
+  const Environment set({{"PYTHON_EXEC", "/opt/py/bin/python"}});
+  EXPECT_EQ(find_interpreter(set, isaac).path, "/opt/py/bin/python");
+  EXPECT_EQ(find_interpreter(set, isaac).origin, "PYTHON_EXEC");
+  EXPECT_EQ(find_interpreter(Environment({{"PYTHON_EXEC", ""}}), isaac).path, kIsaacSimPython);
+  EXPECT_EQ(find_interpreter(Environment(), isaac).origin, "Isaac Sim's");
+  EXPECT_EQ(find_interpreter(Environment(), testing::FakeFileSystem()).path, "python3");
+  EXPECT_EQ(find_interpreter(Environment(), testing::FakeFileSystem()).origin, "PATH");
+  Options script;
+  script.positional = {"x.py"};
+  EXPECT_EQ(build_worker_argv(script, kIsaacSimPython).value(),
+            (std::vector<std::string>{kIsaacSimPython, "-u", "x.py"}));
 }
 
 }  // namespace

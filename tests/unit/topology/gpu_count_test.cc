@@ -31,11 +31,20 @@ TEST(VisibleGpus, UnfilteredCountsEveryDevice) {
 
 TEST(VisibleGpus, NvidiaVisibleDevices) {
   EXPECT_EQ(visible(8, "none", std::nullopt), 0);
-  EXPECT_EQ(visible(8, "void", std::nullopt), 0);
   EXPECT_EQ(visible(8, "", std::nullopt), 0);
   EXPECT_EQ(visible(8, "0,1,2", std::nullopt), 3);
   EXPECT_EQ(visible(2, "0,1,2,3", std::nullopt), 2);
   EXPECT_EQ(visible(8, "GPU-aaaa,GPU-bbbb", std::nullopt), 2);
+}
+
+// Isaac Sim's base image sets void; the runtime still mounts the node's GPUs, and CUDA uses them.
+TEST(VisibleGpus, VoidCountsTheDevicesTheContainerHas) {
+  EXPECT_EQ(visible(8, "void", std::nullopt), 8);
+  EXPECT_EQ(visible(4, "VOID", std::nullopt), 4);
+  EXPECT_EQ(visible(0, "void", std::nullopt), 0);
+  EXPECT_EQ(visible(8, "void", "0,1"), 2);
+  EXPECT_THAT(visible_gpus(4, "/dev/nvidia*", "void", {}).describe,
+              HasSubstr("NVIDIA_VISIBLE_DEVICES=void ignored"));
 }
 
 TEST(VisibleGpus, CudaVisibleDevicesFollowsCudaRules) {
@@ -108,6 +117,14 @@ TEST_F(RealGpuCounterTest, AppliesCudaVisibleDevicesFromTheEnvironment) {
       counter(Environment(std::map<std::string, std::string>{{"NVIDIA_VISIBLE_DEVICES", "none"}}))
           .count(),
       0);
+}
+
+TEST_F(RealGpuCounterTest, VoidCountsTheDeviceNodesOrDriverEntries) {
+  const Environment isaac(std::map<std::string, std::string>{{"NVIDIA_VISIBLE_DEVICES", "void"}});
+  fs::create_directories(root_ / "proc" / "0000:10:1c.0");
+  EXPECT_EQ(counter(isaac).count(), 1);
+  for (const char* n : {"nvidia0", "nvidia1", "nvidiactl"}) touch(root_ / "dev" / n);
+  EXPECT_EQ(counter(isaac).count(), 2);
 }
 
 }  // namespace

@@ -1,0 +1,30 @@
+// Which torch the workers will import, without importing it (seconds, CUDA) and never in PID 1:
+// a child of the workers' python finds the package the way its import system would
+// (importlib.util.find_spec, which does not run torch's __init__) and reads `__version__` from
+// torch/version.py as text. The worker environment follows that version (docs/torchrun.md,
+// "The environment").
+#pragma once
+
+#include <chrono>
+#include <optional>
+#include <string>
+
+#include "common/environment.h"
+
+namespace tv {
+
+struct TorchVersion {
+  int major = 0;
+  int minor = 0;
+  std::string text;  // as torch/version.py says, e.g. "2.11.0+cu128"
+};
+
+// "2.11.0+cu128" -> {2, 11}; nullopt for anything that does not start with MAJOR.MINOR.
+std::optional<TorchVersion> parse_torch_version(const std::string& text);
+
+// Asks `python` (a child with `timeout`); nullopt when it has no torch, cannot run or is late.
+std::optional<TorchVersion> detect_torch_version(
+    const std::string& python, const Environment& env,
+    std::chrono::milliseconds timeout = std::chrono::seconds(30));
+
+}  // namespace tv

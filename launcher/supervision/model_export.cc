@@ -1,0 +1,148 @@
+#include "launcher/supervision/model_export.h"
+
+#include <glob.h>
+#include <stdlib.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+
+#include "common/exit_codes.h"
+
+namespace tv {
+namespace {
+
+namespace fs = std::filesystem;
+constexpr const char* kStagingPrefix = ".trainvisor-export-";
+
+Error failed(const std::string& what) { return Error{exit_code::kExportFailed, what}; }
+
+std::string reason(const std::error_code& ec) { return ec.message(); }
+
+// The sources `what` names: a directory's entries, a file, or a pattern's matches.
+Result<std::vector<fs::path>> sources(const std::string& what) {
+  std::vector<fs::path> out;
+  if (what.find_first_of("*?[") != std::string::npos) {
+    glob_t g{};
+    const int rc = ::glob(what.c_str(), GLOB_ERR, nullptr, &g);
+    for (size_t i = 0; rc == 0 && i < g.gl_pathc; ++i) out.emplace_back(g.gl_pathv[i]);
+    ::globfree(&g);
+    if (rc == GLOB_NOMATCH || (rc == 0 && out.empty()))
+      return failed("--export " + what + ": matched nothing: expected the files to export");
+    if (rc != 0) return failed("--export " + what + ": cannot read a directory it names");
+    return out;
+  }
+  std::error_code ec;
+  const auto st = fs::status(what, ec);  // the named source may be a link (logs -> checkpoints)
+  if (ec || !fs::exists(st))
+    return failed("--export " + what + ": " + (ec ? reason(ec) : "no such file or directory") +
+                  ": expected the directory or file to export");
+  if (!fs::is_directory(st)) return std::vector<fs::path>{what};
+  for (auto it = fs::directory_iterator(what, ec); !ec && it != fs::directory_iterator();
+       it.increment(ec))
+    out.push_back(it->path());
+  if (ec) return failed("--export " + what + ": cannot list it: " + reason(ec));
+  return out;
+}
+
+// Copies `src` to `dst` without following links below the top (`top`: src is the named source or
+// a match, which may be a link itself).
+Status copy_entry(const fs::path& src, const fs::path& dst, bool top, ExportReport& r) {
+  std::error_code ec;
+  const auto st = top ? fs::status(src, ec) : fs::symlink_status(src, ec);
+  if (ec) return failed(src.string() + ": " + reason(ec));
+  if (fs::is_symlink(st) || !(fs::is_regular_file(st) || fs::is_directory(st))) {
+    r.skipped.push_back(src.string());
+    return ok_status();
+  }
+  if (fs::is_regular_file(st)) {
+    fs::copy_file(src, dst, fs::copy_options::overwrite_existing, ec);
+    if (ec) return failed(src.string() + " -> " + dst.string() + ": " + reason(ec));
+    ++r.files;
+    r.bytes += fs::file_size(dst, ec);
+    return ok_status();
+  }
+  fs::create_directory(dst, ec);
+  if (ec) return failed(dst.string() + ": " + reason(ec));
+  for (auto it = fs::directory_iterator(src, ec); !ec && it != fs::directory_iterator();
+       it.increment(ec))
+    if (auto s = copy_entry(it->path(), dst / it->path().filename(), false, r); !s) return s;
+  if (ec) return failed(src.string() + ": cannot list it: " + reason(ec));
+  return ok_status();
+}
+
+// A staging directory of an export that was interrupted (a signal, a lost node) is removed.
+void remove_stale_staging(const fs::path& target) {
+  std::error_code ec;
+  for (auto it = fs::directory_iterator(target, ec); !ec && it != fs::directory_iterator();
+       it.increment(ec))
+    if (it->path().filename().string().starts_with(kStagingPrefix)) {
+      std::error_code ignored;
+      fs::remove_all(it->path(), ignored);
+    }
+}
+
+// Each staged entry replaces the target's entry of that name: a file by one rename, a directory by
+// moving the old one into the staging directory first.
+Status move_into_place(const fs::path& staging, const fs::path& target, ExportReport& r) {
+  std::error_code ec;
+  std::vector<fs::path> staged;
+  for (auto it = fs::directory_iterator(staging, ec); !ec && it != fs::directory_iterator();
+       it.increment(ec))
+    staged.push_back(it->path());
+  if (ec) return failed(staging.string() + ": " + reason(ec));
+  for (const auto& s : staged) {
+    const fs::path dst = target / s.filename();
+    std::error_code absent;  // symlink_status reports a missing dst as an error too
+    if (fs::is_directory(fs::symlink_status(dst, absent)))
+      fs::rename(dst, staging / (".old-" + s.filename().string()), ec);
+    if (!ec) fs::rename(s, dst, ec);
+    if (ec) {
+      std::string done = r.moved.empty() ? "none" : "";
+      for (const auto& m : r.moved) done += (done.empty() ? "" : ", ") + m;
+      return failed(s.string() + " -> " + dst.string() + ": " + reason(ec) +
+                    " (already in place: " + done + ")");
+    }
+    r.moved.push_back(s.filename().string());
+  }
+  return ok_status();
+}
+
+}  // namespace
+
+Result<ExportReport> export_model(const std::string& what, const std::string& target) {
+  auto srcs = sources(what);
+  if (!srcs) return srcs.error();
+  std::error_code ec;
+  fs::create_directories(target, ec);
+  if (ec) return failed(target + ": cannot create the export directory: " + reason(ec));
+  const fs::path into = fs::canonical(target, ec);
+  for (const auto& src : *srcs) {
+    std::error_code ignored;
+    const fs::path from = fs::canonical(src, ignored);
+    const auto [end, rest] = std::mismatch(from.begin(), from.end(), into.begin(), into.end());
+    if (!ec && !ignored && end == from.end())
+      return failed("--export " + what + ": " + src.string() + " holds the export directory " +
+                    target + ": expected a source outside it");
+  }
+  remove_stale_staging(target);
+  std::string tmpl = (fs::path(target) / (std::string(kStagingPrefix) + "XXXXXX")).string();
+  if (!::mkdtemp(tmpl.data()))
+    return failed(target + ": cannot write there (" + std::strerror(errno) +
+                  "): nothing was exported");
+  const fs::path staging = tmpl;
+  ExportReport r;
+  Status s = ok_status();
+  for (const auto& src : *srcs) {
+    s = copy_entry(src, staging / src.filename(), true, r);
+    if (!s) break;
+  }
+  if (s) s = move_into_place(staging, target, r);
+  fs::remove_all(staging, ec);
+  if (!s)
+    return failed(s.error().message + (r.moved.empty() ? "; " + target + " is as it was" : ""));
+  return r;
+}
+
+}  // namespace tv

@@ -1,0 +1,99 @@
+"""`--export DIR_OR_GLOB` (docs/export.md): after the workers succeed, the real binary copies real
+files into the export directory, atomically per entry, never through a link, and a copy that
+fails is exit 73 with the reason in the failure file, never silent."""
+import os
+import shutil
+import subprocess
+
+import pytest
+
+import tvtest
+
+# The worker writes what the seed's skrl run leaves in its log dir, and a link out of it.
+WORKER = r'''
+set -e
+mkdir -p "$LOGS/skrl/run1/checkpoints"
+printf agent > "$LOGS/skrl/run1/checkpoints/best_agent.pt"
+printf cfg > "$LOGS/skrl/run1/params.yaml"
+ln -sf /etc/hostname "$LOGS/skrl/run1/outside"
+'''
+
+
+def run(tmp_path, *args, env=None, worker=WORKER):
+    failure = tmp_path / "failure"
+    cmd = [str(tvtest.BIN), "run", "--preflight", "none", "--nproc-per-node", "1",
+           "--max-restarts", "0", "--failure-file", str(failure), *args, "--", "/bin/sh", "-c",
+           worker]
+    p = subprocess.run(cmd, env=tvtest.base_env(LOGS=tmp_path / "logs", **(env or {})),
+                       capture_output=True, text=True, timeout=120)
+    return p, failure
+
+
+def test_directory_is_copied_whole_without_following_links(tmp_path):
+    model = tmp_path / "model"
+    p, failure = run(tmp_path, "--export", str(tmp_path / "logs"), env={"SM_MODEL_DIR": model})
+    assert p.returncode == 0, p.stderr
+    assert (model / "skrl/run1/checkpoints/best_agent.pt").read_text() == "agent"
+    assert (model / "skrl/run1/params.yaml").read_text() == "cfg"
+    assert not os.path.lexists(model / "skrl/run1/outside"), "a link out of the source was copied"
+    assert "skipped 1 link" in p.stderr
+    assert not [n for n in os.listdir(model) if n.startswith(".trainvisor-export-")]
+    assert not failure.exists()
+
+
+def test_glob_and_export_dir_replace_what_is_there(tmp_path):
+    model = tmp_path / "model"
+    (model / "run1").mkdir(parents=True)
+    (model / "run1" / "stale.pt").write_text("old")
+    p, _ = run(tmp_path, "--export", str(tmp_path / "logs/skrl/*"), "--export-dir", str(model))
+    assert p.returncode == 0, p.stderr
+    assert sorted(os.listdir(model)) == ["run1"]
+    assert not (model / "run1" / "stale.pt").exists(), "the old entry of that name stays"
+    assert (model / "run1/checkpoints/best_agent.pt").read_text() == "agent"
+
+
+def test_failed_copy_is_73_and_reported(tmp_path):
+    blocked = tmp_path / "not-a-dir"
+    blocked.write_text("a file where the export directory should be")
+    p, failure = run(tmp_path, "--export", str(tmp_path / "logs"), "--export-dir",
+                     str(blocked / "model"))
+    assert p.returncode == 73, p.stderr
+    assert "the workers succeeded, but --export failed" in p.stderr
+    assert "not-a-dir/model" in failure.read_text()
+
+
+@pytest.mark.skipif(shutil.which("unshare") is None, reason="needs unshare(1) for a read-only mount")
+def test_read_only_target_is_73_and_leaves_it_as_it_was(tmp_path):
+    model = tmp_path / "model"
+    model.mkdir()
+    (model / "keep").write_text("k")
+    probe = subprocess.run(["unshare", "-m", "true"], capture_output=True)
+    if probe.returncode != 0:
+        pytest.skip("no mount namespace here: " + probe.stderr.decode().strip())
+    failure = tmp_path / "failure"
+    inner = (f"mount --bind {model} {model} && mount -o remount,bind,ro {model} && exec "
+             f"{tvtest.BIN} run --preflight none --nproc-per-node 1 --max-restarts 0 "
+             f"--failure-file {failure} --export {tmp_path}/logs --export-dir {model} -- "
+             f"/bin/sh -c '{WORKER}'")
+    p = subprocess.run(["unshare", "-m", "--propagation", "private", "/bin/sh", "-c", inner],
+                       env=tvtest.base_env(LOGS=tmp_path / "logs"), capture_output=True,
+                       text=True, timeout=120)
+    assert p.returncode == 73, p.stderr
+    assert "Read-only file system" in p.stderr and "nothing was exported" in p.stderr
+    assert os.listdir(model) == ["keep"]
+    assert "--export failed" in failure.read_text()
+
+
+def test_no_export_directory_is_refused_before_anything_starts(tmp_path):
+    p, _ = run(tmp_path, "--export", str(tmp_path / "logs"), "--resource-config",
+               str(tmp_path / "absent.json"), worker="touch started")
+    assert p.returncode == 78, p.stderr
+    assert "--export" in p.stderr and "SM_MODEL_DIR" in p.stderr
+    assert not (tmp_path / "started").exists()
+
+
+def test_nothing_to_export_is_74(tmp_path):
+    p, failure = run(tmp_path, "--export", str(tmp_path / "logs/*.none"), env={
+        "SM_MODEL_DIR": tmp_path / "model"})
+    assert p.returncode == 73, p.stderr
+    assert "matched nothing" in failure.read_text()

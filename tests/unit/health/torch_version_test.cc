@@ -1,0 +1,26 @@
+// The torch version as torch/version.py writes it (health/torch_version.h).
+#include "health/torch_version.h"
+
+#include <gtest/gtest.h>
+
+namespace tv {
+namespace {
+
+TEST(TorchVersion, ParsesMajorAndMinor) {
+  auto v = parse_torch_version("2.11.0+cu128");
+  ASSERT_TRUE(v);
+  EXPECT_EQ(v->major, 2);
+  EXPECT_EQ(v->minor, 11);
+  EXPECT_EQ(v->text, "2.11.0+cu128");
+  EXPECT_EQ(parse_torch_version("1.13.1")->minor, 13);
+  EXPECT_EQ(parse_torch_version("2.2.0a0+git1234")->minor, 2);
+  EXPECT_EQ(parse_torch_version("2.6")->minor, 6);
+}
+
+TEST(TorchVersion, RefusesWhatIsNotAVersion) {
+  for (const char* bad : {"", "2", "x.1", "2.", "2.x", ".1", "99999.1"})
+    EXPECT_FALSE(parse_torch_version(bad)) << bad;
+}
+
+}  // namespace
+}  // namespace tv
