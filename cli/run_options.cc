@@ -152,7 +152,7 @@ std::vector<OptionSpec> run_option_specs() {
        .metavar = "PATH"},
       {.name = "export",
        .help = "at success, copy DIR's entries (or FILE, or each match of GLOB) into the export "
-               "directory, atomically; a failed copy exits 74 (docs/export.md)",
+               "directory, atomically; a failed copy exits 73 (docs/export.md)",
        .metavar = "DIR_OR_GLOB"},
       {.name = "export-dir",
        .help = "where --export copies to (default $SM_MODEL_DIR; /opt/ml/model on SageMaker)",

@@ -92,7 +92,7 @@ def test_no_export_directory_is_refused_before_anything_starts(tmp_path):
     assert not (tmp_path / "started").exists()
 
 
-def test_nothing_to_export_is_74(tmp_path):
+def test_nothing_to_export_is_73(tmp_path):
     p, failure = run(tmp_path, "--export", str(tmp_path / "logs/*.none"), env={
         "SM_MODEL_DIR": tmp_path / "model"})
     assert p.returncode == 73, p.stderr
