@@ -94,7 +94,7 @@ std::optional<Checkpoint> first_complete_key(CheckpointFs& fs, const Tree& tree,
                                              const SelectOptions& o, Key& chosen,
                                              std::set<CandidateId> done = {}) {
   KeyHeap heap(keys.keys, keys.run_ns, tree, std::move(done));
-  while (auto k = heap.next())
+  while (auto k = fs.stopping() ? std::optional<Key>() : heap.next())  // a stop: no answer
     if (auto c = examine(fs, tree, *k, keys, o)) {
       chosen = *k;
       return c;
@@ -126,6 +126,7 @@ std::vector<Checkpoint> tied_rivals(CheckpointFs& fs, const Tree& tree, const Ke
       tied[k.run].push_back(k);
   std::vector<Checkpoint> rivals;
   for (auto& [run, run_keys] : tied) {
+    if (fs.stopping()) break;
     std::sort(run_keys.begin(), run_keys.end(),
               [&](const Key& a, const Key& b) { return newer_in_run(tree, a, b); });
     constexpr std::size_t kMostLooks = 16;  // a run whose 16 newest are incomplete: not a rival

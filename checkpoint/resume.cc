@@ -42,6 +42,11 @@ Selection lookup_checkpoint(const ResumeRequest& request, CheckpointFs& fs) {
     return {};
   }
   const std::string dir = escape_control(request.dir);
+  if (fs.stopping()) {
+    spdlog::info("checkpoint: the resume lookup under {} was stopped (a signal): not resuming",
+                 dir);
+    return {};
+  }
   if (s.none == Selection::None::kEmpty) s.why_none = "no checkpoint yet under " + dir;
   if (s.none == Selection::None::kIncomplete) s.why_none = "no complete checkpoint under " + dir;
   if (s.none == Selection::None::kUnrecognized) s.why_none = dir + ": " + s.why_none;
@@ -56,6 +61,7 @@ std::optional<Checkpoint> find_resume_checkpoint(const ResumeRequest& request, C
 
 std::optional<Checkpoint> find_resume_checkpoint(const ResumeRequest& request) {
   RealCheckpointFs fs;
+  fs.set_stop(request.stop);
   return find_resume_checkpoint(request, fs);
 }
 

@@ -7,6 +7,7 @@
 // Thread-safe (no shared state); they touch the file system only through CheckpointFs.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <optional>
@@ -39,6 +40,8 @@ struct ResumeRequest {
   // A file whose mtime is younger than this has not "stopped changing" yet: resume waits out
   // the rest of the window once and re-checks it (see docs/checkpoints.md).
   std::chrono::milliseconds settle = std::chrono::seconds(2);
+  // Set while the lookup runs: it ends early, resuming nothing (Init::stop_requested in `run`).
+  const std::atomic<bool>* stop = nullptr;
 };
 
 // What a lookup found: the checkpoint, or one line saying why there is none, in one of four

@@ -362,6 +362,10 @@ Status make_work_dir(const Options& o, const Environment& env, WorkDir& wd) {
 // answer. No worker of the job runs anywhere before generation 0, so nothing writes in between.
 void hook_resume(RunPlan& p, GoodputAccountant& goodput) {
   if (!p.resume) return;
+  // A later generation's lookup runs on the Supervisor's loop, where a signal is posted, not
+  // acted on: the flag Init sets on its signal thread ends that lookup early (supervisor.cc
+  // on_start then starts nothing).
+  p.resume->stop = &Init::instance().stop_requested();
   Init::instance().set_phase("resume lookup");
   std::optional<std::optional<Checkpoint>> first{find_resume_checkpoint(*p.resume)};
   p.sup.find_resume = [req = *p.resume, tmpl = p.resume_arg, &goodput,
