@@ -40,6 +40,11 @@ struct ResumeRequest {
   // A file whose mtime is younger than this has not "stopped changing" yet: resume waits out
   // the rest of the window once and re-checks it (see docs/checkpoints.md).
   std::chrono::milliseconds settle = std::chrono::seconds(2);
+  // When the directory holds runs of several experiments: the one this job trains, exactly
+  // (--checkpoint-experiment, or the worker's --experiment_name), or the worker's --task
+  // (checkpoint/experiments.h). Neither, or no match: nothing is resumed and why_none says so.
+  std::string experiment = {};
+  std::string task = {};
   // Set while the lookup runs: it ends early, resuming nothing (Init::stop_requested in `run`).
   const std::atomic<bool>* stop = nullptr;
 };
@@ -48,7 +53,7 @@ struct ResumeRequest {
 // kinds: nothing there yet; files that no layout recognizes (naming one); candidates none of
 // which is complete; runs that cannot be ordered.
 struct Selection {
-  enum class None { kFound, kEmpty, kUnrecognized, kIncomplete, kAmbiguous };
+  enum class None { kFound, kEmpty, kUnrecognized, kIncomplete, kAmbiguous, kOtherExperiments };
   std::optional<Checkpoint> checkpoint;
   None none = None::kEmpty;
   std::string why_none;

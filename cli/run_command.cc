@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <memory>
 
+#include "checkpoint/experiments.h"
 #include "checkpoint/resume.h"
 #include "checkpoint/watcher.h"
 #include "cli/commands.h"
@@ -204,6 +205,11 @@ Result<RunPlan> plan_run(const Options& o, const Environment& env) {
                               t.worker_env};
   p.sup.executable = *exe;
   p.sup.argv = *argv;
+  if (p.resume) {  // runs of other experiments beside this one's are never resumed
+    const ExperimentWanted w = experiment_from_worker_argv(*argv);
+    p.resume->experiment = o.value_or("checkpoint-experiment", w.name);
+    p.resume->task = w.task;
+  }
   p.sup.base_env = env;
   // trainvisor's own secret stays with trainvisor: no worker (or standby) inherits it.
   p.sup.base_env.erase("TRAINVISOR_RDZV_TOKEN");
