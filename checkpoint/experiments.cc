@@ -54,12 +54,15 @@ std::string listed(const std::vector<std::string>& names) {
 }  // namespace
 
 std::string experiment_of(const Tree& tree, const Key& key) {
+  const auto layout = static_cast<Layout>(key.layout);
+  // The RL frameworks that put the experiment in the path; the others' runs are ordered as ever.
+  if (layout != Layout::kSkrl && layout != Layout::kRslRl && layout != Layout::kRlGames) return "";
   const std::uint32_t run = key.run;
   if (run >= tree.dirs.size()) return "";
   const ListedDir& r = tree.dirs[run];
   const std::uint32_t up = r.parent;
   const std::string above = up == kNoDir ? "" : tree.dirs[up].rel;
-  if (static_cast<Layout>(key.layout) == Layout::kRlGames)
+  if (layout == Layout::kRlGames)
     if (std::string name = rl_games_name(r.name()); !name.empty())
       return above.empty() ? name : above + "/" + name;
   return above;

@@ -21,7 +21,8 @@ struct ExperimentWanted {
 
 // The experiment of a key's run: the run directory's parent relative to the checkpoint
 // directory (rl_games' plain runs/<name>_<stamp>: <name>); "" when the run directory is the
-// checkpoint directory or directly in it (then the checkpoint directory is the experiment).
+// checkpoint directory or directly in it (then the checkpoint directory is the experiment), and
+// for every layout but skrl, rsl_rl and rl_games (their runs are ordered across directories).
 std::string experiment_of(const Tree& tree, const Key& key);
 
 // The experiment of `seen` that a --task names: every word of the experiment's last path
