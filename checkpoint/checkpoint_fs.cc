@@ -56,7 +56,8 @@ Status RealCheckpointFs::list_into(const std::string& dir, std::uint64_t dir_byt
 
 Result<FileStat> RealCheckpointFs::stat(const std::string& path) {
   struct statx sx {};
-  const unsigned mask = STATX_TYPE | STATX_SIZE | STATX_MTIME | STATX_INO | STATX_BTIME;
+  const unsigned mask =
+      STATX_TYPE | STATX_SIZE | STATX_MTIME | STATX_INO | STATX_BTIME | STATX_CTIME;
   if (::statx(AT_FDCWD, path.c_str(), 0, mask, &sx) != 0) return os_error();
   FileStat st;
   st.is_directory = S_ISDIR(sx.stx_mode);
@@ -66,6 +67,7 @@ Result<FileStat> RealCheckpointFs::stat(const std::string& path) {
   st.btime_ns = (sx.stx_mask & STATX_BTIME) ? to_ns(sx.stx_btime) : 0;
   st.device = (static_cast<std::uint64_t>(sx.stx_dev_major) << 32) | sx.stx_dev_minor;
   st.inode = sx.stx_ino;
+  st.ctime_ns = to_ns(sx.stx_ctime);
   return st;
 }
 

@@ -39,6 +39,7 @@ struct FileStat {
   std::int64_t btime_ns = 0;  // birth time; 0 when the file system does not report it
   std::uint64_t device = 0;
   std::uint64_t inode = 0;
+  std::int64_t ctime_ns = 0;  // status change: moves with every mtime change, and cannot be set
 };
 
 class CheckpointFs {

@@ -94,7 +94,7 @@ std::optional<Checkpoint> first_complete_key(CheckpointFs& fs, const Tree& tree,
                                              const SelectOptions& o, Key& chosen,
                                              std::set<CandidateId> done = {}) {
   KeyHeap heap(keys.keys, keys.run_ns, tree, std::move(done));
-  while (auto k = heap.next())
+  while (auto k = fs.stopping() ? std::optional<Key>() : heap.next())  // a stop: no answer
     if (auto c = examine(fs, tree, *k, keys, o)) {
       chosen = *k;
       return c;
@@ -126,6 +126,7 @@ std::vector<Checkpoint> tied_rivals(CheckpointFs& fs, const Tree& tree, const Ke
       tied[k.run].push_back(k);
   std::vector<Checkpoint> rivals;
   for (auto& [run, run_keys] : tied) {
+    if (fs.stopping()) break;
     std::sort(run_keys.begin(), run_keys.end(),
               [&](const Key& a, const Key& b) { return newer_in_run(tree, a, b); });
     constexpr std::size_t kMostLooks = 16;  // a run whose 16 newest are incomplete: not a rival
@@ -259,29 +260,35 @@ Selection select_checkpoint(CheckpointFs& fs, const Tree& tree, const std::strin
                             const SelectOptions& o) {
   if (format.starts_with("glob:")) return select_glob(fs, tree, format.substr(5), o);
   const std::uint32_t layouts = layouts_of_format(format);
+  std::string other_experiments;
+  // The keys of this job's experiment only (checkpoint/experiments.h), every time.
+  auto keys_of = [&](KeysWanted wanted) {
+    Keys keys = recognize(tree, layouts, fs, wanted);
+    other_experiments = keep_experiment(tree, keys, o.experiment);
+    return keys;
+  };
+  auto none = [&]() -> Selection {
+    if (!other_experiments.empty())
+      return {std::nullopt, Selection::None::kOtherExperiments, other_experiments};
+    std::string why = unrecognized(tree, format);
+    if (why.empty()) return {std::nullopt, Selection::None::kEmpty, ""};
+    return {std::nullopt, Selection::None::kUnrecognized, std::move(why)};
+  };
   std::set<CandidateId> tried;
   Key chosen;
   if (o.mode != "best") {
-    const Keys tops = recognize(tree, layouts, fs, KeysWanted::kNewestPerRun);
-    if (tops.keys.empty()) {
-      std::string why = unrecognized(tree, format);
-      if (why.empty()) return {std::nullopt, Selection::None::kEmpty, ""};
-      return {std::nullopt, Selection::None::kUnrecognized, std::move(why)};
-    }
+    const Keys tops = keys_of(KeysWanted::kNewestPerRun);
+    if (tops.keys.empty()) return none();
     if (auto c = newest_if_complete(fs, tree, tops, o, tried, chosen)) {
       const bool tie = std::any_of(tops.keys.begin(), tops.keys.end(), [&](const Key& k) {
         return k.run != chosen.run && tops.run_ns[k.run] == tops.run_ns[chosen.run];
       });
       if (!tie) return found(std::move(*c));
-      return unless_tied(fs, tree, recognize(tree, layouts, fs), chosen, std::move(*c), o);
+      return unless_tied(fs, tree, keys_of(KeysWanted::kAll), chosen, std::move(*c), o);
     }
   }
-  Keys keys = recognize(tree, layouts, fs);  // every key: the newest was not complete
-  if (keys.keys.empty()) {
-    std::string why = unrecognized(tree, format);
-    if (why.empty()) return {std::nullopt, Selection::None::kEmpty, ""};
-    return {std::nullopt, Selection::None::kUnrecognized, std::move(why)};
-  }
+  Keys keys = keys_of(KeysWanted::kAll);  // every key: the newest was not complete
+  if (keys.keys.empty()) return none();
   if (o.mode == "best") {
     Keys bests{{}, keys.run_ns, keys.skrl_modules, keys.facts};
     for (const Key& k : keys.keys)

@@ -10,6 +10,7 @@
 
 #include "checkpoint/candidates.h"
 #include "checkpoint/checkpoint_fs.h"
+#include "checkpoint/experiments.h"
 #include "checkpoint/resume.h"
 
 namespace tv {
@@ -29,6 +30,7 @@ struct SelectOptions {
   std::chrono::milliseconds settle = std::chrono::seconds(2);
   int settle_waits = 3;  // a settling candidate is waited for at most this many times
   bool verify = true;    // CRC-check the zip files of the chosen candidate (verify_for_resume)
+  ExperimentWanted experiment = {};  // runs of other experiments are never picked
 };
 
 // The newest complete candidate, or why there is none (Selection::why_none, one line). Keys are

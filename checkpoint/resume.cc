@@ -30,6 +30,7 @@ Selection lookup_checkpoint(const ResumeRequest& request, CheckpointFs& fs) {
   Selection s;
   try {
     SelectOptions options{request.mode == "best" ? "best" : "latest", request.settle};
+    options.experiment = {request.experiment, request.task};
     // First over the newest of every large family of numbered directories; again over all of
     // them when the answer does not come from one of the cut families' directories (their newest
     // were all incomplete, or another run won: an older member might then be the answer).
@@ -42,10 +43,16 @@ Selection lookup_checkpoint(const ResumeRequest& request, CheckpointFs& fs) {
     return {};
   }
   const std::string dir = escape_control(request.dir);
+  if (fs.stopping()) {
+    spdlog::info("checkpoint: the resume lookup under {} was stopped (a signal): not resuming",
+                 dir);
+    return {};
+  }
   if (s.none == Selection::None::kEmpty) s.why_none = "no checkpoint yet under " + dir;
   if (s.none == Selection::None::kIncomplete) s.why_none = "no complete checkpoint under " + dir;
   if (s.none == Selection::None::kUnrecognized) s.why_none = dir + ": " + s.why_none;
-  if (s.none == Selection::None::kUnrecognized || s.none == Selection::None::kAmbiguous)
+  if (s.none == Selection::None::kUnrecognized || s.none == Selection::None::kAmbiguous ||
+      s.none == Selection::None::kOtherExperiments)
     spdlog::warn("checkpoint: not resuming: {}", s.why_none);
   return s;
 }
@@ -56,6 +63,7 @@ std::optional<Checkpoint> find_resume_checkpoint(const ResumeRequest& request, C
 
 std::optional<Checkpoint> find_resume_checkpoint(const ResumeRequest& request) {
   RealCheckpointFs fs;
+  fs.set_stop(request.stop);
   return find_resume_checkpoint(request, fs);
 }
 

@@ -7,6 +7,7 @@
 // Thread-safe (no shared state); they touch the file system only through CheckpointFs.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <optional>
@@ -39,13 +40,20 @@ struct ResumeRequest {
   // A file whose mtime is younger than this has not "stopped changing" yet: resume waits out
   // the rest of the window once and re-checks it (see docs/checkpoints.md).
   std::chrono::milliseconds settle = std::chrono::seconds(2);
+  // When the directory holds runs of several experiments: the one this job trains, exactly
+  // (--checkpoint-experiment, or the worker's --experiment_name), or the worker's --task
+  // (checkpoint/experiments.h). Neither, or no match: nothing is resumed and why_none says so.
+  std::string experiment = {};
+  std::string task = {};
+  // Set while the lookup runs: it ends early, resuming nothing (Init::stop_requested in `run`).
+  const std::atomic<bool>* stop = nullptr;
 };
 
 // What a lookup found: the checkpoint, or one line saying why there is none, in one of four
 // kinds: nothing there yet; files that no layout recognizes (naming one); candidates none of
 // which is complete; runs that cannot be ordered.
 struct Selection {
-  enum class None { kFound, kEmpty, kUnrecognized, kIncomplete, kAmbiguous };
+  enum class None { kFound, kEmpty, kUnrecognized, kIncomplete, kAmbiguous, kOtherExperiments };
   std::optional<Checkpoint> checkpoint;
   None none = None::kEmpty;
   std::string why_none;

@@ -18,7 +18,7 @@ struct Pending {
   std::string path;
   std::string rel;
   std::uint32_t parent = kNoDir;
-  std::uint64_t bytes = 0;  // the directory's st_size: a hint of how many names it holds
+  FileStat stat;  // st_size is a hint of how many names it holds
 };
 
 class Walker {
@@ -36,7 +36,7 @@ class Walker {
       return;
     }
     visited_.insert({st->device, st->inode});
-    stack_.push_back({root, "", kNoDir, st->size});
+    stack_.push_back({root, "", kNoDir, *st});
     while (!stack_.empty() && !fs_.stopping()) {
       Pending p = std::move(stack_.back());
       stack_.pop_back();
@@ -50,9 +50,10 @@ class Walker {
     dir.path = p.path;
     dir.rel = p.rel;
     dir.parent = p.parent;
+    dir.stat = p.stat;
     const auto index = static_cast<std::uint32_t>(tree_.dirs.size());
     Listing listing;
-    auto listed = fs_.list_into(p.path, p.bytes, listing);
+    auto listed = fs_.list_into(p.path, p.stat.size, listing);
     if (!listed) {
       spdlog::warn("checkpoint: skipping directory {}: {}", p.path, listed.error().message);
       return;
@@ -124,7 +125,7 @@ class Walker {
     }
     if (!dir.subdirs.add(name)) return spdlog::warn("checkpoint: skipping {}: name too long", path);
     std::string rel = p.rel.empty() ? std::string(name) : p.rel + "/" + std::string(name);
-    stack_.push_back({path, std::move(rel), index, st->size});
+    stack_.push_back({path, std::move(rel), index, *st});
   }
 
   CheckpointFs& fs_;

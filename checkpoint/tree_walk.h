@@ -24,6 +24,7 @@ struct ListedDir {
   std::uint32_t parent = kNoDir;   // index in Tree::dirs
   NameList files;                  // regular files (or links to them), in listing order
   NameList subdirs;                // names of the directories walked into
+  FileStat stat;                   // the directory's own stat, taken just before it was listed
   std::string_view name() const {  // last component of rel ("" for the root)
     const auto slash = rel.rfind('/');
     return slash == std::string::npos ? std::string_view(rel)

@@ -133,8 +133,10 @@ void CheckpointWatcher::run() {
     const int r = ::poll(fds, 2, static_cast<int>(wait.count()));
     if (r < 0 && errno != EINTR) break;
     if ((fds[0].revents & POLLIN) || stopping_) break;
-    if (inotify && (fds[1].revents & POLLIN))
+    if (inotify && (fds[1].revents & POLLIN)) {
+      state.note_change();  // an event in any watched directory (or a lost queue): walk
       for (const auto& path : inotify->drain()) state.note_closed(fs, path);
+    }
     try {
       for (const auto& event : state.scan(fs)) {
         const Checkpoint& c = event.checkpoint;

@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <memory>
 
+#include "checkpoint/experiments.h"
 #include "checkpoint/resume.h"
 #include "checkpoint/watcher.h"
 #include "cli/commands.h"
@@ -305,6 +306,11 @@ Result<RunPlan> plan_run(const Options& o, const Environment& env) {
   if (p.torch) p.sup.layout.torch = std::pair{p.torch->major, p.torch->minor};
   p.sup.executable = *exe;
   p.sup.argv = *argv;
+  if (p.resume) {  // runs of other experiments beside this one's are never resumed
+    const ExperimentWanted w = experiment_from_worker_argv(*argv);
+    p.resume->experiment = o.value_or("checkpoint-experiment", w.name);
+    p.resume->task = w.task;
+  }
   p.sup.base_env = env;
   // trainvisor's own secret stays with trainvisor: no worker (or standby) inherits it.
   p.sup.base_env.erase("TRAINVISOR_RDZV_TOKEN");
@@ -481,6 +487,10 @@ Status make_work_dir(const Options& o, const Environment& env, WorkDir& wd) {
 std::string hook_resume(RunPlan& p, GoodputAccountant& goodput) {
   if (!p.ckpt_dir) return "nothing (no --checkpoint-dir)";
   if (!p.resume) return "nothing (--resume none)";
+  // A later generation's lookup runs on the Supervisor's loop, where a signal is posted, not
+  // acted on: the flag Init sets on its signal thread ends that lookup early (supervisor.cc
+  // on_start then starts nothing).
+  p.resume->stop = &Init::instance().stop_requested();
   Init::instance().set_phase("resume lookup");
   std::optional<std::optional<Checkpoint>> first{find_resume_checkpoint(*p.resume)};
   std::string said = *first ? (*first)->path + " (step " + std::to_string((*first)->step) + ")"

@@ -105,6 +105,10 @@ std::vector<OptionSpec> run_option_specs() {
        .help = kCheckpointFormats,
        .default_value = "auto",
        .metavar = "FORMAT"},
+      {.name = "checkpoint-experiment",
+       .help = "when --checkpoint-dir holds runs of several experiments: resume only this one's "
+               "(default: from the worker's --experiment_name or --task; docs/checkpoints.md)",
+       .metavar = "NAME"},
       {.name = "resume",
        .type = T::kChoice,
        .help = "which checkpoint a (re)start resumes from",

@@ -185,6 +185,7 @@ void Init::reap() {
 }
 
 void Init::on_signal(int sig) {
+  if (sig != SIGUSR1 && sig != SIGUSR2) stop_requested_ = true;
   std::lock_guard route_lock(route_mu_);
   if (route_) return route_(sig);
   if (sig == SIGUSR1 || sig == SIGUSR2 || sig == stacks_signal()) {

@@ -32,6 +32,7 @@
 
 #include <sys/types.h>
 
+#include <atomic>
 #include <functional>
 #include <map>
 #include <memory>
@@ -91,6 +92,11 @@ class Init {
   // Names what the process is doing, for the log line of a signal that ends it ("preflight").
   void set_phase(std::string phase);
 
+  // Set (for good) by the signal thread when TERM, INT or HUP arrives, before the route runs: long
+  // work on a routed thread (a later generation's resume lookup, on the Supervisor's loop) polls
+  // it to end early instead of keeping the posted signal waiting.
+  const std::atomic<bool>& stop_requested() const { return stop_requested_; }
+
   bool is_pid1() const { return pid1_; }
   // Live children started with spawn (tests and figures).
   size_t live_children() const;
@@ -107,6 +113,7 @@ class Init {
   std::string phase_ = "startup";
   std::mutex route_mu_;  // held while the route runs, so a Route never ends mid-call
   OnSignal route_;
+  std::atomic<bool> stop_requested_{false};
   bool stopping_ = false;
   std::thread thread_;
 };

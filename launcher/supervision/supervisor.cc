@@ -120,6 +120,9 @@ void Supervisor::on_start(const GenerationPlan& plan) {
     oom_kills_at_start_ = oom_kill_count(RealFileSystem(), *memory_cgroup_).value_or(0);
   workers_.assign(static_cast<size_t>(cfg_.layout.nproc_per_node), nullptr);
   resume_ = cfg_.find_resume ? cfg_.find_resume() : std::nullopt;  // the resume hook
+  // A SIGTERM/INT/HUP during the lookup ended it (Init::stop_requested) and is posted to
+  // on_signal, next on this loop: start nothing, so the run ends 128+N with no worker to stop.
+  if (Init::instance().stop_requested()) return;
   if (resume_) spdlog::info("generation {}: resuming from {}", plan.generation, resume_->path);
   if (cfg_.observer) cfg_.observer->generation_started(plan.generation);
   if (cfg_.observer && !plan.retried_by.empty()) cfg_.observer->retry_judged(plan.retried_by);

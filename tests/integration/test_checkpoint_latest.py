@@ -169,7 +169,7 @@ def test_a_large_directory_listed_in_parallel_slices_misses_no_name(tmp_path):
     assert len(seeks) >= 1, trace.read_text()
     # The watcher rescans beside training: one pass, no slices, whatever the directory's size.
     # strace attaches once a new checkpoint was reported (its first scan is over: under strace,
-    # stat'ing 30,000 checkpoints takes a minute) and sees the rescans after it.
+    # stat'ing 30,000 checkpoints takes a minute) and sees the rescan that finds the next one.
     watch = subprocess.Popen([BIN, "checkpoint", "watch", "--dir", root, "--polling",
                               "--poll-interval", "0.2"], stdout=subprocess.PIPE,
                              stderr=subprocess.PIPE, text=True, env=env)
@@ -184,7 +184,11 @@ def test_a_large_directory_listed_in_parallel_slices_misses_no_name(tmp_path):
         assert str(later) in watch.stdout.readline()
         tracer = subprocess.Popen(["strace", "-f", "-qq", "-e", "trace=lseek,getdents64", "-p",
                                    str(watch.pid), "-o", str(watch_trace)])
-        time.sleep(2)  # rescans every 0.2 s
+        time.sleep(2)  # attached; a steady scan lists nothing, so make the next one walk
+        os.link(src, d / f"agent_{3 * 10**9}.pt")
+        ready, _, _ = select.select([watch.stdout], [], [], 120)
+        assert ready, "the watcher reported nothing in 120 s"
+        assert f"agent_{3 * 10**9}.pt" in watch.stdout.readline()
     finally:
         if tracer:
             tracer.send_signal(signal.SIGINT)  # detaches

@@ -55,3 +55,42 @@ def test_sigterm_during_first_resume_lookup_exits_143_without_workers(tmp_path):
     assert "received SIGTERM during resume lookup" in out, out[-2000:]
     assert "starting" not in out  # no attempt began
     assert workers_left() == []
+
+
+def test_sigterm_during_a_later_generations_resume_lookup_exits_143_without_workers(tmp_path):
+    """Generation 1's lookup runs on the Supervisor's loop, where the signal is posted: the flag
+    Init sets on its signal thread ends the lookup, and generation 1 starts nothing."""
+    make_tree(tmp_path)
+    starts = tmp_path / "starts"
+    # Generation 0's worker fails at once (so a restart and its lookup follow); any later one
+    # would sleep and carry the marker.
+    script = f'echo start >> {starts}; [ "$(wc -l < {starts})" -gt 1 ] && exec sleep {MARKER}; exit 3'
+    log = open(tmp_path / "run.log", "w+")
+    t0 = time.monotonic()
+    p = subprocess.Popen([BIN, "run", "--preflight", "none", "--checkpoint-dir", str(tmp_path),
+                          "--max-restarts", "1", "--no-python", "--", "/bin/sh", "-c", script],
+                         stdout=log, stderr=subprocess.STDOUT)
+    try:
+        first_lookup = None
+        deadline = time.monotonic() + 120  # only guards against a hang
+        while time.monotonic() < deadline:
+            out = open(tmp_path / "run.log").read()
+            if first_lookup is None and "attempt 0: starting" in out:
+                first_lookup = time.monotonic() - t0
+            if "attempt 0 failed" in out:
+                break
+            time.sleep(0.02)
+        assert "attempt 0 failed" in out, out[-2000:]
+        p.send_signal(signal.SIGTERM)  # inside generation 1's lookup, as long as the first one
+        assert p.wait(timeout=60) == 143
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    log.seek(0)
+    out = log.read()
+    assert first_lookup is not None and first_lookup > 0.5, (first_lookup, out[-2000:])
+    assert "the resume lookup under" in out and "was stopped (a signal)" in out, out[-2000:]
+    assert "attempt 1: starting" not in out, out[-2000:]
+    assert starts.read_text().count("start") == 1  # generation 1 started no worker
+    assert workers_left() == []

@@ -22,19 +22,32 @@ class FakeCheckpointFs final : public CheckpointFs {
   void add_dir(const std::string& path) {
     if (path.empty() || nodes_.count(path)) return;
     add_dir(parent(path));
-    nodes_[path] = Node{Node::kDir, "", now_, 0, next_inode_++, ""};
+    touch_parent(path);
+    nodes_[path] = Node{Node::kDir, "", now_, 0, next_inode_++, "", now_};
   }
   // A file modified at `mtime` (default: now - 1 hour, i.e. long settled).
   void add_file(const std::string& path, std::string contents, std::int64_t mtime = -1) {
     add_dir(parent(path));
     const std::int64_t t = mtime < 0 ? now_ - 3600 * kSecond : mtime;
-    nodes_[path] = Node{Node::kFile, std::move(contents), t, t, next_inode_++, ""};
+    if (!nodes_.count(path)) touch_parent(path);  // a new name changes its directory
+    nodes_[path] = Node{Node::kFile, std::move(contents), t, t, next_inode_++, "", now_};
   }
   void add_symlink(const std::string& path, const std::string& target) {
     add_dir(parent(path));
-    nodes_[path] = Node{Node::kLink, "", now_, 0, next_inode_++, target};
+    touch_parent(path);
+    nodes_[path] = Node{Node::kLink, "", now_, 0, next_inode_++, target, now_};
   }
-  void remove(const std::string& path) { nodes_.erase(path); }
+  void remove(const std::string& path) {
+    if (nodes_.erase(path)) touch_parent(path);
+  }
+  // Sets a node's mtime as `touch -d` or a sync tool does (the ctime moves to now, as it must).
+  void set_mtime(const std::string& path, std::int64_t mtime) {
+    nodes_.at(path).mtime = mtime;
+    nodes_.at(path).ctime = now_;
+  }
+  // File system calls, counted (what a steady scan costs).
+  int stats = 0;
+  int lists = 0;
   void deny(const std::string& path) { denied_.push_back(path); }
   void set_now(std::int64_t ns) { now_ = ns; }
   std::int64_t now() const { return now_; }
@@ -42,6 +55,7 @@ class FakeCheckpointFs final : public CheckpointFs {
   int sleeps = 0;
 
   Status list_each(const std::string& dir, const EachEntry& each) override {
+    ++lists;
     auto r = resolve(dir);
     if (!r) return r.error();
     if (is_denied(*r)) return denied();
@@ -59,6 +73,7 @@ class FakeCheckpointFs final : public CheckpointFs {
     return ok_status();
   }
   Result<FileStat> stat(const std::string& path) override {
+    ++stats;
     auto r = resolve(path);
     if (!r) return r.error();
     if (is_denied(parent(*r))) return denied();
@@ -71,7 +86,8 @@ class FakeCheckpointFs final : public CheckpointFs {
                     n.mtime,
                     n.btime,
                     1,
-                    n.inode};
+                    n.inode,
+                    n.ctime};
   }
   Result<std::string> read_range(const std::string& path, std::uint64_t offset,
                                  std::uint64_t length) override {
@@ -99,7 +115,14 @@ class FakeCheckpointFs final : public CheckpointFs {
     std::int64_t btime;
     std::uint64_t inode;
     std::string target;
+    std::int64_t ctime = 0;
   };
+  // A directory's mtime and ctime move when a name in it is added or removed.
+  void touch_parent(const std::string& path) {
+    auto it = nodes_.find(parent(path));
+    if (it != nodes_.end() && it->second.type == Node::kDir)
+      it->second.mtime = it->second.ctime = now_;
+  }
   static std::string parent(const std::string& p) {
     auto s = p.rfind('/');
     return s == std::string::npos || s == 0 ? "" : p.substr(0, s);

@@ -261,3 +261,150 @@ TEST(WatchState, AStopRequestEndsTheWalkAndThePass) {
 
 }  // namespace
 }  // namespace tv
+
+namespace tv {
+namespace {
+
+// #22: between changes a scan stats the directories that can change, and walks nothing.
+void add_dcp(FakeCheckpointFs& fs, const std::string& d, const std::string& payload = "s") {
+  fs.add_file(d + "/__0_0.distcp", payload, fs.now() - 3600 * kS);
+  fs.add_file(d + "/.metadata", testing::make_dcp_metadata({{"__0_0.distcp", 0, 1}}),
+              fs.now() - 3600 * kS);
+}
+
+TEST(WatchState, ASteadyTreeCostsAStatPerDirectoryThatCanChangeAndNoListing) {
+  FakeCheckpointFs fs;
+  for (int s = 1; s <= 1000; ++s) add_dcp(fs, "/ckpt/outputs/checkpoint/step-" + std::to_string(s));
+  fs.set_now(fs.now() + 10 * kS);
+  WatchState w("/ckpt", "auto");
+  w.baseline(fs);
+  fs.stats = fs.lists = 0;
+  for (int i = 0; i < 10; ++i) {
+    fs.set_now(fs.now() + 2 * kS);
+    EXPECT_TRUE(w.scan(fs).empty());
+  }
+  EXPECT_EQ(fs.lists, 0);
+  // The root, outputs/, outputs/checkpoint/ and the kHotUnits newest step dirs every scan, and a
+  // 1/kColdRounds slice of the other 996: 7 + 8 stats a scan, not 2,000.
+  EXPECT_EQ(fs.stats, 10 * (3 + static_cast<int>(kHotUnits) + 8));
+}
+
+TEST(WatchState, ANewCheckpointBesideOldOnesIsFoundAtTheNextScan) {
+  FakeCheckpointFs fs;
+  for (int s = 1; s <= 100; ++s) add_dcp(fs, "/ckpt/step-" + std::to_string(s));
+  for (int t = 1; t <= 100; ++t)
+    fs.add_file(kDir + "/agent_" + std::to_string(t) + ".pt", make_zip());
+  fs.set_now(fs.now() + 10 * kS);
+  WatchState w("/ckpt", "auto");
+  w.baseline(fs);
+  fs.set_now(fs.now() + 2 * kS);
+  EXPECT_TRUE(w.scan(fs).empty());
+  // Another host's writes: old mtimes (its clock), and no inotify event here.
+  add_dcp(fs, "/ckpt/step-101");
+  fs.set_now(fs.now() + 2 * kS);
+  EXPECT_EQ(paths(w.scan(fs)), std::vector<std::string>{"/ckpt/step-101"});
+  fs.set_now(fs.now() + 2 * kS);
+  fs.add_file(kDir + "/agent_101.pt", make_zip(), fs.now() - 3600 * kS);
+  EXPECT_EQ(paths(w.scan(fs)), std::vector<std::string>{kDir + "/agent_101.pt"});
+}
+
+TEST(WatchState, ACheckpointCompletingInADirectoryThatWasThereIsFound) {
+  FakeCheckpointFs fs;
+  for (int s = 1; s <= 100; ++s) add_dcp(fs, "/ckpt/step-" + std::to_string(s));
+  const std::string d = "/ckpt/step-200";
+  fs.add_file(d + "/__0_0.distcp", "s", fs.now());  // shards written, no .metadata yet
+  fs.set_now(fs.now() + 10 * kS);
+  WatchState w("/ckpt", "auto");
+  w.baseline(fs);
+  for (int i = 0; i < 3; ++i) {
+    fs.set_now(fs.now() + 2 * kS);
+    EXPECT_TRUE(w.scan(fs).empty());
+  }
+  fs.add_file(d + "/.metadata", testing::make_dcp_metadata({{"__0_0.distcp", 0, 1}}),
+              fs.now() - 3600 * kS);
+  fs.set_now(fs.now() + 2 * kS);
+  EXPECT_EQ(paths(w.scan(fs)), std::vector<std::string>{d});
+  // A file growing in place (its directory's stat does not move) is found by its own stat.
+  const std::string p = kDir + "/agent_7.pt";
+  fs.add_file(p, make_zip().substr(0, 20), fs.now());
+  fs.set_now(fs.now() + 10 * kS);
+  EXPECT_TRUE(w.scan(fs).empty());
+  fs.set_now(fs.now() + 10 * kS);
+  EXPECT_TRUE(w.scan(fs).empty());
+  fs.add_file(p, make_zip(), fs.now() - 5 * kS);
+  fs.set_now(fs.now() + 2 * kS);
+  EXPECT_EQ(paths(w.scan(fs)), std::vector<std::string>{p});
+}
+
+TEST(WatchState, AChangeInTheTickOfTheListingOrAnMtimeSetBackIsNotMissed) {
+  FakeCheckpointFs fs;
+  fs.add_file(kDir + "/agent_1.pt", make_zip());
+  WatchState w("/ckpt", "auto");
+  w.baseline(fs);  // the directory's mtime is this very tick: its listing cannot be trusted
+  fs.add_file(kDir + "/agent_2.pt", make_zip());  // same tick: the directory's mtime stays
+  EXPECT_EQ(paths(w.scan(fs)), std::vector<std::string>{kDir + "/agent_2.pt"});
+  fs.set_now(fs.now() + 10 * kS);
+  EXPECT_TRUE(w.scan(fs).empty());
+  fs.set_now(fs.now() + 10 * kS);
+  EXPECT_TRUE(w.scan(fs).empty());  // settled: a stat, no walk
+  const int lists = fs.lists;
+  fs.set_now(fs.now() + 2 * kS);
+  EXPECT_TRUE(w.scan(fs).empty());
+  EXPECT_EQ(fs.lists, lists);
+  // A sync tool restores the directory's old mtime after adding a file: the ctime moved.
+  std::int64_t old = 0;
+  {
+    auto st = fs.stat(kDir);
+    ASSERT_TRUE(st);
+    old = st->mtime_ns;
+  }
+  fs.add_file(kDir + "/agent_3.pt", make_zip());
+  fs.set_mtime(kDir, old);
+  EXPECT_EQ(paths(w.scan(fs)), std::vector<std::string>{kDir + "/agent_3.pt"});
+}
+
+TEST(WatchState, AnOldDirectoryCheckpointRewrittenIsFoundWithinTheColdRounds) {
+  FakeCheckpointFs fs;
+  for (int s = 1; s <= 300; ++s) {  // saved one after another: the newest has the newest mtime
+    fs.set_now(fs.now() + kS);
+    add_dcp(fs, "/ckpt/step-" + std::to_string(s));
+  }
+  fs.set_now(fs.now() + 10 * kS);
+  WatchState w("/ckpt", "dcp");
+  w.baseline(fs);
+  fs.set_now(fs.now() + 10 * kS);
+  fs.remove("/ckpt/step-5/.metadata");  // saved again into the same directory
+  fs.add_file("/ckpt/step-5/.metadata", testing::make_dcp_metadata({{"__0_0.distcp", 0, 1}}),
+              fs.now() - kS);
+  std::size_t scans = 0;
+  std::vector<std::string> found;
+  while (found.empty() && scans <= kColdRounds) {
+    fs.set_now(fs.now() + 2 * kS);
+    found = paths(w.scan(fs));
+    ++scans;
+  }
+  EXPECT_EQ(found, std::vector<std::string>{"/ckpt/step-5"});
+  EXPECT_LE(scans, kColdRounds);
+  // The newest are stat'ed at every scan: one of them rewritten is found at the next.
+  fs.set_now(fs.now() + 10 * kS);
+  EXPECT_TRUE(w.scan(fs).empty());
+  fs.remove("/ckpt/step-300/.metadata");
+  fs.add_file("/ckpt/step-300/.metadata", testing::make_dcp_metadata({{"__0_0.distcp", 0, 1}}),
+              fs.now() - kS);
+  fs.set_now(fs.now() + 2 * kS);
+  EXPECT_EQ(paths(w.scan(fs)), std::vector<std::string>{"/ckpt/step-300"});
+}
+
+TEST(WatchState, ADirectoryThatAppearsLaterIsWatched) {
+  FakeCheckpointFs fs;
+  WatchState w("/ckpt", "auto");
+  w.baseline(fs);
+  fs.set_now(fs.now() + 10 * kS);
+  EXPECT_TRUE(w.scan(fs).empty());
+  fs.add_file(kDir + "/agent_1.pt", make_zip());
+  fs.set_now(fs.now() + 2 * kS);
+  EXPECT_EQ(paths(w.scan(fs)), std::vector<std::string>{kDir + "/agent_1.pt"});
+}
+
+}  // namespace
+}  // namespace tv
