@@ -21,8 +21,8 @@ void Supervisor::on_gpu_health(const GpuHealthEvent& e) {
         return spdlog::info("GPU health watch off (--gpu-health auto): {}", e.message);
       spdlog::error("--gpu-health on: the GPUs cannot be watched: {}", e.message);
       final_failure_ =
-          NodeFailure{plan_.generation, cfg_.layout.node_rank, exit_code::kPreflightFailed,
-                      "--gpu-health on: the GPUs cannot be watched: " + e.message};
+          node_failure(plan_.generation, cfg_.layout.node_rank, exit_code::kPreflightFailed,
+                       "--gpu-health on: the GPUs cannot be watched: " + e.message);
       return finish(exit_code::kPreflightFailed);
     case Kind::kNote:
       return spdlog::warn("GPU health watch: {}", e.message);
@@ -46,7 +46,7 @@ void Supervisor::node_fault(const GpuHealthEvent& e) {
                 exit_code::kNodeFault);
   node_fault_ = what + "; this node's GPU must be reset or the node replaced";
   final_failure_ =
-      NodeFailure{plan_.generation, cfg_.layout.node_rank, exit_code::kNodeFault, what};
+      node_failure(plan_.generation, cfg_.layout.node_rank, exit_code::kNodeFault, what);
   finish(exit_code::kNodeFault);
 }
 
