@@ -42,6 +42,7 @@ void GoodputAccountant::enter(Phase p) {
 
 void GoodputAccountant::resume_selected(std::optional<std::int64_t> step) {
   pending_resume_ = step ? Resume{true, *step} : Resume{false, -1};
+  if (gens_.empty()) first_resume_ = pending_resume_;
 }
 
 void GoodputAccountant::generation_started(int generation) {
@@ -223,11 +224,26 @@ GoodputSnapshot GoodputAccountant::snapshot() const {
     if (g.last_step) s.step = g.last_step;
   s.total_steps = total_steps_;
   s.seconds_per_step = gens_.empty() ? std::nullopt : rate(gens_.back());
+  s.progress_evidence = progress_seen() || checkpoints_ > 0;
+  s.start_step = start_step();
+  s.peak_flops_per_gpu = config_.peak_flops_per_gpu;
+  s.gpu_name = config_.gpu_name;
+  if (config_.flops_per_step && config_.peak_flops_per_gpu && config_.gpus > 0 &&
+      s.seconds_per_step && *s.seconds_per_step > 0)
+    s.mfu = *config_.flops_per_step / *s.seconds_per_step /
+            (config_.gpus * *config_.peak_flops_per_gpu);
   s.lost_steps = lost_steps_;
   s.lost_progress_known = lost_known_;
   fill_checkpoints(s, now);
   fill_advice(s);
   return s;
+}
+
+std::optional<std::int64_t> GoodputAccountant::start_step() const {
+  if (first_resume_ && first_resume_->found && first_resume_->step >= 0) return first_resume_->step;
+  if (first_resume_ && !first_resume_->found && config_.checkpoints_watched) return 0;
+  if (!gens_.empty()) return gens_.front().first_step;
+  return std::nullopt;
 }
 
 void GoodputAccountant::fill_checkpoints(GoodputSnapshot& s, double now) const {
