@@ -227,12 +227,12 @@ int next_index(const Ledger& l) {
 }
 
 void put_record(Ledger& l, const ContainerRecord& c) {
-  auto same = std::find_if(l.records.begin(), l.records.end(),
-                           [&](const ContainerRecord& r) { return r.index == c.index; });
-  if (same != l.records.end())
-    *same = c;
+  auto at = std::lower_bound(l.records.begin(), l.records.end(), c.index,
+                             [](const ContainerRecord& r, int index) { return r.index < index; });
+  if (at != l.records.end() && at->index == c.index)
+    *at = c;
   else
-    l.records.push_back(c);
+    l.records.insert(at, c);
   while (l.records.size() > kLedgerRecords) {
     add_container(l.folded, l.records.front());
     l.records.erase(l.records.begin());
@@ -298,6 +298,10 @@ Result<Ledger> parse_ledger(std::string_view text) {
     l.records.push_back(read_record(r, rec, "records[" + std::to_string(i) + "]."));
   }
   if (!r.error().empty()) return corrupt(r.error());
+  for (std::size_t i = 0; i < l.records.size(); ++i)
+    if (l.records[i].index < (i == 0 ? l.folded.containers : l.records[i - 1].index + 1))
+      return corrupt("records[" + std::to_string(i) + "].index " +
+                     std::to_string(l.records[i].index) + " is out of order");
   return l;
 }
 

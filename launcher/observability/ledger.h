@@ -86,8 +86,8 @@ void add_container(JobTotals& t, const ContainerRecord& c);
 JobTotals job_totals(const Ledger& l);
 // The index the next container of the job takes.
 int next_index(const Ledger& l);
-// Sets `c` (replacing the record with its index, else appending), then folds the oldest records
-// until at most kLedgerRecords remain.
+// Sets `c` (replacing the record with its index, else inserting it in index order), then folds
+// the oldest records until at most kLedgerRecords remain.
 void put_record(Ledger& l, const ContainerRecord& c);
 
 // This container's record from its accountant's snapshot.

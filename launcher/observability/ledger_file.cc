@@ -70,7 +70,19 @@ LedgerFile LedgerFile::open(const std::string& dir, const std::string& job_id) {
   return f;
 }
 
+// Another container of the job may have written since this one started (a replacement that
+// overlaps the old container's grace period): its record is kept, this one's replaced.
+void LedgerFile::refresh() {
+  auto text = read_regular_file_nofollow(path_, kLedgerCap);
+  if (!text) return;
+  auto now = parse_ledger(*text);
+  if (!now || now->job_id != prior_.job_id || now->folded.containers > index_) return;
+  std::erase_if(now->records, [this](const ContainerRecord& r) { return r.index == index_; });
+  prior_ = std::move(*now);
+}
+
 void LedgerFile::write(const ContainerRecord& current) {
+  refresh();
   Ledger l = prior_;
   put_record(l, current);
   auto written = write_whole_file(path_, ledger_text(l));

@@ -23,15 +23,17 @@ class LedgerFile {
   static LedgerFile open(const std::string& dir, const std::string& job_id);
 
   const std::string& path() const { return path_; }
-  // The containers before this one.
+  // The job's other containers (those before this one, and any that wrote since).
   const Ledger& prior() const { return prior_; }
   int index() const { return index_; }
-  // Writes the prior containers and `current` (this container's record); the first failure is
-  // logged once, later ones are not.
+  // Writes the other containers' records and `current` (this container's); the others are read
+  // again first, so a container of the job that overlaps this one (a replacement started during
+  // the old one's grace period) is not overwritten. The first failure is logged once.
   void write(const ContainerRecord& current);
 
  private:
   LedgerFile(std::string path, Ledger prior);
+  void refresh();
   std::string path_;
   Ledger prior_;
   int index_ = 0;

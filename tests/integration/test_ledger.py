@@ -168,6 +168,30 @@ def test_job_series_on_metrics_beside_the_containers(job_dir):
     assert "trainvisor_goodput_ratio " in text and "trainvisor_job_goodput_ratio " in text
 
 
+def test_an_overlapping_container_of_the_job_is_not_overwritten(job_dir):
+    # A replacement that starts while the old container is still in its grace period: each keeps
+    # the other's record when it writes its own.
+    tmp, ckpt = job_dir, job_dir / "ckpt"
+    old = start(tmp, summary=tmp / "old.json")
+    new = None
+    try:
+        wait_for_record(old, ckpt, 0, 3)
+        new = start(tmp, summary=tmp / "new.json")
+        wait_for_record(new, ckpt, 1, 3)
+        # The old one writes again (10 steps later) and keeps the new one's record ...
+        wait_for_record(old, ckpt, 0, read_ledger(ckpt)["records"][0]["last_step"] + 10)
+        led = read_ledger(ckpt)
+        assert [r["index"] for r in led["records"]] == [0, 1], led
+        # ... and the new one keeps the old one's.
+        wait_for_record(new, ckpt, 1, led["records"][1]["last_step"] + 10)
+        assert [r["index"] for r in read_ledger(ckpt)["records"]] == [0, 1]
+    finally:
+        for p in (old, new):
+            if p is not None:
+                p.kill()
+                p.communicate()
+
+
 def bad_ledger_run(tmp, content=None, link_to=None):
     """A first container writes the job's ledger; it is replaced by `content` (a function of the
     good text) or a link, and a second container runs."""

@@ -125,6 +125,20 @@ TEST(Ledger, CompactionKeepsTheBoundAndTheTotals) {
   EXPECT_LT(ledger_text(l).size(), 32u * 1024);
 }
 
+TEST(Ledger, RecordsStayInIndexOrderWhateverOrderTheyArePut) {
+  // Two containers that overlap each write their own record last (ledger_file.cc: refresh).
+  const auto a = container(0, 1000, std::nullopt, 0, 10, false);
+  const auto b = container(1, a.heartbeat_unix + 5, 5, 5, 20, false);
+  Ledger in_order, reversed;
+  for (const auto& r : {a, b}) put_record(in_order, r);
+  for (const auto& r : {b, a}) put_record(reversed, r);
+  ASSERT_EQ(reversed.records.size(), 2u);
+  EXPECT_EQ(reversed.records[0].index, 0);
+  EXPECT_EQ(ledger_text(reversed), ledger_text(in_order));
+  put_record(reversed, a);  // the same index again: replaced, not added
+  EXPECT_EQ(reversed.records.size(), 2u);
+}
+
 TEST(Ledger, TextRoundTrips) {
   Ledger l;
   l.job_id = "sagemaker-job-1";
@@ -149,7 +163,10 @@ TEST(Ledger, CorruptTextIsRefusedSayingWhy) {
   auto j = nlohmann::json::parse(good);
   j["records"][0]["productive_seconds"] = "x";
   const std::string wrong_type = j.dump();
+  auto swapped = nlohmann::json::parse(good);
+  swapped["records"][0]["index"] = -1;
   const Case cases[] = {
+      {swapped.dump(), "records[0].index -1 is out of order"},
       {good.substr(0, good.size() / 2), "not JSON"},
       {"[]", "not a trainvisor ledger"},
       {R"({"format": "trainvisor-ledger", "version": 9})", "version 9, expected 1"},
