@@ -399,15 +399,24 @@ std::unique_ptr<CheckpointWatcher> watch_checkpoints(boost::asio::io_context& io
 }
 
 // MFU's denominator: the GPUs' names from a `__query gpu` child (PID 1 never loads libcuda), only
-// when --flops-per-step asks for MFU; a GPU the peak table does not know leaves MFU out, saying so.
-void resolve_gpu_peak(GoodputConfig& g, const Environment& env) {
-  if (!g.flops_per_step) return;
-  Init::instance().set_phase("gpu query (--flops-per-step)");
+// when MFU is asked for (--flops-per-step, or a progress regex with a `tflops` group); a GPU the
+// peak table does not know leaves MFU out, saying so.
+bool wants_mfu(const ObservabilityConfig& c) {
+  if (c.goodput.flops_per_step) return true;
+  if (!c.progress_regex) return false;
+  auto p = ProgressParser::make(*c.progress_regex, "--progress-regex");
+  return p && p->has_tflops();
+}
+
+void resolve_gpu_peak(ObservabilityConfig& c, const Environment& env) {
+  if (!wants_mfu(c)) return;
+  GoodputConfig& g = c.goodput;
+  Init::instance().set_phase("gpu query (MFU)");
   auto inv = isolated_query_gpus(env);
   if (!inv || inv->devices.empty()) {
-    spdlog::warn("--flops-per-step: no MFU: no GPU name ({})", !inv ? inv.error().message
-                                                               : inv->error.empty() ? "no device"
-                                                                                    : inv->error);
+    spdlog::warn("MFU: not known: no GPU name ({})", !inv                 ? inv.error().message
+                                                     : inv->error.empty() ? "no device"
+                                                                          : inv->error);
     return;
   }
   g.gpu_name = inv->devices.front().name;
@@ -471,7 +480,7 @@ int run_command(const Args& args, const Environment& env) {
   if (!plan) return refuse(plan.error());
   if (auto v = opts->get("link-logs"); v && plan->ckpt_dir)
     if (auto s = link_logs(v->value, *plan->ckpt_dir); !s) spdlog::warn("{}", s.error().message);
-  resolve_gpu_peak(plan->observability.goodput, env);
+  resolve_gpu_peak(plan->observability, env);
   boost::asio::io_context io;
   auto obs = Observability::make(io, plan->observability, clock, started_at);
   if (!obs) return refuse(obs.error());

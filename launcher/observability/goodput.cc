@@ -120,6 +120,7 @@ void GoodputAccountant::progress(const Progress& p) {
   const double now = clock_.now();
   Generation& g = gens_.back();
   if (p.total) total_steps_ = p.total;
+  if (p.tflops) framework_tflops_ = p.tflops;
   if (!g.first_step) {
     g.first_step = p.step;
     g.first_step_at = now;
@@ -228,15 +229,22 @@ GoodputSnapshot GoodputAccountant::snapshot() const {
   s.start_step = start_step();
   s.peak_flops_per_gpu = config_.peak_flops_per_gpu;
   s.gpu_name = config_.gpu_name;
-  if (config_.flops_per_step && config_.peak_flops_per_gpu && config_.gpus > 0 &&
-      s.seconds_per_step && *s.seconds_per_step > 0)
-    s.mfu = *config_.flops_per_step / *s.seconds_per_step /
-            (config_.gpus * *config_.peak_flops_per_gpu);
+  s.mfu = mfu(s.seconds_per_step);
   s.lost_steps = lost_steps_;
   s.lost_progress_known = lost_known_;
   fill_checkpoints(s, now);
   fill_advice(s);
   return s;
+}
+
+// --flops-per-step with the measured step time, else the framework's own TFLOP/s per GPU.
+std::optional<double> GoodputAccountant::mfu(std::optional<double> seconds_per_step) const {
+  const auto& peak = config_.peak_flops_per_gpu;
+  if (!peak || *peak <= 0) return std::nullopt;
+  if (config_.flops_per_step && config_.gpus > 0 && seconds_per_step && *seconds_per_step > 0)
+    return *config_.flops_per_step / *seconds_per_step / (config_.gpus * *peak);
+  if (framework_tflops_) return *framework_tflops_ * 1e12 / *peak;
+  return std::nullopt;
 }
 
 std::optional<std::int64_t> GoodputAccountant::start_step() const {

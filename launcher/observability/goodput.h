@@ -59,7 +59,8 @@ struct GoodputConfig {
   bool checkpoints_watched = false;  // a --checkpoint-dir is watched
   // MFU (docs/observability.md, "MFU"): the model FLOPs of one training step of the whole job
   // (--flops-per-step), the dense BF16 peak of one GPU (launcher/observability/gpu_peak.h) and
-  // the job's GPU count; MFU = flops_per_step / seconds_per_step / (gpus x peak).
+  // the job's GPU count; MFU = flops_per_step / seconds_per_step / (gpus x peak), else, without
+  // --flops-per-step, the framework's own TFLOP/s per GPU (a `tflops` progress group) / peak.
   std::optional<double> flops_per_step;
   std::optional<double> peak_flops_per_gpu;
   std::string gpu_name;
@@ -157,6 +158,7 @@ class GoodputAccountant {
   void fill_checkpoints(GoodputSnapshot& s, double now) const;
   void fill_advice(GoodputSnapshot& s) const;
   std::optional<std::int64_t> start_step() const;
+  std::optional<double> mfu(std::optional<double> seconds_per_step) const;
 
   const Clock& clock_;
   GoodputConfig config_;
@@ -178,6 +180,7 @@ class GoodputAccountant {
   long checkpoints_ = 0;
   std::optional<double> last_checkpoint_at_, last_write_;
   std::optional<std::uint64_t> last_bytes_;
+  std::optional<double> framework_tflops_;  // the newest progress line's (?<tflops>) figure
   std::optional<std::int64_t> total_steps_;
   int failures_ = 0;
   int workers_up_ = 0;

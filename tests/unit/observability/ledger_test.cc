@@ -6,6 +6,7 @@
 #include <numeric>
 
 #include "launcher/observability/gpu_peak.h"
+#include "launcher/observability/progress.h"
 #include "tests/unit/observability/fake_clock.h"
 
 namespace tv {
@@ -226,6 +227,24 @@ TEST(Mfu, FromFlopsPerStepSecondsPerStepAndPeak) {
   cfg.peak_flops_per_gpu.reset();
   GoodputAccountant unknown(clock, cfg);
   EXPECT_FALSE(unknown.snapshot().mfu);
+}
+
+TEST(Mfu, FromTheFrameworksOwnTflopsWithoutFlopsPerStep) {
+  auto parser = ProgressParser::make(R"(step (?<step>\d+) .*tflops: (?<tflops>[0-9.]+))", "--x");
+  ASSERT_TRUE(parser);
+  EXPECT_TRUE(parser->has_tflops());
+  auto p = parser->parse("step 12  loss: 2.1  tflops: 494.70  mfu: 50%");
+  ASSERT_TRUE(p && p->tflops);
+  EXPECT_DOUBLE_EQ(*p->tflops, 494.7);
+  FakeClock clock;
+  GoodputConfig cfg;
+  cfg.peak_flops_per_gpu = 989.4e12;
+  GoodputAccountant g(clock, cfg);
+  g.generation_started(0);
+  g.progress(*p);
+  ASSERT_TRUE(g.snapshot().mfu);
+  EXPECT_NEAR(*g.snapshot().mfu, 0.5, 1e-12);
+  EXPECT_FALSE(ProgressParser::make("step (?<step>\\d+)", "--x")->has_tflops());
 }
 
 TEST(HonestGoodput, RunningWithoutEvidenceIsAnUpperBound) {
