@@ -28,13 +28,22 @@ Result<ObservabilityConfig> read_observability_options(const Options& o, bool in
                    v->origin + "=\"" + v->value + "\": expected a number of hours above 0"};
     c.goodput.mtbf_hours = *h;
   }
+  if (o.get("flops-per-step")) {
+    auto f = o.get_double("flops-per-step");
+    if (!f) return f.error();
+    c.goodput.flops_per_step = *f;
+  }
+  auto interval = o.get_double("ledger-interval");
+  if (!interval) return interval.error();
+  c.ledger_interval = *interval;
   return c;
 }
 
 Observability::Observability(ObservabilityConfig cfg, const Clock& clock, double started_at)
     : cfg_(std::move(cfg)),
       id_{TRAINVISOR_VERSION, cfg_.goodput.node_rank, cfg_.goodput.nnodes},
-      accountant_(clock, cfg_.goodput, started_at) {}
+      accountant_(clock, cfg_.goodput, started_at),
+      started_unix_(clock.unix_now() - (clock.now() - started_at)) {}
 
 Result<std::unique_ptr<Observability>> Observability::make(boost::asio::io_context& io,
                                                            ObservabilityConfig cfg,
@@ -45,13 +54,15 @@ Result<std::unique_ptr<Observability>> Observability::make(boost::asio::io_conte
     if (!p) return p.error();
     o->parser_.emplace(std::move(*p));
   }
+  o->open_ledger(io);
   if (o->cfg_.metrics_port != 0) {
     auto* self = o.get();
     auto s = MetricsServer::listen(
         io, o->cfg_.metrics_address, o->cfg_.metrics_port, "--metrics-port", [self] {
-          return render_metrics(self->accountant_.snapshot(), self->id_) +
-                 self->gpu_health_.render() +
-                 render_retry_decisions(self->retry_decisions_);
+          auto text = render_metrics(self->accountant_.snapshot(), self->id_) +
+                      self->gpu_health_.render() + render_retry_decisions(self->retry_decisions_);
+          if (auto job = self->job_totals_now()) text += render_job_metrics(*job);
+          return text;
         });
     if (!s) return s.error();
     o->server_ = std::move(*s);
@@ -59,6 +70,53 @@ Result<std::unique_ptr<Observability>> Observability::make(boost::asio::io_conte
                  o->server_->port());
   }
   return o;
+}
+
+// Node 0 of a job with an id and a checkpoint dir keeps the ledger; the other nodes' figures are
+// their own (node 0 sees every generation of the job: docs/observability.md, "Several nodes").
+void Observability::open_ledger(boost::asio::io_context& io) {
+  if (!cfg_.ledger_dir || cfg_.ledger_interval <= 0 || cfg_.goodput.node_rank != 0) return;
+  if (cfg_.job_id.empty() || cfg_.job_id == "none") {
+    spdlog::info(
+        "job ledger: not kept (no job id: set --run-id or --rdzv-id to continue one job's account "
+        "across containers)");
+    return;
+  }
+  ledger_.emplace(LedgerFile::open(*cfg_.ledger_dir, cfg_.job_id));
+  ledger_timer_ = std::make_unique<boost::asio::steady_timer>(io);
+  heartbeat();
+}
+
+void Observability::heartbeat() {
+  ledger_timer_->expires_after(
+      std::chrono::milliseconds(static_cast<long>(cfg_.ledger_interval * 1000)));
+  ledger_timer_->async_wait([this](const boost::system::error_code& ec) {
+    if (ec) return;
+    write_ledger(false);
+    heartbeat();
+  });
+}
+
+ContainerRecord Observability::current_record(bool ended) const {
+  const auto snap = accountant_.snapshot();
+  return record_from(snap, ledger_->index(), started_unix_, started_unix_ + snap.wall, ended);
+}
+
+void Observability::write_ledger(bool ended) {
+  if (ledger_) ledger_->write(current_record(ended));
+}
+
+std::optional<JobTotals> Observability::job_totals_now() const {
+  if (!ledger_) return std::nullopt;
+  Ledger l = ledger_->prior();
+  put_record(l, current_record(false));
+  return job_totals(l);
+}
+
+void Observability::generation_started(int generation) {
+  generation_step_.reset();
+  accountant_.generation_started(generation);
+  write_ledger(false);  // each start is on the ledger at once, before the first heartbeat
 }
 
 std::function<void(std::string_view)> Observability::output_tap(int, bool) {
@@ -84,11 +142,15 @@ void Observability::gpu_health(const GpuHealthEvent& e) {
 }
 
 void Observability::report() {
+  if (ledger_timer_) ledger_timer_->cancel();
+  write_ledger(true);
   const auto snap = accountant_.snapshot();
-  spdlog::info("{}", format_summary_table(snap, id_));
+  const auto job = job_totals_now();
+  spdlog::info("{}{}", format_summary_table(snap, id_), job ? format_job_summary(*job) : "");
   if (!cfg_.summary_file) return;
-  if (auto s = write_summary_file(*cfg_.summary_file, summary_json(snap, id_)); !s)
-    spdlog::warn("{}", s.error().message);
+  auto j = summary_json(snap, id_);
+  j["job"] = job ? job_summary_json(*job) : nlohmann::json();
+  if (auto s = write_summary_file(*cfg_.summary_file, j); !s) spdlog::warn("{}", s.error().message);
 }
 
 }  // namespace tv

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <map>
 #include <memory>
 #include <optional>
@@ -13,6 +14,7 @@
 #include "common/options.h"
 #include "launcher/observability/goodput.h"
 #include "launcher/observability/gpu_health_metrics.h"
+#include "launcher/observability/ledger_file.h"
 #include "launcher/observability/metrics.h"
 #include "launcher/observability/metrics_server.h"
 #include "launcher/observability/progress.h"
@@ -26,6 +28,11 @@ struct ObservabilityConfig {
   std::string metrics_address = "0.0.0.0";
   std::optional<std::string> progress_regex;
   std::optional<std::string> summary_file;
+  // The job's ledger (docs/observability.md, "The job's ledger"): kept by node 0 in the checkpoint
+  // dir when the job has an id; rewritten every ledger_interval seconds (0: no ledger) and at exit.
+  std::optional<std::string> ledger_dir;
+  std::string job_id;  // "" or "none": no ledger
+  double ledger_interval = 30;
 };
 
 // The options of the Observability section, checked (exit 64/78 naming the option); `goodput`
@@ -46,10 +53,7 @@ class Observability final : public RunObserver {
   // End of run: the summary table on stderr (spdlog) and --summary-file.
   void report();
 
-  void generation_started(int generation) override {
-    generation_step_.reset();
-    accountant_.generation_started(generation);
-  }
+  void generation_started(int generation) override;
   void generation_failed(int generation) override { accountant_.generation_failed(generation); }
   void finishing(int exit_code) override { accountant_.finishing(exit_code); }
   void worker_started(int) override { accountant_.worker_started(); }
@@ -63,14 +67,22 @@ class Observability final : public RunObserver {
 
  private:
   Observability(ObservabilityConfig cfg, const Clock& clock, double started_at);
+  void open_ledger(boost::asio::io_context& io);
+  void heartbeat();
+  void write_ledger(bool ended);
+  std::optional<JobTotals> job_totals_now() const;
+  ContainerRecord current_record(bool ended) const;
   ObservabilityConfig cfg_;
   MetricsIdentity id_;
   GoodputAccountant accountant_;
+  double started_unix_;  // trainvisor's start on the Unix clock (the ledger spans containers)
   std::optional<ProgressParser> parser_;
   std::unique_ptr<MetricsServer> server_;
   GpuHealthMetrics gpu_health_;
   std::optional<std::int64_t> generation_step_;
   std::map<std::string, int> retry_decisions_;  // by the RootCauseJudge's rule
+  std::optional<LedgerFile> ledger_;
+  std::unique_ptr<boost::asio::steady_timer> ledger_timer_;
 };
 
 }  // namespace tv

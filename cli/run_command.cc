@@ -32,6 +32,7 @@
 #include "health/nccl_probe.h"
 #include "health/preflight.h"
 #include "health/torch_version.h"
+#include "launcher/observability/gpu_peak.h"
 #include "launcher/rendezvous/network_cluster.h"
 #include "launcher/supervision/local_cluster.h"
 #include "launcher/supervision/model_export.h"
@@ -294,6 +295,9 @@ Result<RunPlan> plan_run(const Options& o, const Environment& env) {
   p.observability.goodput.node_rank = t.node_rank;
   p.observability.goodput.nproc_per_node = t.nproc_per_node;
   p.observability.goodput.checkpoints_watched = p.ckpt_dir.has_value();
+  p.observability.goodput.gpus = t.nnodes * t.nproc_per_node;
+  p.observability.ledger_dir = p.ckpt_dir;
+  p.observability.job_id = job_run_id(o, t);
   p.sup.layout = WorkerLayout{t.nnodes,
                               t.node_rank,
                               t.nproc_per_node,
@@ -526,6 +530,40 @@ std::unique_ptr<CheckpointWatcher> watch_checkpoints(boost::asio::io_context& io
   return w;
 }
 
+// MFU's denominator: the GPUs' names from a `__query gpu` child (PID 1 never loads libcuda), only
+// when MFU is asked for (--flops-per-step, or a progress regex with a `tflops` group); a GPU the
+// peak table does not know leaves MFU out, saying so.
+bool wants_mfu(const ObservabilityConfig& c) {
+  if (c.goodput.flops_per_step) return true;
+  if (!c.progress_regex) return false;
+  auto p = ProgressParser::make(*c.progress_regex, "--progress-regex");
+  return p && p->has_tflops();
+}
+
+void resolve_gpu_peak(ObservabilityConfig& c, const Environment& env) {
+  if (!wants_mfu(c)) return;
+  GoodputConfig& g = c.goodput;
+  Init::instance().set_phase("gpu query (MFU)");
+  auto inv = isolated_query_gpus(env);
+  if (!inv || inv->devices.empty()) {
+    spdlog::warn("MFU: not known: no GPU name ({})", !inv                 ? inv.error().message
+                                                     : inv->error.empty() ? "no device"
+                                                                          : inv->error);
+    return;
+  }
+  g.gpu_name = inv->devices.front().name;
+  if (auto peak = gpu_peak_bf16(g.gpu_name)) {
+    g.peak_flops_per_gpu = peak->flops;
+    spdlog::info("MFU against {} ({}): {:.1f} TFLOP/s dense BF16 per GPU, {} GPUs", g.gpu_name,
+                 peak->model, peak->flops / 1e12, g.gpus);
+  } else {
+    spdlog::warn(
+        "--flops-per-step: no MFU: no dense BF16 peak known for GPU '{}' "
+        "(docs/observability.md, \"MFU\")",
+        g.gpu_name);
+  }
+}
+
 // `train` (SageMaker's `docker run IMAGE train`) with no such program: the training toolkit's
 // convention decides the command (launcher/supervision/sagemaker_train.h), run from /opt/ml/code.
 Status resolve_sagemaker_train(Options& o, const Environment& env) {
@@ -574,6 +612,7 @@ int run_command(const Args& args, const Environment& env) {
   if (!plan) return refuse(plan.error());
   if (auto v = opts->get("link-logs"); v && plan->ckpt_dir)
     if (auto s = link_logs(v->value, *plan->ckpt_dir); !s) spdlog::warn("{}", s.error().message);
+  resolve_gpu_peak(plan->observability, env);
   boost::asio::io_context io;
   auto obs = Observability::make(io, plan->observability, clock, started_at);
   if (!obs) return refuse(obs.error());

@@ -43,10 +43,10 @@ int read_up_to(int fd, std::string& out, std::size_t limit) {
   return 0;
 }
 
-}  // namespace
-
-Result<std::string> read_regular_file(const std::string& path, std::size_t max_bytes) {
-  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY));
+Result<std::string> read_opened(const std::string& path, int extra_flags, std::size_t max_bytes) {
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY | extra_flags));
+  if (fd.get() < 0 && errno == ELOOP && (extra_flags & O_NOFOLLOW))
+    return refuse(path, "a symbolic link; not followed");
   if (fd.get() < 0) return refuse(path, std::string("cannot open (") + std::strerror(errno) + ")");
   struct stat st {};
   if (::fstat(fd.get(), &st) != 0)
@@ -64,6 +64,16 @@ Result<std::string> read_regular_file(const std::string& path, std::size_t max_b
     return refuse(
         path, "larger than " + std::to_string(max_bytes) + " bytes (it grew while read); not read");
   return out;
+}
+
+}  // namespace
+
+Result<std::string> read_regular_file(const std::string& path, std::size_t max_bytes) {
+  return read_opened(path, 0, max_bytes);
+}
+
+Result<std::string> read_regular_file_nofollow(const std::string& path, std::size_t max_bytes) {
+  return read_opened(path, O_NOFOLLOW, max_bytes);
 }
 
 }  // namespace tv

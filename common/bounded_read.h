@@ -26,6 +26,9 @@ inline constexpr std::size_t kLogFileCap = 64 * 1024 * 1024;    // NCCL logs, pl
 //   "<path>: not a regular file (a FIFO)"
 //   "<path>: larger than 4194304 bytes; not read"
 Result<std::string> read_regular_file(const std::string& path, std::size_t max_bytes);
+// The same, but a symbolic link at `path` (its last component) is refused, not followed:
+//   "<path>: a symbolic link; not followed"
+Result<std::string> read_regular_file_nofollow(const std::string& path, std::size_t max_bytes);
 
 // What a file of `mode` is, for a message: "a FIFO", "a character device", "a symbolic link" ...
 const char* file_kind(mode_t mode);

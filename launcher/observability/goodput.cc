@@ -42,6 +42,7 @@ void GoodputAccountant::enter(Phase p) {
 
 void GoodputAccountant::resume_selected(std::optional<std::int64_t> step) {
   pending_resume_ = step ? Resume{true, *step} : Resume{false, -1};
+  if (gens_.empty()) first_resume_ = pending_resume_;
 }
 
 void GoodputAccountant::generation_started(int generation) {
@@ -119,6 +120,7 @@ void GoodputAccountant::progress(const Progress& p) {
   const double now = clock_.now();
   Generation& g = gens_.back();
   if (p.total) total_steps_ = p.total;
+  if (p.tflops) framework_tflops_ = p.tflops;
   if (!g.first_step) {
     g.first_step = p.step;
     g.first_step_at = now;
@@ -223,11 +225,33 @@ GoodputSnapshot GoodputAccountant::snapshot() const {
     if (g.last_step) s.step = g.last_step;
   s.total_steps = total_steps_;
   s.seconds_per_step = gens_.empty() ? std::nullopt : rate(gens_.back());
+  s.progress_evidence = progress_seen() || checkpoints_ > 0;
+  s.start_step = start_step();
+  s.peak_flops_per_gpu = config_.peak_flops_per_gpu;
+  s.gpu_name = config_.gpu_name;
+  s.mfu = mfu(s.seconds_per_step);
   s.lost_steps = lost_steps_;
   s.lost_progress_known = lost_known_;
   fill_checkpoints(s, now);
   fill_advice(s);
   return s;
+}
+
+// --flops-per-step with the measured step time, else the framework's own TFLOP/s per GPU.
+std::optional<double> GoodputAccountant::mfu(std::optional<double> seconds_per_step) const {
+  const auto& peak = config_.peak_flops_per_gpu;
+  if (!peak || *peak <= 0) return std::nullopt;
+  if (config_.flops_per_step && config_.gpus > 0 && seconds_per_step && *seconds_per_step > 0)
+    return *config_.flops_per_step / *seconds_per_step / (config_.gpus * *peak);
+  if (framework_tflops_) return *framework_tflops_ * 1e12 / *peak;
+  return std::nullopt;
+}
+
+std::optional<std::int64_t> GoodputAccountant::start_step() const {
+  if (first_resume_ && first_resume_->found && first_resume_->step >= 0) return first_resume_->step;
+  if (first_resume_ && !first_resume_->found && config_.checkpoints_watched) return 0;
+  if (!gens_.empty()) return gens_.front().first_step;
+  return std::nullopt;
 }
 
 void GoodputAccountant::fill_checkpoints(GoodputSnapshot& s, double now) const {

@@ -57,6 +57,14 @@ struct GoodputConfig {
   int nproc_per_node = 1;
   std::optional<double> mtbf_hours;  // per node (--mtbf-hours)
   bool checkpoints_watched = false;  // a --checkpoint-dir is watched
+  // MFU (docs/observability.md, "MFU"): the model FLOPs of one training step of the whole job
+  // (--flops-per-step), the dense BF16 peak of one GPU (launcher/observability/gpu_peak.h) and
+  // the job's GPU count; MFU = flops_per_step / seconds_per_step / (gpus x peak), else, without
+  // --flops-per-step, the framework's own TFLOP/s per GPU (a `tflops` progress group) / peak.
+  std::optional<double> flops_per_step;
+  std::optional<double> peak_flops_per_gpu;
+  std::string gpu_name;
+  int gpus = 0;
 };
 
 struct CheckpointSeen {
@@ -73,6 +81,9 @@ struct GoodputSnapshot {
   std::array<double, kBadputCount> badput{};
   double productive = 0;
   double goodput = 0;  // productive / wall, 0 before any time passed
+  // Evidence that any step was made: a progress line or a complete checkpoint. Without it every
+  // running second counts as productive, so goodput is only an upper bound (and says so).
+  bool progress_evidence = false;
   int generation = -1;
   int restarts = 0;
   int failures = 0;
@@ -83,6 +94,13 @@ struct GoodputSnapshot {
   // Progress (only when a step was seen).
   std::optional<std::int64_t> step, total_steps;
   std::optional<double> seconds_per_step;
+  // Where this container's first generation started from: the step of the checkpoint it resumed
+  // (0 when a watched --checkpoint-dir had none), else its first progress step; unknown before.
+  std::optional<std::int64_t> start_step;
+  std::optional<double>
+      mfu;  // model FLOPs utilization, when --flops-per-step and the peak are known
+  std::optional<double> peak_flops_per_gpu;  // the peak MFU is measured against
+  std::string gpu_name;
   std::int64_t lost_steps = 0;
   bool lost_progress_known = true;  // false: a restart whose lost work nothing could measure
   // Checkpoints.
@@ -139,6 +157,8 @@ class GoodputAccountant {
   double startup_seconds() const;
   void fill_checkpoints(GoodputSnapshot& s, double now) const;
   void fill_advice(GoodputSnapshot& s) const;
+  std::optional<std::int64_t> start_step() const;
+  std::optional<double> mfu(std::optional<double> seconds_per_step) const;
 
   const Clock& clock_;
   GoodputConfig config_;
@@ -148,6 +168,7 @@ class GoodputAccountant {
   std::array<double, kPhaseCount> phase_seconds_{};
   std::vector<Generation> gens_;
   std::optional<Resume> pending_resume_;
+  std::optional<Resume> first_resume_;  // the choice for generation 0
   std::optional<std::size_t>
       deferred_;  // index of a failed generation waiting for the next first step
   double lost_seconds_ = 0;
@@ -159,6 +180,7 @@ class GoodputAccountant {
   long checkpoints_ = 0;
   std::optional<double> last_checkpoint_at_, last_write_;
   std::optional<std::uint64_t> last_bytes_;
+  std::optional<double> framework_tflops_;  // the newest progress line's (?<tflops>) figure
   std::optional<std::int64_t> total_steps_;
   int failures_ = 0;
   int workers_up_ = 0;

@@ -27,8 +27,14 @@ class Writer {
   std::string out_;
 };
 
+// A label value in the text format: backslash, double quote and newline escaped.
 std::string label(const char* key, const std::string& value) {
-  return fmt::format("{}=\"{}\"", key, value);
+  std::string v;
+  for (char c : value) {
+    if (c == '\\' || c == '"') v += '\\';
+    v += c == '\n' ? std::string("\\n") : std::string(1, c);
+  }
+  return fmt::format("{}=\"{}\"", key, v);
 }
 
 void write_phases(Writer& w, const GoodputSnapshot& s) {
@@ -53,6 +59,21 @@ void write_goodput(Writer& w, const GoodputSnapshot& s) {
     w.sample("trainvisor_badput_seconds", s.badput[i],
              label("cause", badput_name(static_cast<Badput>(i))));
   w.single("trainvisor_goodput_ratio", "gauge", "Productive seconds / wall seconds.", s.goodput);
+  w.single("trainvisor_goodput_upper_bound", "gauge",
+           "1 when no progress line and no checkpoint showed that a step was made: every running "
+           "second counted as productive, so the goodput ratio is only an upper bound.",
+           s.progress_evidence ? 0 : 1);
+}
+
+void write_mfu(Writer& w, const GoodputSnapshot& s) {
+  if (s.peak_flops_per_gpu) {
+    w.family("trainvisor_gpu_peak_flops", "gauge",
+             "Dense BF16 peak FLOP/s of one GPU, the denominator of MFU.");
+    w.sample("trainvisor_gpu_peak_flops", *s.peak_flops_per_gpu, label("gpu", s.gpu_name));
+  }
+  w.optional("trainvisor_mfu_ratio",
+             "Model FLOPs utilization: --flops-per-step / seconds per step / (GPUs x peak).",
+             s.mfu);
 }
 
 void write_workers(Writer& w, const GoodputSnapshot& s) {
@@ -123,6 +144,34 @@ std::string render_metrics(const GoodputSnapshot& s, const MetricsIdentity& id) 
   write_workers(w, s);
   write_progress(w, s);
   write_checkpoints(w, s);
+  write_mfu(w, s);
+  return w.take();
+}
+
+std::string render_job_metrics(const JobTotals& t) {
+  Writer w;
+  w.single("trainvisor_job_containers", "gauge",
+           "Containers of this job so far (its ledger on the checkpoint dir), this one included.",
+           t.containers);
+  w.single("trainvisor_job_wall_seconds", "gauge",
+           "Seconds from the job's first container's start to now (the causes add up to it).",
+           job_wall(t));
+  w.single("trainvisor_job_productive_seconds", "gauge",
+           "Productive seconds of the whole job, across containers.", t.productive);
+  w.family("trainvisor_job_badput_seconds", "gauge",
+           "Badput of the whole job by cause; outside = between containers.");
+  for (std::size_t i = 0; i < kBadputCount; ++i)
+    w.sample("trainvisor_job_badput_seconds", t.badput[i],
+             label("cause", badput_name(static_cast<Badput>(i))));
+  w.sample("trainvisor_job_badput_seconds", t.outside, label("cause", "outside"));
+  w.single("trainvisor_job_goodput_ratio", "gauge", "Job productive seconds / job wall seconds.",
+           job_goodput(t));
+  w.single("trainvisor_job_goodput_upper_bound", "gauge",
+           "1 when no container of the job showed progress: the job goodput is an upper bound.",
+           t.progress_evidence ? 0 : 1);
+  w.single("trainvisor_job_lost_steps_total", "counter",
+           "Steps done again in the whole job, across container boundaries too.",
+           static_cast<double>(t.lost_steps));
   return w.take();
 }
 

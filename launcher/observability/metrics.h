@@ -7,6 +7,7 @@
 #include <string>
 
 #include "launcher/observability/goodput.h"
+#include "launcher/observability/ledger.h"
 
 namespace tv {
 
@@ -17,5 +18,7 @@ struct MetricsIdentity {
 };
 
 std::string render_metrics(const GoodputSnapshot& s, const MetricsIdentity& id);
+// The job-level series (`trainvisor_job_*`) from its ledger, appended by node 0 when it keeps one.
+std::string render_job_metrics(const JobTotals& t);
 
 }  // namespace tv

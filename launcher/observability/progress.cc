@@ -1,5 +1,6 @@
 #include "launcher/observability/progress.h"
 
+#include <algorithm>
 #include <limits>
 #include <string_view>
 
@@ -51,6 +52,7 @@ Result<ProgressParser::Pattern> ProgressParser::compile(const std::string& regex
   }
   p.step = group_index(p.re, "step");
   p.total = group_index(p.re, "total");
+  p.tflops = group_index(p.re, "tflops");
   if (p.step < 0)
     return Error{exit_code::kConfig, origin + "=\"" + regex +
                                          "\": has no (?<step>\\d+) group; expected e.g. 'step "
@@ -84,11 +86,18 @@ std::optional<Progress> ProgressParser::parse(std::string_view segment) const {
     }
     auto step = to_int(m[p.step]);
     if (!step) continue;
-    Progress out{*step, std::nullopt};
+    Progress out{*step, std::nullopt, std::nullopt};
     if (p.total >= 0) out.total = to_int(m[p.total]);
+    if (p.tflops >= 0 && m[p.tflops].matched)
+      out.tflops = parse_finite(std::string_view(m[p.tflops].first, m[p.tflops].length()), 0, 1e9);
     return out;
   }
   return std::nullopt;
+}
+
+bool ProgressParser::has_tflops() const {
+  return std::any_of(patterns_.begin(), patterns_.end(),
+                     [](const Pattern& p) { return p.tflops >= 0; });
 }
 
 void ProgressTap::feed(std::string_view bytes) {

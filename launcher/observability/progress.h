@@ -27,6 +27,8 @@ namespace tv {
 struct Progress {
   std::int64_t step = 0;
   std::optional<std::int64_t> total;
+  // Achieved TFLOP/s per GPU as the framework prints it, from a `(?<tflops>[0-9.]+)` group.
+  std::optional<double> tflops = std::nullopt;
 };
 
 struct BuiltinProgressPattern {
@@ -43,12 +45,15 @@ class ProgressParser {
   // a regex that does not compile, or one without a `step` group.
   static Result<ProgressParser> make(const std::string& spec, const std::string& origin);
   std::optional<Progress> parse(std::string_view segment) const;
+  // A pattern has a `tflops` group: the framework's own FLOP rate, for MFU.
+  bool has_tflops() const;
 
  private:
   struct Pattern {
     boost::regex re;
-    int step = -1;   // sub-expression index of the `step` group
-    int total = -1;  // of `total`, -1 when the pattern has none
+    int step = -1;    // sub-expression index of the `step` group
+    int total = -1;   // of `total`, -1 when the pattern has none
+    int tflops = -1;  // of `tflops`, -1 when the pattern has none
   };
   static Result<Pattern> compile(const std::string& regex, const std::string& origin);
   std::vector<Pattern> patterns_;

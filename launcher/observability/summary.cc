@@ -41,6 +41,22 @@ std::string advice_lines(const GoodputSnapshot& s) {
   return out;
 }
 
+std::string badput_lines(const std::array<double, kBadputCount>& badput, double wall) {
+  std::string out;
+  for (std::size_t i = 0; i < kBadputCount; ++i)
+    out += fmt::format("  {:<26}{:>10.1f} s {:>6.1f} %\n",
+                       std::string("badput: ") + badput_name(static_cast<Badput>(i)), badput[i],
+                       share(badput[i], wall));
+  return out;
+}
+
+// Without evidence of progress the figure counts every running second: an upper bound.
+std::string goodput_line(const char* what, double goodput, bool evidence) {
+  if (evidence) return fmt::format("  {:<26}{:>10.3f}\n", what, goodput);
+  return fmt::format("  {:<26}{:>10} (upper bound: {})\n", what, fmt::format("<= {:.3f}", goodput),
+                     kNoProgressNote);
+}
+
 }  // namespace
 
 std::string format_summary_table(const GoodputSnapshot& s, const MetricsIdentity& id) {
@@ -48,11 +64,11 @@ std::string format_summary_table(const GoodputSnapshot& s, const MetricsIdentity
   out += fmt::format("  {:<26}{:>10.1f} s\n", "wall time", s.wall);
   out += fmt::format("  {:<26}{:>10.1f} s {:>6.1f} %\n", "productive", s.productive,
                      share(s.productive, s.wall));
-  for (std::size_t i = 0; i < kBadputCount; ++i)
-    out += fmt::format("  {:<26}{:>10.1f} s {:>6.1f} %\n",
-                       std::string("badput: ") + badput_name(static_cast<Badput>(i)), s.badput[i],
-                       share(s.badput[i], s.wall));
-  out += fmt::format("  {:<26}{:>10.3f}\n", "goodput", s.goodput);
+  out += badput_lines(s.badput, s.wall);
+  out += goodput_line("goodput", s.goodput, s.progress_evidence);
+  if (s.mfu)
+    out += fmt::format("  {:<26}{:>10.3f} ({}, peak {:.1f} TFLOP/s per GPU)\n", "MFU", *s.mfu,
+                       s.gpu_name, s.peak_flops_per_gpu.value_or(0) / 1e12);
   out += fmt::format("  {:<26}{:>10}\n", "restarts", s.restarts);
   out += fmt::format("  {:<26}{:>10}{}\n", "lost steps", s.lost_steps,
                      s.lost_progress_known ? "" : " (some lost work not measurable)");
@@ -68,6 +84,14 @@ nlohmann::json summary_json(const GoodputSnapshot& s, const MetricsIdentity& id)
   j["wall_seconds"] = s.wall;
   j["productive_seconds"] = s.productive;
   j["goodput"] = s.goodput;
+  j["goodput_upper_bound"] = !s.progress_evidence;
+  j["goodput_note"] = s.progress_evidence ? nlohmann::json() : nlohmann::json(kNoProgressNote);
+  j["mfu"] = s.mfu ? nlohmann::json(*s.mfu) : nlohmann::json();
+  j["gpu_name"] = s.gpu_name.empty() ? nlohmann::json() : nlohmann::json(s.gpu_name);
+  j["gpu_peak_flops"] =
+      s.peak_flops_per_gpu ? nlohmann::json(*s.peak_flops_per_gpu) : nlohmann::json();
+  j["seconds_per_step"] =
+      s.seconds_per_step ? nlohmann::json(*s.seconds_per_step) : nlohmann::json();
   for (std::size_t i = 0; i < kPhaseCount; ++i)
     j["phase_seconds"][phase_name(static_cast<Phase>(i))] = s.phase_seconds[i];
   for (std::size_t i = 0; i < kBadputCount; ++i) {
@@ -88,6 +112,39 @@ nlohmann::json summary_json(const GoodputSnapshot& s, const MetricsIdentity& id)
   j["advised_interval_seconds"] =
       s.advised_interval ? nlohmann::json(*s.advised_interval) : nlohmann::json();
   j["exit_code"] = s.exit_code ? nlohmann::json(*s.exit_code) : nlohmann::json();
+  return j;
+}
+
+std::string format_job_summary(const JobTotals& t) {
+  const double wall = job_wall(t);
+  std::string out = fmt::format("job summary (its ledger: {} container{} so far)\n", t.containers,
+                                t.containers == 1 ? "" : "s");
+  out += fmt::format("  {:<26}{:>10.1f} s\n", "job wall time", wall);
+  out += fmt::format("  {:<26}{:>10.1f} s {:>6.1f} %\n", "productive", t.productive,
+                     share(t.productive, wall));
+  out += badput_lines(t.badput, wall);
+  out += fmt::format("  {:<26}{:>10.1f} s {:>6.1f} %\n", "badput: outside", t.outside,
+                     share(t.outside, wall));
+  out += goodput_line("job goodput", job_goodput(t), t.progress_evidence);
+  out += fmt::format("  {:<26}{:>10}{}\n", "job lost steps", t.lost_steps,
+                     t.lost_progress_known ? "" : " (some lost work not measurable)");
+  return out;
+}
+
+nlohmann::json job_summary_json(const JobTotals& t) {
+  nlohmann::json j;
+  j["containers"] = t.containers;
+  j["wall_seconds"] = job_wall(t);
+  j["productive_seconds"] = t.productive;
+  j["goodput"] = job_goodput(t);
+  j["goodput_upper_bound"] = !t.progress_evidence;
+  for (std::size_t i = 0; i < kBadputCount; ++i)
+    j["badput_seconds"][badput_name(static_cast<Badput>(i))] = t.badput[i];
+  j["badput_seconds"]["outside"] = t.outside;
+  j["lost_steps"] = t.lost_steps;
+  j["lost_progress_known"] = t.lost_progress_known;
+  j["restarts"] = t.restarts;
+  j["first_started_unix"] = t.first_started_unix;
   return j;
 }
 

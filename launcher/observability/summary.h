@@ -10,12 +10,20 @@
 
 #include "common/result.h"
 #include "launcher/observability/goodput.h"
+#include "launcher/observability/ledger.h"
 #include "launcher/observability/metrics.h"
 
 namespace tv {
 
 std::string format_summary_table(const GoodputSnapshot& s, const MetricsIdentity& id);
 nlohmann::json summary_json(const GoodputSnapshot& s, const MetricsIdentity& id);
+// The job's account across containers (node 0 with a ledger): the table printed after the
+// container's, and the "job" object of the JSON.
+std::string format_job_summary(const JobTotals& t);
+nlohmann::json job_summary_json(const JobTotals& t);
+
+// What a goodput without evidence of progress says beside it.
+inline constexpr const char* kNoProgressNote = "no progress signal: set --progress-regex";
 // Errors name --summary-file, the path and the reason (the run's exit code is not changed by it).
 Status write_summary_file(const std::string& path, const nlohmann::json& j);
 

@@ -114,7 +114,8 @@ def fail_once(tmp_path_factory):
     script = tmp / "train.py"
     script.write_text(SCRIPT)
     port, summary, release = free_port(), tmp / "summary.json", tmp / "release"
-    proc = subprocess.Popen(run_argv(tmp, port, summary, "--nproc-per-node", "1", "--no-python", PY,
+    proc = subprocess.Popen(run_argv(tmp, port, summary, "--nproc-per-node", "1",
+                                     "--run-id", "fail-once-job", "--no-python", PY,
                                      str(script), str(tmp / "ckpt"), str(release)),
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp)
     try:
@@ -153,6 +154,12 @@ def test_scraped_figures_of_a_fail_once_job(fail_once):
     assert s["trainvisor_checkpoint_cost_seconds"] > 0
     assert s["trainvisor_checkpoint_interval_advised_seconds"] > 0
     assert fail_once["health"][0] == 200 and fail_once["health"][2] == "ok\n"
+    assert s["trainvisor_goodput_upper_bound"] == 0      # progress lines and checkpoints seen
+    # The job's series beside the container's (its first container: the same account).
+    assert s["trainvisor_job_containers"] == 1
+    job_badput = sum(v for k, v in s.items() if k.startswith("trainvisor_job_badput_seconds"))
+    assert job_badput + s["trainvisor_job_productive_seconds"] == pytest.approx(
+        s["trainvisor_job_wall_seconds"], abs=0.01)
 
 
 def test_scrape_passes_promtool(fail_once, tmp_path):

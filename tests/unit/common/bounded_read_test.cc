@@ -1,4 +1,5 @@
-// read_regular_file against real files: a FIFO with no writer, /dev/zero, a file over the cap.
+// read_regular_file against real files: a FIFO with no writer, /dev/zero, a file over the cap, a
+// link (read_regular_file_nofollow).
 #include "common/bounded_read.h"
 
 #include <gtest/gtest.h>
@@ -29,6 +30,20 @@ TEST(BoundedRead, ReadsARegularFile) {
   auto r = read_regular_file(d.file("a", "hello\n"), 100);
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(*r, "hello\n");
+}
+
+TEST(BoundedRead, NoFollowRefusesALinkAndReadsAFile) {
+  TempDir d;
+  const std::string target = d.file("target", "secret\n");
+  const std::string link = (d.path / "link").string();
+  ASSERT_EQ(::symlink(target.c_str(), link.c_str()), 0);
+  auto r = read_regular_file_nofollow(link, 100);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().message, link + ": a symbolic link; not followed");
+  EXPECT_TRUE(read_regular_file(link, 100).ok());  // the plain reader follows it
+  auto plain = read_regular_file_nofollow(target, 100);
+  ASSERT_TRUE(plain.ok());
+  EXPECT_EQ(*plain, "secret\n");
 }
 
 TEST(BoundedRead, AFifoIsRefusedAtOnce) {

@@ -1,6 +1,7 @@
 #include "launcher/observability/metrics.h"
 
 #include <gtest/gtest.h>
+#include <spdlog/fmt/fmt.h>
 
 #include <regex>
 #include <set>
@@ -107,6 +108,66 @@ TEST(Summary, JsonSharesAddUpToOne) {
   for (const auto& [name, v] : j["badput"].items()) total += v["share"].get<double>();
   EXPECT_NEAR(total, 1.0, 1e-9);
   EXPECT_EQ(j["restarts"], 1);
+}
+
+TEST(HonestGoodput, WithoutEvidenceTheFigureSaysItIsAnUpperBound) {
+  FakeClock clock;
+  GoodputAccountant g(clock, {});
+  clock.set(1), g.generation_started(0);
+  clock.set(10);
+  const auto s = g.snapshot();
+  const MetricsIdentity id{"1", 0, 1};
+  EXPECT_NE(render_metrics(s, id).find("trainvisor_goodput_upper_bound 1\n"), std::string::npos);
+  const std::string t = format_summary_table(s, id);
+  EXPECT_NE(t.find("<= 0.900 (upper bound: no progress signal: set --progress-regex)"),
+            std::string::npos)
+      << t;
+  const auto j = summary_json(s, id);
+  EXPECT_EQ(j["goodput_upper_bound"], true);
+  EXPECT_EQ(j["goodput_note"], "no progress signal: set --progress-regex");
+  // With progress lines the same figure is plain.
+  const auto with = sample();
+  EXPECT_NE(render_metrics(with, id).find("trainvisor_goodput_upper_bound 0\n"), std::string::npos);
+  EXPECT_EQ(format_summary_table(with, id).find("upper bound"), std::string::npos);
+  EXPECT_EQ(summary_json(with, id)["goodput_upper_bound"], false);
+}
+
+TEST(Metrics, MfuAndThePeakBesideGoodput) {
+  FakeClock clock;
+  GoodputConfig cfg;
+  cfg.flops_per_step = 1e15;
+  cfg.peak_flops_per_gpu = 989.4e12;
+  cfg.gpu_name = "NVIDIA H100 \"80GB\"";
+  cfg.gpus = 2;
+  GoodputAccountant g(clock, cfg);
+  g.generation_started(0);
+  for (int k = 0; k <= 4; ++k) clock.set(1 + k), g.progress({k, 0});
+  const std::string text = render_metrics(g.snapshot(), {"1", 0, 1});
+  EXPECT_NE(
+      text.find("trainvisor_gpu_peak_flops{gpu=\"NVIDIA H100 \\\"80GB\\\"\"} 989400000000000\n"),
+      std::string::npos)
+      << text;
+  const double mfu = 1e15 / 1.0 / (2 * 989.4e12);
+  EXPECT_NE(text.find(fmt::format("trainvisor_mfu_ratio {}\n", mfu)), std::string::npos) << text;
+  EXPECT_NE(format_summary_table(g.snapshot(), {"1", 0, 1}).find("MFU"), std::string::npos);
+}
+
+TEST(Metrics, JobSeriesAddUpAndNameOutside) {
+  JobTotals t;
+  t.containers = 3;
+  t.productive = 50;
+  t.badput[static_cast<std::size_t>(Badput::kStartup)] = 20;
+  t.outside = 30;
+  t.progress_evidence = true;
+  const std::string text = render_job_metrics(t);
+  for (const char* expected :
+       {"trainvisor_job_containers 3\n", "trainvisor_job_wall_seconds 100\n",
+        "trainvisor_job_badput_seconds{cause=\"outside\"} 30\n",
+        "trainvisor_job_goodput_ratio 0.5\n", "trainvisor_job_goodput_upper_bound 0\n"})
+    EXPECT_NE(text.find(expected), std::string::npos) << expected << "\nin:\n" << text;
+  const auto j = job_summary_json(t);
+  EXPECT_EQ(j["badput_seconds"]["outside"], 30.0);
+  EXPECT_NE(format_job_summary(t).find("badput: outside"), std::string::npos);
 }
 
 }  // namespace
