@@ -47,7 +47,8 @@ TEST(LineSplitter, LastLineWithoutNewlineAndOverlongLines) {
 
 TEST(WorkerEnv, TorchrunContract) {
   Environment base({{"PATH", "/bin"}, {"OMP_NUM_THREADS", "8"}});
-  WorkerLayout l{2, 1, 4, "10.0.0.1", "default", "job", 3, {{"NCCL_SOCKET_IFNAME", "eth0"}}};
+  WorkerLayout l{
+      2, 1, 4, "10.0.0.1", "default", "job", 3, {{"NCCL_SOCKET_IFNAME", "eth0"}}, std::nullopt};
   WorkerAttempt a;
   a.local_rank = 2;
   a.generation = 1;
