@@ -29,7 +29,8 @@ def announced_grace(*args, env):
                          env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     deadline = time.monotonic() + 60
     out = ""
-    while time.monotonic() < deadline and "ready" not in out:
+    # The worker's own line (the start banner's command line has the word too).
+    while time.monotonic() < deadline and not any(l.strip() in ("ready", "[rank0]: ready") for l in out.splitlines()):
         out += p.stdout.readline()
     p.send_signal(signal.SIGTERM)
     rest, _ = p.communicate(timeout=60)

@@ -75,12 +75,12 @@ def test_sigterm_during_a_later_generations_resume_lookup_exits_143_without_work
         deadline = time.monotonic() + 120  # only guards against a hang
         while time.monotonic() < deadline:
             out = open(tmp_path / "run.log").read()
-            if first_lookup is None and "attempt 0: starting" in out:
+            if first_lookup is None and "generation 0: starting" in out:
                 first_lookup = time.monotonic() - t0
-            if "attempt 0 failed" in out:
+            if "generation 0 failed" in out:
                 break
             time.sleep(0.02)
-        assert "attempt 0 failed" in out, out[-2000:]
+        assert "generation 0 failed" in out, out[-2000:]
         p.send_signal(signal.SIGTERM)  # inside generation 1's lookup, as long as the first one
         assert p.wait(timeout=60) == 143
     finally:
@@ -91,6 +91,6 @@ def test_sigterm_during_a_later_generations_resume_lookup_exits_143_without_work
     out = log.read()
     assert first_lookup is not None and first_lookup > 0.5, (first_lookup, out[-2000:])
     assert "the resume lookup under" in out and "was stopped (a signal)" in out, out[-2000:]
-    assert "attempt 1: starting" not in out, out[-2000:]
+    assert "generation 1: starting" not in out, out[-2000:]
     assert starts.read_text().count("start") == 1  # generation 1 started no worker
     assert workers_left() == []
