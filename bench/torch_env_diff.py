@@ -22,6 +22,10 @@ DUMP = "import json, os, sys\nopen(os.path.join(sys.argv[1], os.environ['RANK'] 
 # Documented differences (docs/torchrun.md): per attempt / per run values, not contract.
 DIFFERENT_BY_DESIGN = {"MASTER_PORT", "TORCHELASTIC_RUN_ID", "TORCHELASTIC_ERROR_FILE",
                        "TORCHELASTIC_USE_AGENT_STORE"}
+# Set by trainvisor only, on purpose: the flight recorder and the stacks hook (evidence on a hang,
+# docs/supervision.md); a user's own value of any of them wins.
+TRAINVISOR_ADDS = {"TORCH_FR_BUFFER_SIZE", "TORCH_FR_DUMP_TEMP_FILE", "TORCH_NCCL_DUMP_ON_TIMEOUT",
+                   "PYTHONPATH"}
 
 
 def port():
@@ -71,6 +75,8 @@ def main():
                 verdict = "same"
             elif k in DIFFERENT_BY_DESIGN and "<unset>" not in (t, v):
                 verdict = "differs (documented)"
+            elif k in TRAINVISOR_ADDS and t == "<unset>":
+                verdict = "trainvisor adds (documented)"
             else:
                 verdict = "DIFFERS"
                 bad += 1
