@@ -504,12 +504,22 @@ Status make_work_dir(const Options& o, const Environment& env, WorkDir& wd) {
   return ok_status();
 }
 
+// The banner's resume item: the checkpoint, or the lookup's own reason for none (nothing yet,
+// nothing complete, an unknown layout, runs of other experiments, runs that cannot be ordered).
+std::string resume_item(const Selection& found, const std::string& dir) {
+  if (found.checkpoint)
+    return found.checkpoint->path + " (step " + std::to_string(found.checkpoint->step) + ")";
+  return "nothing (" + (found.why_none.empty() ? "no checkpoint under " + dir : found.why_none) +
+         ")";
+}
+
 // The resume hook: the newest complete checkpoint at each (re)start, told to the goodput
 // accountant. The first lookup runs here, before the supervisor, in the phase "resume lookup":
 // a SIGTERM during it (a lookup over 100,000 files takes seconds) ends the run at once through
 // Init (143, no child left), as in every phase before the supervisor; generation 0 takes its
 // answer. No worker of the job runs anywhere before generation 0, so nothing writes in between.
-// Returns the banner's resume item: the checkpoint generation 0 resumes, or why none.
+// Returns the banner's resume item: the checkpoint generation 0 resumes, or why none (the same
+// reason the lookup gives: checkpoint/resume.h, Selection::why_none).
 std::string hook_resume(RunPlan& p, GoodputAccountant& goodput) {
   if (!p.ckpt_dir) return "nothing (no --checkpoint-dir)";
   if (!p.resume) return "nothing (--resume none)";
@@ -518,9 +528,9 @@ std::string hook_resume(RunPlan& p, GoodputAccountant& goodput) {
   // on_start then starts nothing).
   p.resume->stop = &Init::instance().stop_requested();
   Init::instance().set_phase("resume lookup");
-  std::optional<std::optional<Checkpoint>> first{find_resume_checkpoint(*p.resume)};
-  std::string said = *first ? (*first)->path + " (step " + std::to_string((*first)->step) + ")"
-                            : "nothing complete yet in " + *p.ckpt_dir;
+  Selection found = lookup_resume_checkpoint(*p.resume);
+  std::string said = resume_item(found, *p.ckpt_dir);
+  std::optional<std::optional<Checkpoint>> first{std::move(found.checkpoint)};
   p.sup.find_resume = [req = *p.resume, tmpl = p.resume_arg, &goodput,
                        first = std::move(first)]() mutable -> std::optional<ResumeTarget> {
     std::optional<Checkpoint> c = first ? std::move(*first) : find_resume_checkpoint(req);

@@ -57,7 +57,7 @@ def test_json_banner_is_one_record_per_item(tmp_path):
     msgs = [r["msg"] for r in records if r["msg"].startswith("start: ")]
     assert [m.split(": ")[1] for m in msgs] == ITEMS
     assert all(r["level"] == "info" for r in records if r["msg"].startswith("start: "))
-    assert f"nothing complete yet in {ckpt}" in msgs[-1]
+    assert msgs[-1] == f"start: resume: nothing (no checkpoint yet under {ckpt})", msgs[-1]
 
 
 # The GPUs item: NVML's names and UUIDs of the GPUs the workers will use, from the preflight's
@@ -151,3 +151,24 @@ def test_a_cpu_job_without_preflight_starts_no_gpu_query(tmp_path):
     p, loaders = gpu_run(tmp_path, "--preflight", "none")
     assert gpus_item(p) == "none (no NVIDIA GPU device (/dev/nvidia*, /proc/driver/nvidia/gpus))"
     assert loaders == [], loaders
+
+
+def test_resume_item_gives_the_lookups_reason_for_other_experiments_runs(tmp_path):
+    """A checkpoint dir with only other experiments' runs (skrl, seed 001's /efs/models): the
+    resume item says so, in the words of the lookup's own line, not "nothing complete"."""
+    pt = tvtest.SOURCE_DIR / "tests/data/checkpoint/agent_1000.pt"
+    ckpt = tmp_path / "models"
+    for exp in ("h1_flat", "h1_rough"):
+        d = ckpt / exp / "2025-01-02_10-00-00_ppo_torch/checkpoints"
+        d.mkdir(parents=True)
+        shutil.copyfile(pt, d / "agent_400.pt")
+    cmd = [str(tvtest.BIN), "run", "--preflight", "none", "--nproc-per-node", "1",
+           "--master-port", str(tvtest.free_port()), "--checkpoint-dir", str(ckpt), "--no-python",
+           "--", "/bin/true", "--task", "Isaac-Ant-v0"]
+    p = subprocess.run(cmd, env=tvtest.base_env(), capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    said = [l.split("checkpoint: not resuming: ", 1)[1] for l in p.stderr.splitlines()
+            if "checkpoint: not resuming: " in l]
+    assert len(said) == 1, p.stderr
+    assert said[0].startswith(f"runs of 2 experiment(s) under {ckpt}: h1_flat, h1_rough"), said
+    assert banner(p.stderr.splitlines())["resume"] == f"nothing ({said[0]})"
