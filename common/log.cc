@@ -16,7 +16,8 @@ namespace {
 // default logger is synchronous, so its formatter runs on the thread that logs.
 thread_local const nlohmann::json* t_fields = nullptr;
 
-// %F: `,"key":value` for each extra member, nothing when there is none.
+// %J (a letter spdlog does not use): `,"key":value` for each extra member, nothing when there is
+// none.
 class JsonFieldsFlag final : public spdlog::custom_flag_formatter {
  public:
   void format(const spdlog::details::log_msg&, const std::tm&,
@@ -25,8 +26,8 @@ class JsonFieldsFlag final : public spdlog::custom_flag_formatter {
     for (const auto& [key, value] : t_fields->items()) {
       if (key == "time" || key == "level" || key == "logger" || key == "msg") continue;
       const std::string member =
-          "," + nlohmann::json(key).dump() + ":" +
-          value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+          "," + nlohmann::json(key).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) +
+          ":" + value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
       dest.append(member.data(), member.data() + member.size());
     }
   }
@@ -105,8 +106,8 @@ void init_logging(LogFormat format) {
   auto formatter = std::make_unique<spdlog::pattern_formatter>();
   if (format == LogFormat::kJson) {
     formatter->add_flag<JsonMessageFlag>('j');
-    formatter->add_flag<JsonFieldsFlag>('F').set_pattern(
-        R"({"time":"%Y-%m-%dT%H:%M:%S.%e%z","level":"%l","logger":"trainvisor","msg":%j%F})");
+    formatter->add_flag<JsonFieldsFlag>('J').set_pattern(
+        R"({"time":"%Y-%m-%dT%H:%M:%S.%e%z","level":"%l","logger":"trainvisor","msg":%j%J})");
   } else {
     formatter->add_flag<EscapedMessageFlag>('Q').set_pattern("[trainvisor %H:%M:%S.%e %L] %Q");
   }
