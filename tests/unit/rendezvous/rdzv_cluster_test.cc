@@ -24,6 +24,8 @@ using asio::ip::tcp;
 using namespace std::chrono_literals;
 
 constexpr int kBasePort = 29500;
+constexpr auto kPeerTimeout = 2000ms;
+constexpr auto kCheck = kPeerTimeout / 4;  // the coordinator and the agents check their peers
 
 // What one node's supervisor saw; it stops its (imaginary) workers at once when told to.
 struct Node {
@@ -51,7 +53,7 @@ class RdzvCluster : public ::testing::Test {
     c.rdzv_port = rank == 0 ? 0 : port_;
     c.base_master_port = kBasePort;
     c.rdzv_timeout = 20s;
-    c.peer_timeout = 2000ms;
+    c.peer_timeout = kPeerTimeout;
     c.token = "unit-test-token";
     c.policy.max_restarts = 3;
     return c;
@@ -92,6 +94,11 @@ class RdzvCluster : public ::testing::Test {
   // Until `pred` holds, moving simulated time at most `limit` (the rendezvous deadline is 20 s).
   bool run_until(const std::function<bool()>& pred, LoopClock::duration limit = 20s) {
     return loops_.advance_until(pred, limit);
+  }
+
+  // The first check after now of a loop that started checking at `t0`.
+  LoopClock::time_point next_check(LoopClock::time_point t0) {
+    return t0 + ((loops_.now() - t0) / kCheck + 1) * kCheck;
   }
 
   bool all(const std::function<bool(const Node&)>& pred) {
@@ -187,25 +194,23 @@ TEST_F(RdzvCluster, RestartsExhaustedGivesUpEverywhereWithRootCause) {
 }
 
 TEST_F(RdzvCluster, SilentPeerIsLostAtTheFirstCheckPastThePeerTimeout) {
-  const auto t0 = loops_.now();  // node 0 checks its peers now and every peer_timeout / 4 after
-  const auto check = 500ms;
+  const auto t0 = loops_.now();  // node 0 checks its peers now and every kCheck after
   add_all(2, [](NetworkClusterConfig& c) { c.nnodes = 3; });
   auto& frozen = loops_.add();  // node 2 lives in its own event loop, which will freeze
   add(config(2, 3), &frozen);
   ASSERT_TRUE(run_until([&] { return all_started(1); }));
   // At one of node 0's checks, node 2 sends its last frame; then its process hangs: its socket
   // stays open, it says nothing.
-  const auto checks = (loops_.now() - t0) / check + 1;
-  const auto last = t0 + checks * check;
+  const auto last = next_check(t0);
   loops_.advance(last - loops_.now());
   nodes_[2]->cluster->report_stopped(0);  // a frame the job ignores (nothing is stopping)
   loops_.settle();
   frozen.running = false;
   // Silent for 2 s (--peer-timeout) is not yet "more than"; the check after it is.
   EXPECT_FALSE(run_until([&] { return nodes_[0]->finished() || nodes_[1]->finished(); },
-                         2000ms + check - 1ns));
+                         kPeerTimeout + kCheck - 1ns));
   ASSERT_TRUE(run_until([&] { return nodes_[0]->finished() && nodes_[1]->finished(); }, 1ns));
-  EXPECT_EQ(loops_.now(), last + 2000ms + check);
+  EXPECT_EQ(loops_.now(), last + kPeerTimeout + kCheck);
   for (int r : {0, 1}) {
     ASSERT_TRUE(nodes_[r]->lost);
     EXPECT_NE(nodes_[r]->lost->find("node 2 silent for more than 2000 ms"), std::string::npos)
@@ -222,15 +227,23 @@ TEST_F(RdzvCluster, KilledAgentIsLostEverywhere) {
   EXPECT_NE(nodes_[2]->lost->find("node 1 lost"), std::string::npos) << *nodes_[2]->lost;
 }
 
-TEST_F(RdzvCluster, SilentCoordinatorIsLost) {
+TEST_F(RdzvCluster, SilentCoordinatorIsLostAtTheFirstCheckPastThePeerTimeout) {
+  const auto t0 = loops_.now();  // node 1 checks the coordinator now and every kCheck after
   auto& frozen = loops_.add();
   add(config(0, 2), &frozen);
   add(config(1, 2));
   ASSERT_TRUE(run_until([&] { return all_started(1); }));
+  // Node 0's last heartbeat goes out at one of its checks (the same instants as node 1's); then
+  // its process hangs.
+  const auto last = next_check(t0);
+  loops_.advance(last - loops_.now());
   frozen.running = false;
-  ASSERT_TRUE(run_until([&] { return nodes_[1]->finished(); }));
+  EXPECT_FALSE(run_until([&] { return nodes_[1]->finished(); }, kPeerTimeout + kCheck - 1ns));
+  ASSERT_TRUE(run_until([&] { return nodes_[1]->finished(); }, 1ns));
+  EXPECT_EQ(loops_.now(), last + kPeerTimeout + kCheck);
   ASSERT_TRUE(nodes_[1]->lost);
-  EXPECT_NE(nodes_[1]->lost->find("silent"), std::string::npos) << *nodes_[1]->lost;
+  EXPECT_NE(nodes_[1]->lost->find("silent for more than 2000 ms"), std::string::npos)
+      << *nodes_[1]->lost;
 }
 
 TEST_F(RdzvCluster, KilledCoordinatorIsLost) {
