@@ -47,23 +47,26 @@ Observability::Observability(ObservabilityConfig cfg, const Clock& clock, double
 
 Result<std::unique_ptr<Observability>> Observability::make(boost::asio::io_context& io,
                                                            ObservabilityConfig cfg,
-                                                           const Clock& clock, double started_at) {
+                                                           const Clock& clock, double started_at,
+                                                           LoopTime& time) {
   std::unique_ptr<Observability> o(new Observability(std::move(cfg), clock, started_at));
   if (o->cfg_.progress_regex) {
     auto p = ProgressParser::make(*o->cfg_.progress_regex, "--progress-regex");
     if (!p) return p.error();
     o->parser_.emplace(std::move(*p));
   }
-  o->open_ledger(io);
+  o->open_ledger(io, time);
   if (o->cfg_.metrics_port != 0) {
     auto* self = o.get();
     auto s = MetricsServer::listen(
-        io, o->cfg_.metrics_address, o->cfg_.metrics_port, "--metrics-port", [self] {
+        io, o->cfg_.metrics_address, o->cfg_.metrics_port, "--metrics-port",
+        [self] {
           auto text = render_metrics(self->accountant_.snapshot(), self->id_) +
                       self->gpu_health_.render() + render_retry_decisions(self->retry_decisions_);
           if (auto job = self->job_totals_now()) text += render_job_metrics(*job);
           return text;
-        });
+        },
+        time);
     if (!s) return s.error();
     o->server_ = std::move(*s);
     spdlog::info("metrics on http://{}:{}/metrics (and /healthz)", o->cfg_.metrics_address,
@@ -74,7 +77,7 @@ Result<std::unique_ptr<Observability>> Observability::make(boost::asio::io_conte
 
 // Node 0 of a job with an id and a checkpoint dir keeps the ledger; the other nodes' figures are
 // their own (node 0 sees every generation of the job: docs/observability.md, "Several nodes").
-void Observability::open_ledger(boost::asio::io_context& io) {
+void Observability::open_ledger(boost::asio::io_context& io, LoopTime& time) {
   if (!cfg_.ledger_dir || cfg_.ledger_interval <= 0 || cfg_.goodput.node_rank != 0) return;
   if (cfg_.job_id.empty() || cfg_.job_id == "none") {
     spdlog::info(
@@ -83,13 +86,13 @@ void Observability::open_ledger(boost::asio::io_context& io) {
     return;
   }
   ledger_.emplace(LedgerFile::open(*cfg_.ledger_dir, cfg_.job_id));
-  ledger_timer_ = std::make_unique<boost::asio::steady_timer>(io);
+  ledger_timer_ = std::make_unique<LoopTimer>(io, time);
   heartbeat();
 }
 
 void Observability::heartbeat() {
-  ledger_timer_->expires_after(
-      std::chrono::milliseconds(static_cast<long>(cfg_.ledger_interval * 1000)));
+  ledger_timer_->expires_after(std::chrono::duration_cast<LoopClock::duration>(
+      std::chrono::duration<double>(cfg_.ledger_interval)));
   ledger_timer_->async_wait([this](const boost::system::error_code& ec) {
     if (ec) return;
     write_ledger(false);

@@ -5,12 +5,12 @@
 #pragma once
 
 #include <boost/asio/io_context.hpp>
-#include <boost/asio/steady_timer.hpp>
 #include <map>
 #include <memory>
 #include <optional>
 #include <string>
 
+#include "common/loop_time.h"
 #include "common/options.h"
 #include "launcher/observability/goodput.h"
 #include "launcher/observability/gpu_health_metrics.h"
@@ -47,7 +47,8 @@ class Observability final : public RunObserver {
   // Parses the progress regex and binds the metrics port (errors: exit 78 naming the option).
   static Result<std::unique_ptr<Observability>> make(boost::asio::io_context& io,
                                                      ObservabilityConfig cfg, const Clock& clock,
-                                                     double started_at);
+                                                     double started_at,
+                                                     LoopTime& time = real_loop_time());
 
   GoodputAccountant& accountant() { return accountant_; }
   // End of run: the summary table on stderr (spdlog) and --summary-file.
@@ -67,7 +68,7 @@ class Observability final : public RunObserver {
 
  private:
   Observability(ObservabilityConfig cfg, const Clock& clock, double started_at);
-  void open_ledger(boost::asio::io_context& io);
+  void open_ledger(boost::asio::io_context& io, LoopTime& time);
   void heartbeat();
   void write_ledger(bool ended);
   std::optional<JobTotals> job_totals_now() const;
@@ -82,7 +83,7 @@ class Observability final : public RunObserver {
   std::optional<std::int64_t> generation_step_;
   std::map<std::string, int> retry_decisions_;  // by the RootCauseJudge's rule
   std::optional<LedgerFile> ledger_;
-  std::unique_ptr<boost::asio::steady_timer> ledger_timer_;
+  std::unique_ptr<LoopTimer> ledger_timer_;  // every --ledger-interval, on the loop's time
 };
 
 }  // namespace tv

@@ -626,7 +626,7 @@ void print_help() {
 }  // namespace
 
 int run_command(const Args& args, const Environment& env) {
-  const SteadyClock clock;
+  const LoopTimeClock clock;
   const double started_at = clock.now();
   if (!args.empty() && (args[0] == "--help" || args[0] == "-h")) {
     print_help();

@@ -1,8 +1,14 @@
-// Clock: the one seam for time in the observability module, so the goodput accounting can be
-// unit-tested with simulated time (FakeClock in tests/unit/observability) and never sleeps.
+// Clock: the goodput accountant's time, in the seconds it reports (Prometheus and JSON figures are
+// seconds as numbers; the job's ledger spans containers in Unix seconds, which no event loop's
+// clock has), so the accounting stays pure and is unit-tested with FakeClock
+// (tests/unit/observability). The real one, LoopTimeClock, reads the event loop's LoopTime
+// (common/loop_time.h): one "now" for the loop and the accounting, simulated together in a test
+// that simulates the loop.
 #pragma once
 
 #include <chrono>
+
+#include "common/loop_time.h"
 
 namespace tv {
 
@@ -15,16 +21,19 @@ class Clock {
   virtual double unix_now() const = 0;
 };
 
-class SteadyClock final : public Clock {
+class LoopTimeClock final : public Clock {
  public:
+  explicit LoopTimeClock(const LoopTime& time = real_loop_time()) : time_(time) {}
   double now() const override {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
-        .count();
+    return std::chrono::duration<double>(time_.now().time_since_epoch()).count();
   }
   double unix_now() const override {
     return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
         .count();
   }
+
+ private:
+  const LoopTime& time_;
 };
 
 }  // namespace tv

@@ -22,6 +22,8 @@ class Session;
 // Open sessions, oldest first (each removes itself when it closes).
 struct MetricsServer::Shared {
   Render render;
+  boost::asio::io_context* io;
+  LoopTime* time;
   std::list<std::weak_ptr<Session>> sessions;
 };
 
@@ -33,16 +35,19 @@ class Session : public std::enable_shared_from_this<Session> {
  public:
   Session(tcp::socket socket, boost::asio::ip::address peer,
           std::shared_ptr<MetricsServer::Shared> shared)
-      : stream_(std::move(socket)), peer_(std::move(peer)), shared_(std::move(shared)) {}
+      : socket_(std::move(socket)),
+        deadline_(*shared->io, *shared->time),
+        peer_(std::move(peer)),
+        shared_(std::move(shared)) {}
 
   void read() {
     busy_ = false;
     parser_.emplace();
     parser_->header_limit(MetricsServer::kMaxRequestBytes);
     parser_->body_limit(MetricsServer::kMaxRequestBytes);
-    stream_.expires_after(MetricsServer::kIdleTimeout);
+    arm(MetricsServer::kIdleTimeout);
     http::async_read(
-        stream_, buffer_, *parser_,
+        socket_, buffer_, *parser_,
         [self = shared_from_this()](beast::error_code ec, std::size_t) { self->on_read(ec); });
   }
 
@@ -59,19 +64,31 @@ class Session : public std::enable_shared_from_this<Session> {
       auto p = w.lock();
       return !p || p.get() == this;
     });
+    deadline_.cancel();
     beast::error_code ec;
-    stream_.socket().shutdown(tcp::socket::shutdown_both, ec);
-    stream_.socket().close(ec);
+    socket_.shutdown(tcp::socket::shutdown_both, ec);
+    socket_.close(ec);
   }
 
  private:
+  // The connection closes when `d` passes before the read or write that follows completes.
+  void arm(LoopClock::duration d) {
+    deadline_.expires_after(d);
+    deadline_.async_wait([w = weak_from_this()](const boost::system::error_code& ec) {
+      auto self = w.lock();
+      // Re-armed after this wait fell due (the operation completed in the same turn): not late.
+      if (ec || !self || self->deadline_.expiry() > self->deadline_.time().now()) return;
+      self->close();
+    });
+  }
+
   void on_read(beast::error_code ec) {
     if (ec) return close();
     busy_ = true;
     const auto& req = parser_->get();
     res_ = respond(req);
-    stream_.expires_after(kWriteDeadline);
-    http::async_write(stream_, res_,
+    arm(kWriteDeadline);
+    http::async_write(socket_, res_,
                       [self = shared_from_this()](beast::error_code ec, std::size_t) {
                         if (ec || !self->res_.keep_alive()) return self->close();
                         self->read();
@@ -106,7 +123,8 @@ class Session : public std::enable_shared_from_this<Session> {
     return res;
   }
 
-  beast::tcp_stream stream_;
+  tcp::socket socket_;
+  LoopTimer deadline_;
   boost::asio::ip::address peer_;
   bool busy_ = false;
   bool closed_ = false;
@@ -142,8 +160,10 @@ bool make_room(MetricsServer::Shared& shared, const boost::asio::ip::address& pe
 
 }  // namespace
 
-MetricsServer::MetricsServer(boost::asio::io_context& io, Render render)
-    : acceptor_(io), retry_(io), shared_(std::make_shared<Shared>(Shared{std::move(render), {}})) {}
+MetricsServer::MetricsServer(boost::asio::io_context& io, Render render, LoopTime& time)
+    : acceptor_(io),
+      retry_(io, time),
+      shared_(std::make_shared<Shared>(Shared{std::move(render), &io, &time, {}})) {}
 
 MetricsServer::~MetricsServer() {
   boost::system::error_code ec;
@@ -154,8 +174,8 @@ MetricsServer::~MetricsServer() {
 Result<std::unique_ptr<MetricsServer>> MetricsServer::listen(boost::asio::io_context& io,
                                                              const std::string& address, int port,
                                                              const std::string& origin,
-                                                             Render render) {
-  std::unique_ptr<MetricsServer> s(new MetricsServer(io, std::move(render)));
+                                                             Render render, LoopTime& time) {
+  std::unique_ptr<MetricsServer> s(new MetricsServer(io, std::move(render), time));
   boost::system::error_code ec;
   const auto addr = boost::asio::ip::make_address(address, ec);
   if (ec) return Error{exit_code::kConfig, origin + ": \"" + address + "\" is not an IP address"};

@@ -5,7 +5,8 @@
 // request. A new connection beyond a limit closes the oldest idle one (of that address, when it is
 // the one at its limit): connections held open and silent never lock out a liveness probe, and
 // every connection is accepted, so the backlog never fills. Requests are capped at
-// kMaxRequestBytes. GET and HEAD only. The body is rendered per request by `render`.
+// kMaxRequestBytes. GET and HEAD only. The body is rendered per request by `render`. The deadlines
+// are LoopTimers of the LoopTime it is given (common/loop_time.h), each closing its connection.
 //
 // /healthz answers "ok" whenever the event loop runs: a liveness probe that fails when
 // trainvisor's loop is stuck, not when the training is failing (that is what /metrics says).
@@ -13,12 +14,12 @@
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
-#include <boost/asio/steady_timer.hpp>
 #include <chrono>
 #include <functional>
 #include <memory>
 #include <string>
 
+#include "common/loop_time.h"
 #include "common/result.h"
 
 namespace tv {
@@ -35,7 +36,8 @@ class MetricsServer {
   // anything starts; serving begins when the loop runs.
   static Result<std::unique_ptr<MetricsServer>> listen(boost::asio::io_context& io,
                                                        const std::string& address, int port,
-                                                       const std::string& origin, Render render);
+                                                       const std::string& origin, Render render,
+                                                       LoopTime& time = real_loop_time());
   ~MetricsServer();
   MetricsServer(const MetricsServer&) = delete;
   MetricsServer& operator=(const MetricsServer&) = delete;
@@ -44,11 +46,11 @@ class MetricsServer {
   struct Shared;  // what sessions share with the server (render, connection count)
 
  private:
-  MetricsServer(boost::asio::io_context& io, Render render);
+  MetricsServer(boost::asio::io_context& io, Render render, LoopTime& time);
   void accept();
 
   boost::asio::ip::tcp::acceptor acceptor_;
-  boost::asio::steady_timer retry_;
+  LoopTimer retry_;
   std::shared_ptr<Shared> shared_;
   int port_ = 0;
 };

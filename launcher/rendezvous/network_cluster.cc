@@ -14,9 +14,9 @@ namespace tv {
 
 namespace asio = boost::asio;
 
-NetworkCluster::NetworkCluster(asio::io_context& io, NetworkClusterConfig config)
-    : io_(io), config_(std::move(config)) {
-  if (config_.node_rank == 0) coordinator_ = std::make_unique<RdzvCoordinator>(io_, config_);
+NetworkCluster::NetworkCluster(asio::io_context& io, NetworkClusterConfig config, LoopTime& time)
+    : io_(io), time_(time), config_(std::move(config)) {
+  if (config_.node_rank == 0) coordinator_ = std::make_unique<RdzvCoordinator>(io_, config_, time_);
 }
 
 NetworkCluster::~NetworkCluster() {
@@ -81,7 +81,7 @@ void NetworkCluster::start_agent() {
     });
   };
   h.on_preflight = [this](const std::string& unique_id) { run_probe(unique_id); };
-  agent_ = std::make_unique<RdzvAgent>(io_, agent_config, std::move(h));
+  agent_ = std::make_unique<RdzvAgent>(io_, agent_config, std::move(h), time_);
   agent_->join();
 }
 

@@ -10,6 +10,9 @@
 // Every message is authenticated with HMAC-SHA256 under `token`
 // (launcher/rendezvous/rdzv_protocol.h).
 //
+// Time: the coordinator's and the agent's timers and clocks are the LoopTime given to the
+// constructor (common/loop_time.h; unit tests hand it a simulated one).
+//
 // Threading: single-threaded on the io_context given to the constructor; nothing blocks (names
 // are resolved with async_resolve). Events are always delivered from the io_context, never from
 // inside a report_* call.
@@ -23,6 +26,7 @@
 #include <thread>
 
 #include "common/environment.h"
+#include "common/loop_time.h"
 #include "common/result.h"
 #include "launcher/supervision/cluster.h"
 #include "launcher/supervision/restart_policy.h"
@@ -58,7 +62,8 @@ class RdzvAgent;
 
 class NetworkCluster final : public Cluster {
  public:
-  NetworkCluster(boost::asio::io_context& io, NetworkClusterConfig config);
+  NetworkCluster(boost::asio::io_context& io, NetworkClusterConfig config,
+                 LoopTime& time = real_loop_time());
   ~NetworkCluster() override;
 
   void join(Events events) override;
@@ -88,6 +93,7 @@ class NetworkCluster final : public Cluster {
   void preflight_over(const Status& s);
 
   boost::asio::io_context& io_;
+  LoopTime& time_;
   NetworkClusterConfig config_;
   Events events_;
   std::unique_ptr<RdzvCoordinator> coordinator_;  // node 0 only

@@ -13,14 +13,16 @@ using asio::ip::tcp;
 using rdzv::Message;
 using rdzv::MsgType;
 
-RdzvAgent::RdzvAgent(asio::io_context& io, const NetworkClusterConfig& config, Handlers handlers)
+RdzvAgent::RdzvAgent(asio::io_context& io, const NetworkClusterConfig& config, Handlers handlers,
+                     LoopTime& time)
     : io_(io),
+      time_(time),
       config_(config),
       handlers_(std::move(handlers)),
       resolver_(io),
-      retry_timer_(io),
-      deadline_(io),
-      ticker_(io) {}
+      retry_timer_(io, time),
+      deadline_(io, time),
+      ticker_(io, time) {}
 
 RdzvAgent::~RdzvAgent() {
   *alive_ = false;
@@ -52,21 +54,32 @@ void RdzvAgent::join() {
 
 void RdzvAgent::attempt() {
   if (state_ != State::kConnecting) return;
+  // An address needs no lookup: Asio's resolver would run getaddrinfo on a thread of its own.
+  boost::system::error_code ec;
+  const auto addr = asio::ip::make_address(config_.master_addr, ec);
+  if (!ec) return connect({tcp::endpoint(addr, static_cast<unsigned short>(config_.rdzv_port))});
   auto w = std::weak_ptr<bool>(alive_);
   resolver_.async_resolve(
       config_.master_addr, std::to_string(config_.rdzv_port),
-      [this, w](boost::system::error_code ec, tcp::resolver::results_type results) {
+      [this, w](boost::system::error_code ec2, tcp::resolver::results_type results) {
         if (w.expired() || state_ != State::kConnecting) return;
-        if (ec) return retry("cannot resolve " + config_.master_addr + ": " + ec.message());
-        connecting_ = std::make_shared<tcp::socket>(io_);
-        asio::async_connect(
-            *connecting_, results,
-            [this, w, s = connecting_](boost::system::error_code ec2, const tcp::endpoint&) {
-              if (w.expired() || state_ != State::kConnecting) return;
-              connecting_.reset();
-              if (ec2) return retry("cannot connect to " + where() + ": " + ec2.message());
-              on_connected(std::move(*s));
-            });
+        if (ec2) return retry("cannot resolve " + config_.master_addr + ": " + ec2.message());
+        std::vector<tcp::endpoint> endpoints;
+        for (const auto& r : results) endpoints.push_back(r.endpoint());
+        connect(endpoints);
+      });
+}
+
+void RdzvAgent::connect(const std::vector<tcp::endpoint>& endpoints) {
+  auto w = std::weak_ptr<bool>(alive_);
+  connecting_ = std::make_shared<tcp::socket>(io_);
+  asio::async_connect(
+      *connecting_, endpoints,
+      [this, w, s = connecting_](boost::system::error_code ec, const tcp::endpoint&) {
+        if (w.expired() || state_ != State::kConnecting) return;
+        connecting_.reset();
+        if (ec) return retry("cannot connect to " + where() + ": " + ec.message());
+        on_connected(std::move(*s));
       });
 }
 
@@ -84,8 +97,8 @@ void RdzvAgent::retry(const std::string& why) {
 void RdzvAgent::on_connected(tcp::socket socket) {
   state_ = State::kHandshake;
   handshake_deadline_ =
-      Clock::now() + std::clamp(config_.peer_timeout, std::chrono::milliseconds(1000),
-                                std::chrono::milliseconds(10000));
+      time_.now() + std::clamp(config_.peer_timeout, std::chrono::milliseconds(1000),
+                               std::chrono::milliseconds(10000));
   conn_ = std::make_shared<rdzv::Connection>(std::move(socket), config_.token,
                                              rdzv::Direction::kToAgent);
   auto w = std::weak_ptr<bool>(alive_);
@@ -120,7 +133,7 @@ void RdzvAgent::on_handshake(const Message& m) {
                  " during the handshake");
   }
   state_ = State::kJoined;
-  last_seen_ = Clock::now();
+  last_seen_ = time_.now();
   spdlog::info("rdzv: node {} joined the coordinator at {}", config_.node_rank, where());
   auto w = std::weak_ptr<bool>(alive_);
   conn_->rebind(
@@ -134,7 +147,7 @@ void RdzvAgent::on_handshake(const Message& m) {
 
 void RdzvAgent::on_message(const Message& m) {
   if (state_ != State::kJoined) return;
-  last_seen_ = Clock::now();
+  last_seen_ = time_.now();
   switch (m.type) {
     case MsgType::kStart:
       started_ = true;
@@ -171,7 +184,7 @@ void RdzvAgent::on_closed(const std::string& why) {
 
 void RdzvAgent::tick() {
   if (state_ == State::kFinished) return;
-  const auto now = Clock::now();
+  const auto now = time_.now();
   if (state_ == State::kHandshake && now > handshake_deadline_) {
     conn_->close();
     conn_.reset();

@@ -7,15 +7,17 @@
 // until rdzv_timeout; until the first Start arrives the same deadline applies, then `on_lost`.
 // Once joined, a closed connection or a coordinator silent for peer_timeout is `on_lost`.
 // Exactly one of on_done / on_give_up / on_lost fires, once; then the agent is finished.
+// Its timers are LoopTimers and every "now" is its LoopTime's (common/loop_time.h).
 // Single-threaded on the io_context; nothing blocks.
 #pragma once
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
-#include <boost/asio/steady_timer.hpp>
 #include <functional>
 #include <memory>
+#include <vector>
 
+#include "common/loop_time.h"
 #include "launcher/rendezvous/network_cluster.h"
 #include "launcher/rendezvous/rdzv_connection.h"
 
@@ -34,7 +36,8 @@ class RdzvAgent {
     std::function<void(const std::string& unique_id)> on_preflight;
   };
 
-  RdzvAgent(boost::asio::io_context& io, const NetworkClusterConfig& config, Handlers handlers);
+  RdzvAgent(boost::asio::io_context& io, const NetworkClusterConfig& config, Handlers handlers,
+            LoopTime& time = real_loop_time());
   ~RdzvAgent();
 
   void join();
@@ -46,10 +49,11 @@ class RdzvAgent {
   void leave(const std::string& why, int signal);
 
  private:
-  using Clock = std::chrono::steady_clock;
+  using Clock = LoopClock;
   enum class State { kConnecting, kHandshake, kJoined, kFinished };
 
   void attempt();
+  void connect(const std::vector<boost::asio::ip::tcp::endpoint>& endpoints);
   void retry(const std::string& why);
   void on_connected(boost::asio::ip::tcp::socket socket);
   void on_handshake(const rdzv::Message& m);
@@ -61,12 +65,13 @@ class RdzvAgent {
   std::string where() const;
 
   boost::asio::io_context& io_;
+  LoopTime& time_;
   NetworkClusterConfig config_;
   Handlers handlers_;
   boost::asio::ip::tcp::resolver resolver_;
-  boost::asio::steady_timer retry_timer_;
-  boost::asio::steady_timer deadline_;
-  boost::asio::steady_timer ticker_;
+  LoopTimer retry_timer_;
+  LoopTimer deadline_;
+  LoopTimer ticker_;
   std::shared_ptr<boost::asio::ip::tcp::socket> connecting_;
   std::shared_ptr<rdzv::Connection> conn_;
   State state_ = State::kConnecting;

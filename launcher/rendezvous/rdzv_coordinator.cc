@@ -50,16 +50,18 @@ void raise_descriptor_limit(int nnodes) {
 
 }  // namespace
 
-RdzvCoordinator::RdzvCoordinator(asio::io_context& io, const NetworkClusterConfig& config)
+RdzvCoordinator::RdzvCoordinator(asio::io_context& io, const NetworkClusterConfig& config,
+                                 LoopTime& time)
     : io_(io),
+      time_(time),
       config_(config),
       acceptor_(io),
-      ticker_(io),
-      rdzv_deadline_(io),
-      backoff_(io),
-      accept_retry_(io),
+      ticker_(io, time),
+      rdzv_deadline_(io, time),
+      backoff_(io, time),
+      accept_retry_(io, time),
       pending_(io, rdzv::handshake_deadline(config.peer_timeout),
-               rdzv::pending_limits(config.nnodes)),
+               rdzv::pending_limits(config.nnodes), time),
       agents_(static_cast<size_t>(std::max(config.nnodes, 1))),
       machine_(std::max(config.nnodes, 1), config.policy, config.base_master_port,
                config.preflight_unique_id.has_value(), *this) {
@@ -182,7 +184,7 @@ void RdzvCoordinator::on_join(const Conn& conn, const Message& m, const rdzv::No
   conn->set_context(
       rdzv::make_context(nonce, rdzv::nonce_from_hex(m.body["nonce"].get<std::string>())));
   if (!refuse.empty()) return refuse_join(conn, rank, refuse);
-  agents_[rank] = Agent{conn, Clock::now(), json_field(m.body, "nproc_per_node", 0)};
+  agents_[rank] = Agent{conn, time_.now(), json_field(m.body, "nproc_per_node", 0)};
   auto w = std::weak_ptr<bool>(alive_);
   conn->rebind(
       [this, w, rank](const Message& msg) {
@@ -219,14 +221,14 @@ void RdzvCoordinator::on_agent_message(int rank, const Message& m) {
         rank, m.node_rank != rank ? "frame from unexpected node rank " + std::to_string(m.node_rank)
                                   : std::string("second join"));
   }
-  agents_[rank]->last_seen = Clock::now();
+  agents_[rank]->last_seen = time_.now();
   switch (m.type) {
     case MsgType::kSuccess:
       return machine_.success(rank, m.generation);
     case MsgType::kFailure: {
       auto f = rdzv::failure_from(m);
       f.node_rank = rank;
-      return machine_.failure(f, Clock::now());
+      return machine_.failure(f, time_.now());
     }
     case MsgType::kStopped:
       return machine_.stopped(rank, m.generation);
@@ -249,7 +251,7 @@ void RdzvCoordinator::on_probe_result(int rank, const Message& m) {
     spdlog::info("rdzv: node {} preflight passed: {}", rank, summary);
   else
     spdlog::info("rdzv: node {} preflight FAILED", rank);
-  machine_.preflight_result(rank, passed, summary, Clock::now());
+  machine_.preflight_result(rank, passed, summary, time_.now());
 }
 
 void RdzvCoordinator::try_start() {
@@ -260,7 +262,7 @@ void RdzvCoordinator::try_start() {
   // node (78), naming each node's count (docs/coordination.md).
   if (const std::string why = unequal_nproc(); !why.empty())
     return machine_.refuse(node_failure(0, 0, exit_code::kConfig, why));
-  machine_.all_present(Clock::now());
+  machine_.all_present(time_.now());
 }
 
 std::string RdzvCoordinator::unequal_nproc() const {
@@ -297,10 +299,10 @@ void RdzvCoordinator::stop(const NodeFailure& f) {
   broadcast(MsgType::kStop, rdzv::failure_body(f));
 }
 
-void RdzvCoordinator::arm_backoff(std::chrono::milliseconds pause) {
+void RdzvCoordinator::arm_backoff(LoopClock::duration pause) {
   backoff_.expires_after(pause);
   backoff_.async_wait([this, w = std::weak_ptr<bool>(alive_)](boost::system::error_code ec) {
-    if (!ec && !w.expired()) machine_.backoff_over(Clock::now());
+    if (!ec && !w.expired()) machine_.backoff_over(time_.now());
   });
 }
 
@@ -353,7 +355,7 @@ void RdzvCoordinator::on_agent_gone(int rank, const std::string& why) {
 
 void RdzvCoordinator::tick() {
   if (finished()) return;
-  const auto now = Clock::now();
+  const auto now = time_.now();
   for (size_t r = 0; r < agents_.size(); ++r) {
     if (!agents_[r]) continue;
     if (now - agents_[r]->last_seen > config_.peer_timeout)
@@ -368,14 +370,15 @@ void RdzvCoordinator::tick() {
 }
 
 void RdzvCoordinator::when_flushed(std::function<void()> fn) {
-  flush_poll(std::move(fn), Clock::now() + std::chrono::seconds(2));
+  flush_poll(std::move(fn), time_.now() + std::chrono::seconds(2));
 }
 
 void RdzvCoordinator::flush_poll(std::function<void()> fn, Clock::time_point cap) {
   const bool idle =
       std::all_of(agents_.begin(), agents_.end(), [](auto& a) { return !a || a->conn->idle(); });
-  if (idle || Clock::now() >= cap) return asio::post(io_, std::move(fn));
-  auto t = std::make_shared<asio::steady_timer>(io_, std::chrono::milliseconds(5));
+  if (idle || time_.now() >= cap) return asio::post(io_, std::move(fn));
+  auto t = std::make_shared<LoopTimer>(io_, time_);
+  t->expires_after(std::chrono::milliseconds(5));
   t->async_wait([this, t, fn = std::move(fn), cap,
                  w = std::weak_ptr<bool>(alive_)](boost::system::error_code) mutable {
     if (w.expired()) return fn();

@@ -13,18 +13,19 @@
 // (launcher/rendezvous/rdzv_pending.h); their limits grow with --nnodes, so every node joining at
 // once fits. Node 0 holds a descriptor per node (twice that while they all join): listen() raises
 // its soft RLIMIT_NOFILE to the hard limit and says so (common/open_files.h); out of descriptors,
-// it accepts again after a pause instead of spinning. Single-threaded on the io_context; nothing
-// blocks.
+// it accepts again after a pause instead of spinning. Its deadlines, ticker and pauses are
+// LoopTimers and every "now" is its LoopTime's (common/loop_time.h). Single-threaded on the
+// io_context; nothing blocks.
 #pragma once
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
-#include <boost/asio/steady_timer.hpp>
 #include <functional>
 #include <memory>
 #include <optional>
 #include <vector>
 
+#include "common/loop_time.h"
 #include "common/result.h"
 #include "launcher/rendezvous/network_cluster.h"
 #include "launcher/rendezvous/rdzv_connection.h"
@@ -35,7 +36,8 @@ namespace tv {
 
 class RdzvCoordinator final : private JobActions {
  public:
-  RdzvCoordinator(boost::asio::io_context& io, const NetworkClusterConfig& config);
+  RdzvCoordinator(boost::asio::io_context& io, const NetworkClusterConfig& config,
+                  LoopTime& time = real_loop_time());
   ~RdzvCoordinator() override;
 
   // Binds bind_addr:rdzv_port (0: any) and starts accepting. Error: exit 75 with the address.
@@ -53,7 +55,7 @@ class RdzvCoordinator final : private JobActions {
  private:
   using State = JobStateMachine::State;
   using Conn = std::shared_ptr<rdzv::Connection>;
-  using Clock = std::chrono::steady_clock;
+  using Clock = LoopClock;
   struct Agent {
     Conn conn;
     Clock::time_point last_seen;
@@ -79,19 +81,20 @@ class RdzvCoordinator final : private JobActions {
   void begin_preflight() override;
   void start(const GenerationPlan& plan) override;
   void stop(const NodeFailure& root_cause) override;
-  void arm_backoff(std::chrono::milliseconds pause) override;
+  void arm_backoff(LoopClock::duration pause) override;
   void finish(const JobEnd& end) override;
   int fresh_port() override;
   void tick();
   void flush_poll(std::function<void()> fn, Clock::time_point cap);
 
   boost::asio::io_context& io_;
+  LoopTime& time_;
   NetworkClusterConfig config_;
   boost::asio::ip::tcp::acceptor acceptor_;
-  boost::asio::steady_timer ticker_;
-  boost::asio::steady_timer rdzv_deadline_;
-  boost::asio::steady_timer backoff_;
-  boost::asio::steady_timer accept_retry_;  // out of descriptors: accept again shortly
+  LoopTimer ticker_;
+  LoopTimer rdzv_deadline_;
+  LoopTimer backoff_;
+  LoopTimer accept_retry_;  // out of descriptors: accept again shortly
   bool told_out_of_fds_ = false;
   int port_ = 0;
   rdzv::PendingConnections pending_;

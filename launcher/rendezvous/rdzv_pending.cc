@@ -39,8 +39,9 @@ std::chrono::milliseconds handshake_deadline(std::chrono::milliseconds peer_time
 }
 
 PendingConnections::PendingConnections(boost::asio::io_context& io,
-                                       std::chrono::milliseconds deadline, PendingLimits limits)
-    : io_(io), deadline_(deadline), limits_(limits) {}
+                                       std::chrono::milliseconds deadline, PendingLimits limits,
+                                       LoopTime& time)
+    : io_(io), time_(time), deadline_(deadline), limits_(limits) {}
 
 PendingConnections::~PendingConnections() { close_all(); }
 
@@ -57,7 +58,8 @@ void PendingConnections::add(const Conn& conn, const std::string& source) {
                        " unauthenticated connections open, " + std::to_string(limits_.per_source) +
                        " per address at most)");
   }
-  auto timer = std::make_shared<boost::asio::steady_timer>(io_, deadline_);
+  auto timer = std::make_shared<LoopTimer>(io_, time_);
+  timer->expires_after(deadline_);
   std::weak_ptr<Connection> weak = conn;
   timer->async_wait([this, weak, alive = std::weak_ptr<bool>(alive_),
                      ms = deadline_.count()](boost::system::error_code ec) {

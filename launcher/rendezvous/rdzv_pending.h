@@ -10,11 +10,11 @@
 //     address therefore only ever evicts itself (or the biggest flooder), and the newest
 //     connection (a node retrying) always gets its handshake;
 //   - closing them is logged a bounded number of times per source, never once per connection.
+// The deadlines are LoopTimers of the coordinator's LoopTime (common/loop_time.h).
 // Single-threaded (the io_context's thread).
 #pragma once
 
 #include <boost/asio/io_context.hpp>
-#include <boost/asio/steady_timer.hpp>
 #include <chrono>
 #include <cstdint>
 #include <list>
@@ -24,6 +24,7 @@
 #include <string>
 #include <vector>
 
+#include "common/loop_time.h"
 #include "launcher/rendezvous/rdzv_connection.h"
 
 namespace tv::rdzv {
@@ -52,7 +53,7 @@ class PendingConnections {
   static constexpr int kLoggedPerSource = 10;
 
   PendingConnections(boost::asio::io_context& io, std::chrono::milliseconds deadline,
-                     PendingLimits limits);
+                     PendingLimits limits, LoopTime& time = real_loop_time());
   ~PendingConnections();
 
   // Admits `conn` (from address `source`), evicting an older one first when full.
@@ -69,12 +70,13 @@ class PendingConnections {
   struct Entry {
     Conn conn;
     std::string source;
-    std::shared_ptr<boost::asio::steady_timer> timer;
+    std::shared_ptr<LoopTimer> timer;
   };
   void log_closed(const std::string& source, const std::string& peer, const std::string& why);
   std::list<Entry>::iterator find(const Conn& conn);
 
   boost::asio::io_context& io_;
+  LoopTime& time_;
   std::chrono::milliseconds deadline_;
   PendingLimits limits_;
   std::list<Entry> entries_;                // oldest first

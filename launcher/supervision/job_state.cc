@@ -30,9 +30,9 @@ JobStateMachine::JobStateMachine(int nnodes, RestartPolicy policy, int base_mast
       actions_(actions),
       judge_(policy.retry) {}
 
-std::chrono::milliseconds JobStateMachine::restart_pause(int generation, Clock::duration ran,
-                                                         int quick_before) {
-  if (generation == 0 || ran >= kSettled) return std::chrono::milliseconds(0);
+LoopClock::duration JobStateMachine::restart_pause(int generation, Clock::duration ran,
+                                                   int quick_before) {
+  if (generation == 0 || ran >= kSettled) return LoopClock::duration::zero();
   return RestartPolicy::backoff(quick_before + 1);
 }
 
@@ -141,7 +141,8 @@ void JobStateMachine::after_stop() {
   }
   retried_by_ = v.rule;
   state_ = State::kBackoff;
-  spdlog::info("job: every node stopped; restart {} in {} ms", gen_ + 1, next_pause_.count());
+  spdlog::info("job: every node stopped; restart {} in {} ms", gen_ + 1,
+               std::chrono::duration_cast<std::chrono::milliseconds>(next_pause_).count());
   actions_.arm_backoff(next_pause_);
 }
 

@@ -23,6 +23,9 @@
 // least kSettled (a crash after a long run restarts at once); a generation that was itself a
 // restart and failed within kSettled is a failure in quick succession: 0.1 s, 0.2 s, ... 5 s.
 //
+// Time is the event loop's (common/loop_time.h): every `now` is LoopTime::now() of its caller,
+// every pause a LoopClock::duration, so a test that drives the caller's LoopTime drives this too.
+//
 // Not thread-safe; call it from one thread (the event loop).
 #pragma once
 
@@ -32,6 +35,7 @@
 #include <set>
 #include <string>
 
+#include "common/loop_time.h"
 #include "launcher/supervision/cluster.h"
 #include "launcher/supervision/restart_policy.h"
 #include "launcher/supervision/root_cause_judge.h"
@@ -49,17 +53,17 @@ struct JobEnd {
 class JobActions {
  public:
   virtual ~JobActions() = default;
-  virtual void begin_preflight() = 0;                    // every node: run the preflight
-  virtual void start(const GenerationPlan& plan) = 0;    // every node: start this generation
-  virtual void stop(const NodeFailure& root_cause) = 0;  // every node: stop the workers
-  virtual void arm_backoff(std::chrono::milliseconds pause) = 0;  // then call backoff_over()
-  virtual void finish(const JobEnd& end) = 0;                     // the end, once
-  virtual int fresh_port() = 0;                                   // a free port; 0 when none
+  virtual void begin_preflight() = 0;                       // every node: run the preflight
+  virtual void start(const GenerationPlan& plan) = 0;       // every node: start this generation
+  virtual void stop(const NodeFailure& root_cause) = 0;     // every node: stop the workers
+  virtual void arm_backoff(LoopClock::duration pause) = 0;  // then call backoff_over()
+  virtual void finish(const JobEnd& end) = 0;               // the end, once
+  virtual int fresh_port() = 0;                             // a free port; 0 when none
 };
 
 class JobStateMachine {
  public:
-  using Clock = std::chrono::steady_clock;
+  using Clock = LoopClock;
   enum class State { kGathering, kPreflight, kBackoff, kRunning, kStopping, kFinished };
   static constexpr std::chrono::seconds kSettled{10};
 
@@ -84,8 +88,7 @@ class JobStateMachine {
 
   // The pause before restarting after generation `generation` failed having run for `ran`;
   // `quick_before`: how many restarts in a row before it were failures in quick succession.
-  static std::chrono::milliseconds restart_pause(int generation, Clock::duration ran,
-                                                 int quick_before);
+  static LoopClock::duration restart_pause(int generation, Clock::duration ran, int quick_before);
 
  private:
   void start_generation(Clock::time_point now);
@@ -102,7 +105,7 @@ class JobStateMachine {
   int master_port_ = 0;
   int quick_ = 0;  // restarts in a row that failed within kSettled
   Clock::time_point started_at_{};
-  std::chrono::milliseconds next_pause_{0};
+  Clock::duration next_pause_{0};
   RootCauseJudge judge_;
   std::string retried_by_;  // the rule that let the next generation start
   std::set<int> succeeded_;

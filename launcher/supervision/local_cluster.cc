@@ -7,24 +7,24 @@
 namespace tv {
 
 namespace asio = boost::asio;
-using Clock = JobStateMachine::Clock;
 
 LocalCluster::LocalCluster(asio::io_context& io, RestartPolicy policy, int master_port,
-                           std::string bind_addr)
+                           std::string bind_addr, LoopTime& time)
     : io_(io),
-      backoff_(io),
+      time_(time),
+      backoff_(io, time),
       bind_addr_(std::move(bind_addr)),
       machine_(1, policy, master_port, false, *this) {}
 
 void LocalCluster::join(Events events) {
   events_ = std::move(events);
-  asio::post(io_, [this] { machine_.all_present(Clock::now()); });
+  asio::post(io_, [this] { machine_.all_present(time_.now()); });
 }
 
 void LocalCluster::report_success(int generation) { machine_.success(0, generation); }
 
 void LocalCluster::report_failure(const NodeFailure& failure) {
-  machine_.failure(failure, Clock::now());
+  machine_.failure(failure, time_.now());
 }
 
 void LocalCluster::report_stopped(int generation) { machine_.stopped(0, generation); }
@@ -44,10 +44,10 @@ void LocalCluster::stop(const NodeFailure& root_cause) {
   asio::post(io_, [this, root_cause] { events_.stop(root_cause); });
 }
 
-void LocalCluster::arm_backoff(std::chrono::milliseconds pause) {
+void LocalCluster::arm_backoff(LoopClock::duration pause) {
   backoff_.expires_after(pause);
   backoff_.async_wait([this](const boost::system::error_code& ec) {
-    if (!ec && !left_) machine_.backoff_over(Clock::now());
+    if (!ec && !left_) machine_.backoff_over(time_.now());
   });
 }
 

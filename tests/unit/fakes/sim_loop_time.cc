@@ -40,7 +40,11 @@ class SimTimer final : public LoopTime::Timer {
 // An arbitrary start far from zero, so "now - 10 s" never goes below the clock's epoch.
 SimLoopTime::SimLoopTime() : now_(LoopClock::time_point(std::chrono::hours(1000))) {}
 
-SimLoopTime::~SimLoopTime() = default;
+// A pending handler may own its own timer (a shared_ptr to the timer in its capture): destroying
+// it destroys that timer, whose cancel() looks its wait up here, so each wait leaves the map first.
+SimLoopTime::~SimLoopTime() {
+  while (!waits_.empty()) waits_.extract(waits_.begin());
+}
 
 std::unique_ptr<LoopTime::Timer> SimLoopTime::make_timer(boost::asio::io_context& io) {
   contexts_.insert(&io);

@@ -1,4 +1,5 @@
-// The metrics server on a real loopback socket (port chosen by the kernel), its loop on a thread.
+// The metrics server on a real loopback socket (port chosen by the kernel), its loop on a thread;
+// its idle deadline on a simulated LoopTime (tests/unit/fakes/sim_loop_time.h), in one thread.
 #include "launcher/observability/metrics_server.h"
 
 #include <gtest/gtest.h>
@@ -8,6 +9,8 @@
 #include <boost/asio/write.hpp>
 #include <chrono>
 #include <thread>
+
+#include "tests/unit/fakes/sim_loop_time.h"
 
 namespace tv {
 namespace {
@@ -112,6 +115,51 @@ TEST_F(Server, IdleConnectionsNeverLockOutAProbe) {
   idle.back().non_blocking(true);
   idle.back().read_some(boost::asio::buffer(&c, 1), ec);
   EXPECT_EQ(ec, boost::asio::error::would_block) << ec.message();  // the newest is still open
+}
+
+// What a client socket sees without blocking: "open" (nothing to read yet), "closed" (EOF), or the
+// bytes the server sent.
+std::string peek(tcp::socket& s) {
+  s.non_blocking(true);
+  std::string got;
+  std::array<char, 4096> buf{};
+  for (;;) {
+    boost::system::error_code ec;
+    const auto n = s.read_some(boost::asio::buffer(buf), ec);
+    got.append(buf.data(), n);
+    if (ec == boost::asio::error::would_block) return got.empty() ? "open" : got;
+    if (ec) return got.empty() ? "closed" : got;
+  }
+}
+
+TEST(ServerIdle, ConnectionsCloseAtTheIdleDeadlineAndNotBefore) {
+  boost::asio::io_context io;
+  testing::SimLoopTime time;
+  auto s = MetricsServer::listen(
+      io, "127.0.0.1", 0, "--metrics-port", [] { return std::string("up 1\n"); }, time);
+  ASSERT_TRUE(s.ok()) << s.error().message;
+  boost::asio::io_context cio;
+  const tcp::endpoint ep(boost::asio::ip::make_address("127.0.0.1"),
+                         static_cast<unsigned short>((*s)->port()));
+  tcp::socket silent(cio), kept(cio);
+  silent.connect(ep);
+  kept.connect(ep);
+  time.run_ready();  // both accepted now: each waits kIdleTimeout for a request
+  const LoopClock::duration idle = MetricsServer::kIdleTimeout;  // halves in nanoseconds
+  time.advance(idle / 2);
+  boost::asio::write(kept,
+                     boost::asio::buffer(std::string("GET /healthz HTTP/1.1\r\nHost: t\r\n\r\n")));
+  time.run_ready();  // answered, kept alive: its next request's window starts now
+  EXPECT_NE(peek(kept).find("HTTP/1.1 200"), std::string::npos);
+  time.advance(idle / 2 - std::chrono::nanoseconds(1));
+  EXPECT_EQ(peek(silent), "open");
+  time.advance(std::chrono::nanoseconds(1));
+  EXPECT_EQ(peek(silent), "closed");
+  EXPECT_EQ(peek(kept), "open");
+  time.advance(idle / 2 - std::chrono::nanoseconds(1));
+  EXPECT_EQ(peek(kept), "open");
+  time.advance(std::chrono::nanoseconds(1));
+  EXPECT_EQ(peek(kept), "closed");
 }
 
 TEST(ServerListen, PortInUseIsAnErrorNamingTheOption) {

@@ -1,6 +1,7 @@
 // NetworkCluster end to end in one process: the coordinator and several agents on 127.0.0.1,
-// real sockets, one io_context (a second one plays a node whose process froze). No timed
-// assertions: every wait has a generous upper bound only so that a bug cannot hang the suite.
+// real sockets, one event loop (a second one plays a node whose process froze), on simulated time
+// (tests/unit/rendezvous/sim_loops.h): the rendezvous deadline, the peer timeout, the handshake
+// deadline and the agent's join retries fire at their simulated instants, never after a real wait.
 #include <gtest/gtest.h>
 
 #include <boost/asio/connect.hpp>
@@ -13,6 +14,7 @@
 
 #include "launcher/rendezvous/network_cluster.h"
 #include "launcher/rendezvous/rdzv_protocol.h"
+#include "tests/unit/rendezvous/sim_loops.h"
 
 namespace tv {
 namespace {
@@ -22,11 +24,13 @@ using asio::ip::tcp;
 using namespace std::chrono_literals;
 
 constexpr int kBasePort = 29500;
+constexpr auto kPeerTimeout = 2000ms;
+constexpr auto kCheck = kPeerTimeout / 4;  // the coordinator and the agents check their peers
 
 // What one node's supervisor saw; it stops its (imaginary) workers at once when told to.
 struct Node {
   std::unique_ptr<NetworkCluster> cluster;
-  asio::io_context* io = nullptr;
+  testing::SimLoops::Loop* loop = nullptr;
   std::vector<GenerationPlan> starts;
   std::vector<NodeFailure> stops;
   bool done = false;
@@ -49,23 +53,23 @@ class RdzvCluster : public ::testing::Test {
     c.rdzv_port = rank == 0 ? 0 : port_;
     c.base_master_port = kBasePort;
     c.rdzv_timeout = 20s;
-    c.peer_timeout = 2000ms;  // generous: ASan on 2 loaded cores can stall a loop for 0.5 s
+    c.peer_timeout = kPeerTimeout;
     c.token = "unit-test-token";
     c.policy.max_restarts = 3;
     return c;
   }
 
-  Node& add(NetworkClusterConfig c, asio::io_context* io = nullptr) {
+  Node& add(NetworkClusterConfig c, testing::SimLoops::Loop* loop = nullptr) {
     auto node = std::make_unique<Node>();
-    node->io = io ? io : &io_;
-    node->cluster = std::make_unique<NetworkCluster>(*node->io, c);
+    node->loop = loop ? loop : &loops_.main();
+    node->cluster = std::make_unique<NetworkCluster>(node->loop->io, c, node->loop->time);
     Node* n = node.get();
     Cluster::Events ev;
     ev.start = [n](const GenerationPlan& p) { n->starts.push_back(p); };
     ev.stop = [n](const NodeFailure& f) {
       n->stops.push_back(f);
       if (n->stops_at_once)
-        asio::post(*n->io, [n, g = f.generation] { n->cluster->report_stopped(g); });
+        asio::post(n->loop->io, [n, g = f.generation] { n->cluster->report_stopped(g); });
     };
     ev.done = [n] { n->done = true, ++n->terminal_events; };
     ev.give_up = [n](const NodeFailure& f) { n->gave_up = f, ++n->terminal_events; };
@@ -87,13 +91,14 @@ class RdzvCluster : public ::testing::Test {
     }
   }
 
-  bool run_until(const std::function<bool()>& pred, std::chrono::seconds limit = 20s) {
-    const auto end = std::chrono::steady_clock::now() + limit;
-    while (!pred() && std::chrono::steady_clock::now() < end) {
-      io_.run_for(5ms);
-      if (run_io2_) io2_.run_for(5ms);
-    }
-    return pred();
+  // Until `pred` holds, moving simulated time at most `limit` (the rendezvous deadline is 20 s).
+  bool run_until(const std::function<bool()>& pred, LoopClock::duration limit = 20s) {
+    return loops_.advance_until(pred, limit);
+  }
+
+  // The first check after now of a loop that started checking at `t0`.
+  LoopClock::time_point next_check(LoopClock::time_point t0) {
+    return t0 + ((loops_.now() - t0) / kCheck + 1) * kCheck;
   }
 
   bool all(const std::function<bool(const Node&)>& pred) {
@@ -115,9 +120,8 @@ class RdzvCluster : public ::testing::Test {
     nodes_[rank]->cluster->report_stopped(gen);
   }
 
-  asio::io_context io_;
-  asio::io_context io2_;
-  bool run_io2_ = true;
+  testing::SimLoops loops_;  // before the nodes: their timers go first
+  asio::io_context& io_ = loops_.main().io;
   int port_ = 0;
   std::vector<std::unique_ptr<Node>> nodes_;
 };
@@ -133,7 +137,7 @@ TEST_F(RdzvCluster, BarrierStartsEveryNodeThenSuccessBarrierEndsJob) {
   }
   nodes_[0]->cluster->report_success(0);
   nodes_[1]->cluster->report_success(0);
-  run_until([&] { return nodes_[0]->finished(); }, 1s);  // not done: node 2 still runs
+  loops_.advance(10s);  // not done: node 2 still runs
   EXPECT_FALSE(nodes_[0]->finished());
   nodes_[2]->cluster->report_success(0);
   ASSERT_TRUE(run_until([&] { return all([](const Node& n) { return n.finished(); }); }));
@@ -166,7 +170,7 @@ TEST_F(RdzvCluster, NoRestartUntilEveryNodeStopped) {
   // Node 1 fails but its workers take their time to go; node 0 stops at once.
   nodes_[1]->stops_at_once = false;
   nodes_[1]->cluster->report_failure(failure(0, 1, 1));
-  run_until([&] { return false; }, 1s);
+  loops_.advance(10s);
   EXPECT_EQ(nodes_[0]->starts.size(), 1u);
   nodes_[1]->cluster->report_stopped(0);
   ASSERT_TRUE(run_until([&] { return all_started(2); }));
@@ -189,15 +193,28 @@ TEST_F(RdzvCluster, RestartsExhaustedGivesUpEverywhereWithRootCause) {
   }
 }
 
-TEST_F(RdzvCluster, SilentPeerIsLostEverywhere) {
+TEST_F(RdzvCluster, SilentPeerIsLostAtTheFirstCheckPastThePeerTimeout) {
+  const auto t0 = loops_.now();  // node 0 checks its peers now and every kCheck after
   add_all(2, [](NetworkClusterConfig& c) { c.nnodes = 3; });
-  add(config(2, 3), &io2_);  // node 2 lives in its own event loop, which will freeze
+  auto& frozen = loops_.add();  // node 2 lives in its own event loop, which will freeze
+  add(config(2, 3), &frozen);
   ASSERT_TRUE(run_until([&] { return all_started(1); }));
-  run_io2_ = false;  // node 2's process hangs: its socket stays open, it says nothing
-  ASSERT_TRUE(run_until([&] { return nodes_[0]->finished() && nodes_[1]->finished(); }));
+  // At one of node 0's checks, node 2 sends its last frame; then its process hangs: its socket
+  // stays open, it says nothing.
+  const auto last = next_check(t0);
+  loops_.advance(last - loops_.now());
+  nodes_[2]->cluster->report_stopped(0);  // a frame the job ignores (nothing is stopping)
+  loops_.settle();
+  frozen.running = false;
+  // Silent for 2 s (--peer-timeout) is not yet "more than"; the check after it is.
+  EXPECT_FALSE(run_until([&] { return nodes_[0]->finished() || nodes_[1]->finished(); },
+                         kPeerTimeout + kCheck - 1ns));
+  ASSERT_TRUE(run_until([&] { return nodes_[0]->finished() && nodes_[1]->finished(); }, 1ns));
+  EXPECT_EQ(loops_.now(), last + kPeerTimeout + kCheck);
   for (int r : {0, 1}) {
     ASSERT_TRUE(nodes_[r]->lost);
-    EXPECT_NE(nodes_[r]->lost->find("node 2 silent"), std::string::npos) << *nodes_[r]->lost;
+    EXPECT_NE(nodes_[r]->lost->find("node 2 silent for more than 2000 ms"), std::string::npos)
+        << *nodes_[r]->lost;
   }
 }
 
@@ -210,14 +227,23 @@ TEST_F(RdzvCluster, KilledAgentIsLostEverywhere) {
   EXPECT_NE(nodes_[2]->lost->find("node 1 lost"), std::string::npos) << *nodes_[2]->lost;
 }
 
-TEST_F(RdzvCluster, SilentCoordinatorIsLost) {
-  add(config(0, 2), &io2_);
+TEST_F(RdzvCluster, SilentCoordinatorIsLostAtTheFirstCheckPastThePeerTimeout) {
+  const auto t0 = loops_.now();  // node 1 checks the coordinator now and every kCheck after
+  auto& frozen = loops_.add();
+  add(config(0, 2), &frozen);
   add(config(1, 2));
   ASSERT_TRUE(run_until([&] { return all_started(1); }));
-  run_io2_ = false;
-  ASSERT_TRUE(run_until([&] { return nodes_[1]->finished(); }));
+  // Node 0's last heartbeat goes out at one of its checks (the same instants as node 1's); then
+  // its process hangs.
+  const auto last = next_check(t0);
+  loops_.advance(last - loops_.now());
+  frozen.running = false;
+  EXPECT_FALSE(run_until([&] { return nodes_[1]->finished(); }, kPeerTimeout + kCheck - 1ns));
+  ASSERT_TRUE(run_until([&] { return nodes_[1]->finished(); }, 1ns));
+  EXPECT_EQ(loops_.now(), last + kPeerTimeout + kCheck);
   ASSERT_TRUE(nodes_[1]->lost);
-  EXPECT_NE(nodes_[1]->lost->find("silent"), std::string::npos) << *nodes_[1]->lost;
+  EXPECT_NE(nodes_[1]->lost->find("silent for more than 2000 ms"), std::string::npos)
+      << *nodes_[1]->lost;
 }
 
 TEST_F(RdzvCluster, KilledCoordinatorIsLost) {
@@ -231,24 +257,28 @@ TEST_F(RdzvCluster, KilledCoordinatorIsLost) {
 
 TEST_F(RdzvCluster, LateJoinerInsideDeadlineIsWaitedFor) {
   add(config(0, 2));
-  run_until([&] { return false; }, 2s);
+  loops_.advance(19s);  // inside the 20 s rendezvous deadline
   EXPECT_TRUE(nodes_[0]->starts.empty());
   add(config(1, 2));
   ASSERT_TRUE(run_until([&] { return all_started(1); }));
 }
 
-TEST_F(RdzvCluster, AgentStartingBeforeCoordinatorRetriesUntilItListens) {
-  // Node 1 first, on a port where nothing listens yet (Batch starts children in any order).
+TEST_F(RdzvCluster, AgentStartingBeforeNodeZeroRetriesWithBackoffUntilItListens) {
+  // Node 1 first, on a port where nothing listens yet (Batch starts children in any order): it
+  // tries at once and again after 0.1, 0.2, 0.4, 0.8 s ..., at 0, 0.1, 0.3, 0.7, 1.5 s.
   asio::io_context probe;
   tcp::acceptor a(probe, tcp::endpoint(asio::ip::make_address("127.0.0.1"), 0));
   port_ = a.local_endpoint().port();
   a.close();
+  const auto t0 = loops_.now();
   add(config(1, 2));
-  run_until([&] { return false; }, 1s);
+  loops_.advance(1s);
   auto c0 = config(0, 2);
   c0.rdzv_port = port_;
-  add(c0);
-  ASSERT_TRUE(run_until([&] { return all_started(1); }));
+  add(c0);  // node 0 listens from 1 s on; node 1's next attempt is at 1.5 s
+  EXPECT_FALSE(run_until([&] { return all_started(1); }, 500ms - 1ns));
+  ASSERT_TRUE(run_until([&] { return all_started(1); }, 1ns));
+  EXPECT_EQ(loops_.now(), t0 + 1500ms);
 }
 
 TEST_F(RdzvCluster, RendezvousTimeoutIsLost) {
@@ -256,7 +286,12 @@ TEST_F(RdzvCluster, RendezvousTimeoutIsLost) {
     c.nnodes = 3;
     c.rdzv_timeout = 1s;
   });
-  ASSERT_TRUE(run_until([&] { return all([](const Node& n) { return n.finished(); }); }));
+  const auto t0 = loops_.now();
+  EXPECT_FALSE(run_until([&] { return nodes_[0]->finished() || nodes_[1]->finished(); }, 1s - 1ns));
+  // Node 1 hears it at 1 s; node 0 once the coordinator's last frames are written.
+  ASSERT_TRUE(run_until([&] { return nodes_[1]->finished(); }, 1ns));
+  EXPECT_EQ(loops_.now(), t0 + 1s);
+  ASSERT_TRUE(run_until([&] { return nodes_[0]->finished(); }, 1s));
   for (auto& n : nodes_) {
     ASSERT_TRUE(n->lost);
     EXPECT_NE(n->lost->find("rendezvous timed out"), std::string::npos) << *n->lost;
@@ -269,7 +304,8 @@ TEST_F(RdzvCluster, NoCoordinatorAtAllTimesOut) {
   auto c = config(1, 2);
   c.rdzv_timeout = 1s;
   add(c);
-  ASSERT_TRUE(run_until([&] { return nodes_[0]->finished(); }));
+  EXPECT_FALSE(run_until([&] { return nodes_[0]->finished(); }, 1s - 1ns));
+  ASSERT_TRUE(run_until([&] { return nodes_[0]->finished(); }, 1ns));
   ASSERT_TRUE(nodes_[0]->lost);
   EXPECT_NE(nodes_[0]->lost->find("rendezvous timed out"), std::string::npos) << *nodes_[0]->lost;
 }
@@ -346,6 +382,24 @@ TEST_F(RdzvCluster, HostileConnectionsLeaveTheJobUntouched) {
       run_until([&] { return nodes_[0]->starts.size() == 1 && nodes_[4]->starts.size() == 1; }));
   EXPECT_EQ(nodes_[1]->starts.size(), 1u);
   EXPECT_FALSE(nodes_[0]->finished());
+}
+
+TEST_F(RdzvCluster, UnjoinedConnectionIsClosedAtTheHandshakeDeadlineAndNotBefore) {
+  auto c = config(0, 2);
+  c.peer_timeout = 30s;  // the handshake deadline: 5 s (rdzv::handshake_deadline)
+  add(c);
+  loops_.settle();
+  RawClient silent(io_, port_, "");
+  RawClient slow(io_, port_, "TVRD");  // a slowloris: a header's first bytes, then nothing
+  loops_.settle();                     // both accepted and sent a hello now
+  const auto accepted = loops_.now();
+  const auto both = [&] { return silent.closed && slow.closed; };
+  EXPECT_FALSE(run_until([&] { return silent.closed || slow.closed; }, 5s - 1ns));
+  ASSERT_TRUE(run_until(both, 1ns));
+  EXPECT_EQ(loops_.now(), accepted + 5s);
+  EXPECT_FALSE(nodes_[0]->finished());  // the job noticed nothing; node 1 still gets in
+  add(config(1, 2));
+  ASSERT_TRUE(run_until([&] { return all_started(1); }));
 }
 
 TEST_F(RdzvCluster, LeaveTellsTheOthers) {

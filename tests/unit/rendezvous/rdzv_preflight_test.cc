@@ -1,15 +1,17 @@
 // The coordinator's preflight phase end to end in one process: node agents on 127.0.0.1, real
 // sockets, a fake probe behind NetworkCluster::Probe (run on the cluster's probe thread as the
-// real one is). No timed assertions: waits have generous upper bounds only.
+// real one is), on simulated time (tests/unit/rendezvous/sim_loops.h): nothing here waits for a
+// timeout; the loop runs until the probe threads' verdicts are in.
 #include <gtest/gtest.h>
 
 #include <atomic>
 #include <boost/asio/io_context.hpp>
+#include <future>
 #include <mutex>
-#include <thread>
 
 #include "common/exit_codes.h"
 #include "launcher/rendezvous/network_cluster.h"
+#include "tests/unit/rendezvous/sim_loops.h"
 
 namespace tv {
 namespace {
@@ -50,7 +52,7 @@ class RdzvPreflight : public ::testing::Test {
   Node& make(int rank, int nnodes) {
     nodes_.push_back(std::make_unique<Node>());
     Node& n = *nodes_.back();
-    n.cluster = std::make_unique<NetworkCluster>(io_, config(rank, nnodes));
+    n.cluster = std::make_unique<NetworkCluster>(io_, config(rank, nnodes), loops_.main().time);
     return n;
   }
 
@@ -79,17 +81,15 @@ class RdzvPreflight : public ::testing::Test {
     if (n.cluster->coordinator_port()) port_ = n.cluster->coordinator_port();
   }
 
-  bool run_until(const std::function<bool()>& pred, std::chrono::seconds limit = 20s) {
-    const auto end = std::chrono::steady_clock::now() + limit;
-    while (!pred() && std::chrono::steady_clock::now() < end) io_.run_for(5ms);
-    return pred();
-  }
+  // Runs the loop (time stands still) until `pred` holds: the probes answer on their threads.
+  bool run_until(const std::function<bool()>& pred) { return loops_.settle_until(pred); }
 
   bool all(const std::function<bool(const Node&)>& pred) {
     return std::all_of(nodes_.begin(), nodes_.end(), [&](auto& n) { return pred(*n); });
   }
 
-  asio::io_context io_;
+  testing::SimLoops loops_;  // before the nodes: their timers go first
+  asio::io_context& io_ = loops_.main().io;
   int port_ = 0;
   std::vector<std::unique_ptr<Node>> nodes_;
 };
@@ -127,7 +127,7 @@ TEST_F(RdzvPreflight, OneNodeFailsEveryNodeGetsItsVerdictAndExit69) {
     EXPECT_EQ(n->preflight->error().exit_code, exit_code::kPreflightFailed);
     EXPECT_EQ(n->preflight->error().message, why);
   }
-  run_until([&] { return !nodes_[0]->starts.empty(); }, 1s);
+  loops_.advance(10s);
   EXPECT_TRUE(all([](const Node& n) { return n.starts.empty(); }));
 }
 
@@ -157,11 +157,14 @@ TEST_F(RdzvPreflight, NodeWithoutAProbeAnswersPass) {
 
 TEST_F(RdzvPreflight, WithoutAnIdOnNodeZeroThereIsNoPhase) {
   Node& n0 = make(0, 2);
-  n0.cluster = std::make_unique<NetworkCluster>(io_, [&] {
-    auto c = config(0, 2);
-    c.preflight_unique_id.reset();
-    return c;
-  }());
+  n0.cluster = std::make_unique<NetworkCluster>(
+      io_,
+      [&] {
+        auto c = config(0, 2);
+        c.preflight_unique_id.reset();
+        return c;
+      }(),
+      loops_.main().time);
   preflight(n0, {false, "never asked"});
   preflight(make(1, 2), {false, "never asked"});
   ASSERT_TRUE(
@@ -176,16 +179,18 @@ TEST_F(RdzvPreflight, NodeLostDuringThePhaseIsLostEverywhere) {
   preflight(make(0, 2), {true, "node 0: passed"});
   Node& n1 = make(1, 2);
   auto probing = std::make_shared<std::atomic<bool>>(false);
-  // Node 1's process goes away while its probe runs.
+  std::promise<void> release;
+  // Node 1's process goes away while its probe runs (the probe waits until the test lets it go).
   n1.cluster->begin_preflight(
-      [probing](const std::string&) {
+      [probing, go = release.get_future().share()](const std::string&) {
         *probing = true;
-        std::this_thread::sleep_for(200ms);
+        go.wait();
         return PreflightVerdict{true, "late"};
       },
       [](const Status&) {});
   ASSERT_TRUE(run_until([&] { return probing->load(); }));
-  n1.cluster.reset();  // joins its probe thread, closes its connection
+  release.set_value();
+  n1.cluster.reset();  // joins its probe thread (its verdict finds no cluster), closes its socket
   ASSERT_TRUE(run_until([&] { return nodes_[0]->preflight.has_value(); }));
   EXPECT_EQ(nodes_[0]->preflight->error().exit_code, exit_code::kTempFail);
 }

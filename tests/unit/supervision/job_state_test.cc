@@ -16,14 +16,14 @@ using Clock = JobStateMachine::Clock;
 struct FakeActions : JobActions {
   std::vector<GenerationPlan> starts;
   std::vector<NodeFailure> stops;
-  std::vector<std::chrono::milliseconds> pauses;
+  std::vector<LoopClock::duration> pauses;
   std::vector<JobEnd> ends;
   int preflights = 0;
   int next_port = 40000;
   void begin_preflight() override { ++preflights; }
   void start(const GenerationPlan& p) override { starts.push_back(p); }
   void stop(const NodeFailure& f) override { stops.push_back(f); }
-  void arm_backoff(std::chrono::milliseconds p) override { pauses.push_back(p); }
+  void arm_backoff(LoopClock::duration p) override { pauses.push_back(p); }
   void finish(const JobEnd& e) override { ends.push_back(e); }
   int fresh_port() override { return next_port++; }
 };
@@ -92,7 +92,7 @@ TEST_F(JobState, FirstRestartAndRestartAfterALongRunAreImmediateQuickFailuresBac
   crash(m, 1, 2s);     // again
   crash(m, 1, 1h);     // ran a long while: at once
   crash(m, 1, 1s);     // quick again, the streak starts over
-  const std::vector<std::chrono::milliseconds> want{0ms, 100ms, 200ms, 0ms, 100ms};
+  const std::vector<LoopClock::duration> want{0ms, 100ms, 200ms, 0ms, 100ms};
   EXPECT_EQ(actions.pauses, want);
 }
 

@@ -210,7 +210,7 @@ struct Actions : JobActions {
   void begin_preflight() override {}
   void start(const GenerationPlan& p) override { starts.push_back(p); }
   void stop(const NodeFailure&) override {}
-  void arm_backoff(std::chrono::milliseconds) override {}
+  void arm_backoff(LoopClock::duration) override {}
   void finish(const JobEnd& e) override { ends.push_back(e); }
   int fresh_port() override { return 40000; }
 };
