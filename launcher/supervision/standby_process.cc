@@ -50,8 +50,9 @@ std::vector<pid_t> threads_of(pid_t pid) {
 }  // namespace
 
 Result<std::unique_ptr<StandbyProcess>> StandbyProcess::start(boost::asio::io_context& io,
-                                                              Spawner& spawner, const Launch& l) {
-  auto p = std::make_unique<StandbyProcess>(io);
+                                                              LoopTime& time, Spawner& spawner,
+                                                              const Launch& l) {
+  auto p = std::make_unique<StandbyProcess>(io, time, spawner);
   int sv[2], o[2], e[2];
   if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0)
     return Error{exit_code::kConfig,
@@ -173,7 +174,7 @@ void StandbyProcess::release_pipes(int* out_r, int* err_r) {
 }
 
 void StandbyProcess::kill() const {
-  if (pid_ > 0) ::kill(-pid_, SIGKILL);
+  if (pid_ > 0) spawner_.signal_group(pid_, SIGKILL);
 }
 
 }  // namespace tv
