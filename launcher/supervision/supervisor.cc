@@ -448,10 +448,11 @@ void Supervisor::release_workers() {
   const auto all_gone = [this] {
     return (!standbys_ || standbys_->all_gone()) && (!gpu_watch_ || gpu_watch_->gone());
   };
-  for (int i = 0; i < 200 && !all_gone(); ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  for (int i = 0; i < 200; ++i) {
     io_.restart();
     io_.poll();
+    if (all_gone()) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
 }
 

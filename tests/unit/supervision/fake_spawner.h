@@ -88,16 +88,21 @@ class FakeSpawner final : public Spawner {
       throw std::runtime_error("fake child " + std::to_string(pid) + ": cannot write");
   }
   // The child ends with `wait_status` (W_EXITCODE(code, 0), or W_EXITCODE(0, sig)): its pipes
-  // close, and its exit reaches the owner on the loop. Once only.
-  void exit(pid_t pid, int wait_status) {
+  // close (unless `pipes_held`: a grandchild that survives it keeps them open, until
+  // close_pipes), and its exit reaches the owner on the loop. Once only.
+  void exit(pid_t pid, int wait_status, bool pipes_held = false) {
     Child& c = child(pid);
     if (c.exited) return;
     c.exited = true;
-    c.out = UniqueFd(-1);
-    c.err = UniqueFd(-1);
+    if (!pipes_held) close_pipes(pid);
     boost::asio::post(io_, [fn = c.on_exit, pid, wait_status] { fn(pid, wait_status); });
   }
   void exit_code(pid_t pid, int code) { exit(pid, W_EXITCODE(code, 0)); }
+  void close_pipes(pid_t pid) {
+    Child& c = child(pid);
+    c.out = UniqueFd(-1);
+    c.err = UniqueFd(-1);
+  }
 
   Child& child(pid_t pid) {
     Child* c = find(pid);

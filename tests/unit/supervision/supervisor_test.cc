@@ -307,5 +307,78 @@ TEST_F(SupervisorTest, AWorkerThatCannotStartFailsTheGenerationWithItsCode) {
   EXPECT_EQ(cluster_->failures[0].exit_code, 127);
 }
 
+TEST_F(SupervisorTest, AFatalXidFromTheGpuHealthChildEndsThisNodeWith74) {
+  SpawnRequest watch;
+  watch.executable = "/usr/bin/trainvisor";
+  watch.argv = {"trainvisor", "__query", "gpu-watch", "5"};
+  cfg_.gpu_health = watch;
+  spawner_.dies_on = {SIGKILL, SIGTERM};
+  begin();
+  const pid_t gpu = spawner_.spawned().at(0);  // started before the workers
+  EXPECT_EQ(spawner_.child(gpu).req.argv, watch.argv);
+  const auto w = workers(0);
+  ASSERT_EQ(w.size(), 2u);
+  spawner_.write(gpu, R"({"event":"xid","gpu":{"index":1,"uuid":"GPU-fake-0001"},"xid":79,)"
+                      R"("fatal":true,"meaning":"GPU has fallen off the bus"})"
+                      "\n");
+  time_.run_ready();
+  for (pid_t p : w) EXPECT_EQ(signals_of(p), (std::vector<int>{SIGTERM}));
+  EXPECT_EQ(end(), 74);
+  EXPECT_EQ(signals_of(gpu), (std::vector<int>{SIGKILL}));  // end(): the watch is killed
+  EXPECT_EQ(cluster_->calls, (std::vector<std::string>{"join", "leave 0"}));
+  const std::string failure = read_file(cfg_.failure_file);
+  EXPECT_NE(failure.find("node fault: GPU 1 (GPU-fake-0001): Xid 79"), std::string::npos)
+      << failure;
+}
+
+TEST_F(SupervisorTest, AnExitWaitsAtMostTheDrainWindowForPipesAGrandchildHoldsOpen) {
+  begin();
+  const auto w = workers(0);
+  spawner_.write(w[1], "last words\n");
+  spawner_.exit(w[1], W_EXITCODE(2, 0), /*pipes_held=*/true);
+  time_.run_ready();
+  time_.advance(199ms);  // kDrainWindow (supervisor.cc) is 200 ms
+  EXPECT_TRUE(cluster_->failures.empty());
+  EXPECT_TRUE(signals_of(w[0]).empty());
+  time_.advance(1ms);
+  ASSERT_EQ(cluster_->failures.size(), 1u);
+  EXPECT_NE(cluster_->failures[0].summary.find("exit 2: last words"), std::string::npos)
+      << cluster_->failures[0].summary;
+  EXPECT_EQ(signals_of(w[0]), (std::vector<int>{SIGTERM, SIGCONT}));
+  spawner_.exit(w[0], W_EXITCODE(0, SIGTERM));
+  time_.run_ready();
+  EXPECT_EQ(end(), 2);
+}
+
+// Rank 0 wrote its error file (torch's @record does so as the exception leaves it) and is still
+// in teardown when rank 1's collateral failure ends first: rank 0 is the root cause, its SIGTERM
+// waits for the root-cause exit window (2 s, supervisor_failure.cc) and its own exit is reported.
+TEST_F(SupervisorTest, ARootCauseStillExitingIsWaitedForThenReportedWithItsOwnCode) {
+  cfg_.layout.nproc_per_node = 3;
+  begin();
+  const auto w = workers(0);
+  const auto error_file = spawner_.child(w[0]).req.env.get("TORCHELASTIC_ERROR_FILE");
+  ASSERT_TRUE(error_file);
+  std::ofstream(*error_file) << R"({"message":{"message":"RuntimeError: CUDA error",)"
+                             << R"("extraInfo":{"py_callstack":"Traceback ...","timestamp":"1"}}})";
+  spawner_.exit_code(w[1], 1);
+  time_.run_ready();
+  EXPECT_TRUE(cluster_->failures.empty());  // waiting for rank 0's own exit
+  EXPECT_TRUE(signals_of(w[0]).empty());
+  EXPECT_EQ(signals_of(w[2]), (std::vector<int>{SIGTERM, SIGCONT}));
+  time_.advance(1999ms);
+  EXPECT_TRUE(signals_of(w[0]).empty());
+  time_.advance(1ms);
+  EXPECT_EQ(signals_of(w[0]), (std::vector<int>{SIGTERM, SIGCONT}));
+  spawner_.exit_code(w[0], 7);
+  spawner_.exit(w[2], W_EXITCODE(0, SIGTERM));
+  time_.run_ready();
+  ASSERT_EQ(cluster_->failures.size(), 1u);
+  EXPECT_EQ(cluster_->failures[0].exit_code, 7);
+  EXPECT_NE(cluster_->failures[0].summary.find("rank 0 "), std::string::npos);
+  EXPECT_NE(cluster_->failures[0].summary.find("RuntimeError: CUDA error"), std::string::npos);
+  EXPECT_EQ(end(), 7);
+}
+
 }  // namespace
 }  // namespace tv
