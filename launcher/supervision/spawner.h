@@ -9,7 +9,8 @@
 // PR_SET_PDEATHSIG=SIGKILL, an empty signal mask and SIGPIPE default, every other descriptor
 // closed. Init's signal thread reaps; InitSpawner posts each exit to the event loop, so the owner
 // sees it as an event there, and drops exits that arrive after it was destroyed. Its signals are
-// kill(2); its leftover cleanup is kill_descendants (launcher/supervision/descendants.h).
+// kill(2); its leftover cleanup is kill_descendants (launcher/supervision/descendants.h); its
+// priority restore is setpriority and ioprio_set on every thread in /proc/PID/task.
 #pragma once
 
 #include <sys/types.h>
@@ -19,6 +20,7 @@
 #include <memory>
 #include <mutex>
 #include <set>
+#include <string>
 
 #include "common/process.h"
 #include "common/result.h"
@@ -40,6 +42,9 @@ class Spawner {
   // SIGKILLs every descendant of trainvisor except `spare` and their own descendants (the warm
   // standbys) and waits (bounded) until they have died; how many were signalled.
   virtual int kill_leftovers(const std::set<pid_t>& spare) = 0;
+  // Every thread of `pid` back to trainvisor's own CPU and I/O priority (a warm standby becoming
+  // a worker); false, with the refusal in `why`, when the kernel refuses (no CAP_SYS_NICE).
+  virtual bool restore_priority(pid_t pid, std::string* why) = 0;
 };
 
 class InitSpawner final : public Spawner {
@@ -50,6 +55,7 @@ class InitSpawner final : public Spawner {
   void signal_group(pid_t pid, int sig) override;
   int signal_process(pid_t pid, int sig) override;
   int kill_leftovers(const std::set<pid_t>& spare) override;
+  bool restore_priority(pid_t pid, std::string* why) override;
 
  private:
   struct Mailbox {

@@ -59,8 +59,9 @@ class StandbyProcess {
   long rss_mib() const;
   // The reason it gave for not becoming ready ("import torch failed: ..."), if any.
   const std::string& failure() const { return failure_; }
-  // Every thread of the standby back to trainvisor's own CPU and I/O priority. False (errno
-  // kept in `why`) when the kernel refuses (no CAP_SYS_NICE).
+  // Every thread of the standby back to trainvisor's own CPU and I/O priority, through the
+  // Spawner (Spawner::restore_priority). False (the refusal in `why`) when the kernel refuses (no
+  // CAP_SYS_NICE).
   bool restore_priority(std::string* why) const;
   // Sends the activation message and closes the control socket; false when the standby is gone.
   bool activate(const std::string& message);

@@ -3,10 +3,13 @@
 // ends as the "child" would; the test writes the child's output (write) and ends it (exit: the
 // write ends are closed, so the reader sees EOF, and the exit is posted to the loop as Init's
 // reaper posts it). Every signal is recorded; a signal in `dies_on` (SIGKILL by default) ends the
-// child as the kernel would. Pipes are not processes: real descriptors are fine here.
+// child as the kernel would. Its stdin (a warm standby's control socket) is kept too: the test
+// writes to and reads from it with write_stdin/read_stdin. Pipes are not processes: real
+// descriptors are fine here.
 #pragma once
 
 #include <fcntl.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -33,8 +36,8 @@ class FakeSpawner final : public Spawner {
     pid_t pid = -1;
     SpawnRequest req;
     OnExit on_exit;
-    UniqueFd out{-1}, err{-1};  // the child's ends of its stdout/stderr pipes
-    std::vector<int> signals;   // to its process group, in order (SIGCONT included)
+    UniqueFd in{-1}, out{-1}, err{-1};  // the child's stdin, stdout and stderr
+    std::vector<int> signals;           // to its process group, in order (SIGCONT included)
     std::vector<int> process_signals;
     bool exited = false;
   };
@@ -51,7 +54,8 @@ class FakeSpawner final : public Spawner {
     c->pid = next_pid_++;
     c->req = req;
     c->on_exit = std::move(on_exit);
-    // The caller closes its write ends right after spawn, as after a real fork.
+    // The caller closes its ends right after spawn, as after a real fork.
+    if (req.stdin_fd >= 0) c->in = UniqueFd(::fcntl(req.stdin_fd, F_DUPFD_CLOEXEC, 0));
     if (req.stdout_fd >= 0) c->out = UniqueFd(::fcntl(req.stdout_fd, F_DUPFD_CLOEXEC, 0));
     if (req.stderr_fd >= 0) c->err = UniqueFd(::fcntl(req.stderr_fd, F_DUPFD_CLOEXEC, 0));
     const pid_t pid = c->pid;
@@ -80,6 +84,13 @@ class FakeSpawner final : public Spawner {
     return 0;
   }
 
+  bool restore_priority(pid_t pid, std::string* why) override {
+    priority_restored.push_back(pid);
+    if (priority_refused.empty()) return true;
+    *why = priority_refused;
+    return false;
+  }
+
   // The test's side. The child writes `text` to its stdout (or stderr).
   void write(pid_t pid, std::string_view text, bool to_stderr = false) {
     Child& c = child(pid);
@@ -97,9 +108,24 @@ class FakeSpawner final : public Spawner {
     if (!pipes_held) close_pipes(pid);
     boost::asio::post(io_, [fn = c.on_exit, pid, wait_status] { fn(pid, wait_status); });
   }
+  // The child's side of its stdin (a socket for a standby): what it says, what it was sent.
+  void write_stdin(pid_t pid, std::string_view text) {
+    const UniqueFd& fd = child(pid).in;
+    if (!fd.valid() || ::write(fd.get(), text.data(), text.size()) != ssize_t(text.size()))
+      throw std::runtime_error("fake child " + std::to_string(pid) + ": cannot write its stdin");
+  }
+  std::string read_stdin(pid_t pid) {
+    std::string got;
+    char buf[4096];
+    ssize_t n;
+    while ((n = ::recv(child(pid).in.get(), buf, sizeof buf, MSG_DONTWAIT)) > 0)
+      got.append(buf, static_cast<size_t>(n));
+    return got;
+  }
   void exit_code(pid_t pid, int code) { exit(pid, W_EXITCODE(code, 0)); }
   void close_pipes(pid_t pid) {
     Child& c = child(pid);
+    c.in = UniqueFd(-1);
     c.out = UniqueFd(-1);
     c.err = UniqueFd(-1);
   }
@@ -122,6 +148,8 @@ class FakeSpawner final : public Spawner {
   std::optional<Error> fail_next;  // the next spawn() fails with it
   int leftover_cleanups = 0;
   std::set<pid_t> last_spared;
+  std::vector<pid_t> priority_restored;
+  std::string priority_refused;  // non-empty: restore_priority fails with it
 
  private:
   Child* find(pid_t pid) {
