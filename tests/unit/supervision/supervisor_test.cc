@@ -380,5 +380,39 @@ TEST_F(SupervisorTest, ARootCauseStillExitingIsWaitedForThenReportedWithItsOwnCo
   EXPECT_EQ(end(), 7);
 }
 
+// `trainvisor stacks` (the stacks signal to trainvisor): each Python worker whose hook registered
+// under its own pid gets the signal, the stacks files are polled on the loop (50 ms) until they
+// have grown and settled, and one report names each rank's innermost frame; nothing else changes.
+TEST_F(SupervisorTest, TheStacksSignalCollectsEveryRanksStacksOnTheLoop) {
+  cfg_.argv = {"python3", "-u", "train.py"};
+  begin();
+  const auto w = workers(0);
+  ASSERT_EQ(w.size(), 2u);
+  const auto file0 = spawner_.child(w[0]).req.env.get("TRAINVISOR_STACKS_FILE");
+  ASSERT_TRUE(file0);
+  EXPECT_EQ(*file0, std::filesystem::absolute(dir_ + "/attempt_0/rank_0/stacks.txt").string());
+  EXPECT_TRUE(std::filesystem::exists(dir_ + "/.trainvisor/python/sitecustomize.py"));
+  // Rank 0's hook registered under its pid; rank 1's names another pid (not signalled).
+  std::ofstream(*file0) << "# trainvisor stacks: pid " << w[0] << " main thread 0x00007f01\n";
+  std::ofstream(*spawner_.child(w[1]).req.env.get("TRAINVISOR_STACKS_FILE"))
+      << "# trainvisor stacks: pid 1 main thread 0x00007f02\n";
+  ASSERT_TRUE(signals_.deliver(stacks_signal()));
+  time_.run_ready();
+  EXPECT_EQ(spawner_.child(w[0]).process_signals, std::vector<int>{stacks_signal()});
+  EXPECT_TRUE(spawner_.child(w[1]).process_signals.empty());
+  std::ofstream(*file0, std::ios::app) << "Current thread 0x00007f01 (most recent call first):\n"
+                                       << "  File \"/x/train.py\", line 5 in step\n";
+  time_.advance(50ms);  // grown
+  EXPECT_FALSE(std::filesystem::exists(dir_ + "/stacks.txt"));
+  time_.advance(50ms);  // and settled: the report
+  const std::string report = read_file(dir_ + "/stacks.txt");
+  EXPECT_NE(report.find("main thread in step (/x/train.py:5)"), std::string::npos) << report;
+  EXPECT_NE(report.find("its stacks file names pid 1"), std::string::npos) << report;
+  for (pid_t p : w) EXPECT_TRUE(signals_of(p).empty());  // the workers run on
+  for (pid_t p : w) spawner_.exit_code(p, 0);
+  time_.run_ready();
+  EXPECT_EQ(end(), 0);
+}
+
 }  // namespace
 }  // namespace tv
