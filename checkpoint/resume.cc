@@ -61,10 +61,14 @@ std::optional<Checkpoint> find_resume_checkpoint(const ResumeRequest& request, C
   return lookup_checkpoint(request, fs).checkpoint;
 }
 
-std::optional<Checkpoint> find_resume_checkpoint(const ResumeRequest& request) {
+Selection lookup_resume_checkpoint(const ResumeRequest& request) {
   RealCheckpointFs fs;
   fs.set_stop(request.stop);
-  return find_resume_checkpoint(request, fs);
+  return lookup_checkpoint(request, fs);
+}
+
+std::optional<Checkpoint> find_resume_checkpoint(const ResumeRequest& request) {
+  return lookup_resume_checkpoint(request).checkpoint;
 }
 
 Status validate_checkpoint_format(const std::string& format) {

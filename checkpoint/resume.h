@@ -63,6 +63,8 @@ struct Selection {
 // too, so `trainvisor run` says so at every start. Never throws.
 Selection lookup_checkpoint(const ResumeRequest& request, CheckpointFs& fs);
 
+// lookup_checkpoint on the real file system, ended early by request.stop. Never throws.
+Selection lookup_resume_checkpoint(const ResumeRequest& request);
 // Newest complete checkpoint, or nullopt (mode none, nothing there, dir missing). Never throws.
 std::optional<Checkpoint> find_resume_checkpoint(const ResumeRequest& request);
 // The same against any file system (unit tests pass a fake one).

@@ -27,6 +27,7 @@
 #include "common/log.h"
 #include "common/process.h"
 #include "common/stop_window.h"
+#include "health/gpu_check.h"
 #include "health/isolated_query.h"
 #include "health/nccl_locate.h"
 #include "health/nccl_probe.h"
@@ -102,6 +103,7 @@ struct RunPlan {
   double min_busbw = 0;
   Interpreter interpreter;            // of `script.py` and `-m MOD` (the banner says which)
   std::optional<TorchVersion> torch;  // the workers' torch, when their command is python
+  std::optional<GpuHealthSnapshot> preflight_gpus;  // what the preflight's NVML read (the banner's)
   std::optional<std::string> ckpt_dir;
   std::string ckpt_format;
   std::optional<ResumeRequest> resume;    // when there is a checkpoint dir and --resume is not none
@@ -354,7 +356,7 @@ NetworkClusterConfig network_config(const RunPlan& p) {
 
 // `--preflight full` across nodes: every node's checks and NCCL ranks, one communicator, through
 // the rendezvous (docs/health.md, "Several nodes"); every node shares the verdict.
-Status run_multinode_preflight(const RunPlan& p, const PreflightConfig& cfg, bool gpus,
+Status run_multinode_preflight(RunPlan& p, const PreflightConfig& cfg, bool gpus,
                                boost::asio::io_context& io, std::unique_ptr<Cluster>& cluster) {
   const Topology& t = p.topology;
   NetworkClusterConfig nc = network_config(p);
@@ -370,15 +372,17 @@ Status run_multinode_preflight(const RunPlan& p, const PreflightConfig& cfg, boo
   Init::instance().set_phase("rendezvous (--preflight full)");
   auto net = std::make_unique<NetworkCluster>(io, nc);
   const int nproc = t.nproc_per_node;
-  auto st =
-      net->preflight([cfg, nproc, nnodes = t.nnodes, node = t.node_rank](const std::string& uid) {
-        PreflightConfig c = cfg;
-        c.group = ProbeGroup{uid, node * nproc, nnodes * nproc};
-        const auto report = run_preflight(c);
-        spdlog::info("preflight (full, node {} of {}, {:.1f} s):\n{}", node, nnodes, report.seconds,
-                     format_report(report));
-        return PreflightVerdict{report.passed, preflight_summary(report, node)};
-      });
+  // The probe runs on the cluster's thread, joined before preflight() returns.
+  auto st = net->preflight([cfg, nproc, nnodes = t.nnodes, node = t.node_rank,
+                            read = &p.preflight_gpus](const std::string& uid) {
+    PreflightConfig c = cfg;
+    c.group = ProbeGroup{uid, node * nproc, nnodes * nproc};
+    const auto report = run_preflight(c);
+    *read = gpu_health_of(report);
+    spdlog::info("preflight (full, node {} of {}, {:.1f} s):\n{}", node, nnodes, report.seconds,
+                 format_report(report));
+    return PreflightVerdict{report.passed, preflight_summary(report, node)};
+  });
   cluster = std::move(net);
   if (!st && st.error().exit_code == exit_code::kPreflightFailed)
     return Error{exit_code::kPreflightFailed,
@@ -407,6 +411,7 @@ Status run_preflight_if_asked(RunPlan& p, const Environment& env, boost::asio::i
   if (p.topology.nnodes > 1 && level == "full")
     return run_multinode_preflight(p, cfg, gpus, io, cluster);
   auto report = run_preflight(cfg);
+  p.preflight_gpus = gpu_health_of(report);
   spdlog::info("preflight ({}, {:.1f} s):\n{}", level, report.seconds, format_report(report));
   if (!report.passed)
     return Error{exit_code::kPreflightFailed, "preflight failed: not starting the workers"};
@@ -419,12 +424,29 @@ std::unique_ptr<Cluster> make_cluster(boost::asio::io_context& io, const RunPlan
   return std::make_unique<NetworkCluster>(io, network_config(p));
 }
 
+// The banner's GPUs: the preflight's NVML reading when it ran (never a second query), else one
+// bounded `__query gpu-health` child (TRAINVISOR_CHECK_TIMEOUT); none and no child at all where
+// the container has no NVIDIA device node (a CPU job). A failed or hung query is one "unknown"
+// line, never a failed run.
+BannerGpus banner_gpus_of(const RunPlan& p, const Environment& env) {
+  const RealGpuCounter counter(env);
+  const GpuVisibility devices{counter.count(), counter.describe()};
+  const int workers = p.topology.nproc_per_node;
+  if (p.preflight_gpus)
+    return banner_gpus(Result<GpuHealthSnapshot>(*p.preflight_gpus), "NVML, read in the preflight",
+                       devices, workers);
+  if (devices.count == 0) return banner_gpus(std::nullopt, "", devices, workers);
+  Init::instance().set_phase("gpu query (start banner)");
+  return banner_gpus(isolated_query_gpu_health(p.sup.base_env),
+                     "NVML, read by trainvisor __query gpu-health", devices, workers);
+}
+
 BannerFacts banner_facts(const RunPlan& p, const Environment& env, const std::string& resume) {
   BannerFacts f;
   char host[256] = {};
   f.host = ::gethostname(host, sizeof host - 1) == 0 ? host : "unknown";
   f.topology = p.topology;
-  f.gpus = RealGpuCounter(env).describe();
+  f.gpus = banner_gpus_of(p, env);
   f.command = fmt::format("{}", fmt::join(p.sup.argv, " "));
   if (!p.sup.argv.empty() && p.sup.argv.front() == p.interpreter.path)
     f.interpreter = p.interpreter.path + " (from " + p.interpreter.origin + ")";
@@ -482,12 +504,22 @@ Status make_work_dir(const Options& o, const Environment& env, WorkDir& wd) {
   return ok_status();
 }
 
+// The banner's resume item: the checkpoint, or the lookup's own reason for none (nothing yet,
+// nothing complete, an unknown layout, runs of other experiments, runs that cannot be ordered).
+std::string resume_item(const Selection& found, const std::string& dir) {
+  if (found.checkpoint)
+    return found.checkpoint->path + " (step " + std::to_string(found.checkpoint->step) + ")";
+  return "nothing (" + (found.why_none.empty() ? "no checkpoint under " + dir : found.why_none) +
+         ")";
+}
+
 // The resume hook: the newest complete checkpoint at each (re)start, told to the goodput
 // accountant. The first lookup runs here, before the supervisor, in the phase "resume lookup":
 // a SIGTERM during it (a lookup over 100,000 files takes seconds) ends the run at once through
 // Init (143, no child left), as in every phase before the supervisor; generation 0 takes its
 // answer. No worker of the job runs anywhere before generation 0, so nothing writes in between.
-// Returns the banner's resume item: the checkpoint generation 0 resumes, or why none.
+// Returns the banner's resume item: the checkpoint generation 0 resumes, or why none (the same
+// reason the lookup gives: checkpoint/resume.h, Selection::why_none).
 std::string hook_resume(RunPlan& p, GoodputAccountant& goodput) {
   if (!p.ckpt_dir) return "nothing (no --checkpoint-dir)";
   if (!p.resume) return "nothing (--resume none)";
@@ -496,9 +528,9 @@ std::string hook_resume(RunPlan& p, GoodputAccountant& goodput) {
   // on_start then starts nothing).
   p.resume->stop = &Init::instance().stop_requested();
   Init::instance().set_phase("resume lookup");
-  std::optional<std::optional<Checkpoint>> first{find_resume_checkpoint(*p.resume)};
-  std::string said = *first ? (*first)->path + " (step " + std::to_string((*first)->step) + ")"
-                            : "nothing complete yet in " + *p.ckpt_dir;
+  Selection found = lookup_resume_checkpoint(*p.resume);
+  std::string said = resume_item(found, *p.ckpt_dir);
+  std::optional<std::optional<Checkpoint>> first{std::move(found.checkpoint)};
   p.sup.find_resume = [req = *p.resume, tmpl = p.resume_arg, &goodput,
                        first = std::move(first)]() mutable -> std::optional<ResumeTarget> {
     std::optional<Checkpoint> c = first ? std::move(*first) : find_resume_checkpoint(req);

@@ -2,6 +2,10 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+
+#include "common/log.h"
+
 namespace tv {
 namespace {
 
@@ -10,32 +14,104 @@ std::string from(const Topology& t, const std::string& key) {
   return it == t.origin.end() ? "" : " (from " + it->second + ")";
 }
 
+std::string plural(int n, const char* what) {
+  return std::to_string(n) + " " + what + (n == 1 ? "" : "s");
+}
+
+std::string describe(const GpuIdentity& g) {
+  return "GPU " + std::to_string(g.index) + ": " + (g.name.empty() ? "unnamed" : g.name) +
+         " (UUID: " + (g.uuid.empty() ? "unknown" : g.uuid) +
+         (g.pci_bus_id.empty() ? "" : ", PCI " + g.pci_bus_id) + ")";
+}
+
 }  // namespace
 
-std::vector<std::pair<std::string, std::string>> banner_items(const BannerFacts& f) {
+BannerGpus banner_gpus(const std::optional<Result<GpuHealthSnapshot>>& read,
+                       const std::string& read_by, const GpuVisibility& devices, int workers) {
+  BannerGpus b;
+  const std::string nodes = "device nodes: " + devices.describe;
+  const bool listed = read && *read && !(*read)->gpus.empty();
+  if (!listed) {
+    b.state = devices.count > 0 ? BannerGpus::State::kUnknown : BannerGpus::State::kNone;
+    if (b.state == BannerGpus::State::kNone) {
+      b.from = devices.describe;
+    } else {
+      const std::string why = !read   ? "not read"
+                              : *read ? "NVML: " + (*read)->error
+                                      : (*read).error().message;
+      b.from = why + "; " + nodes;
+    }
+    return b;
+  }
+  const auto& all = (*read)->gpus;
+  const int visible = static_cast<int>(all.size());
+  const int used = std::clamp(workers, 0, visible);
+  b.state = BannerGpus::State::kListed;
+  b.gpus.assign(all.begin(), all.begin() + used);
+  b.unused = visible - used;
+  b.missing = std::max(0, workers - visible);
+  b.from = read_by + "; " + nodes;
+  if (b.unused > 0) b.from += "; " + plural(b.unused, "more visible GPU") + " not used";
+  if (b.missing > 0)
+    b.from += "; only " + plural(visible, "GPU") + " for " + plural(workers, "worker");
+  return b;
+}
+
+std::string gpus_text(const BannerGpus& g) {
+  if (g.state == BannerGpus::State::kNone) return "none (" + g.from + ")";
+  if (g.state == BannerGpus::State::kUnknown) return "unknown (" + g.from + ")";
+  std::string out;
+  for (const auto& d : g.gpus) out += (out.empty() ? "" : "; ") + describe(d);
+  return (out.empty() ? "none used" : out) + " (from " + g.from + ")";
+}
+
+nlohmann::json gpus_json(const BannerGpus& g) {
+  static const char* const kStates[] = {"listed", "none", "unknown"};
+  nlohmann::json list = nlohmann::json::array();
+  for (const auto& d : g.gpus)
+    list.push_back(
+        {{"index", d.index}, {"name", d.name}, {"uuid", d.uuid}, {"pci_bus_id", d.pci_bus_id}});
+  return {{"gpus", g.state == BannerGpus::State::kUnknown ? nlohmann::json(nullptr) : list},
+          {"gpus_state", kStates[static_cast<int>(g.state)]},
+          {"gpus_from", g.from}};
+}
+
+std::vector<BannerItem> banner_items(const BannerFacts& f) {
   const Topology& t = f.topology;
-  std::vector<std::pair<std::string, std::string>> items = {
-      {"host", f.host},
-      {"platform", t.platform + from(t, "platform") +
-                       (t.job_id.empty() ? "" : ", job " + t.job_id + from(t, "job_id"))},
-      {"node rank", std::to_string(t.node_rank) + from(t, "node_rank")},
-      {"nodes", std::to_string(t.nnodes) + from(t, "nnodes")},
-      {"master", t.master_addr + from(t, "master_addr") + ", port " +
-                     std::to_string(t.master_port) + from(t, "master_port")},
-      {"workers", std::to_string(t.nproc_per_node) + " per node" + from(t, "nproc_per_node") +
-                      ", world " + std::to_string(t.world_size())},
-      {"gpus", f.gpus},
-      {"command", f.command},
+  std::vector<BannerItem> items = {
+      {"host", f.host, nullptr},
+      {"platform",
+       t.platform + from(t, "platform") +
+           (t.job_id.empty() ? "" : ", job " + t.job_id + from(t, "job_id")),
+       nullptr},
+      {"node rank", std::to_string(t.node_rank) + from(t, "node_rank"), nullptr},
+      {"nodes", std::to_string(t.nnodes) + from(t, "nnodes"), nullptr},
+      {"master",
+       t.master_addr + from(t, "master_addr") + ", port " + std::to_string(t.master_port) +
+           from(t, "master_port"),
+       nullptr},
+      {"workers",
+       std::to_string(t.nproc_per_node) + " per node" + from(t, "nproc_per_node") + ", world " +
+           std::to_string(t.world_size()),
+       nullptr},
+      {"gpus", gpus_text(f.gpus), gpus_json(f.gpus)},
+      {"command", f.command, nullptr},
   };
-  if (!f.interpreter.empty()) items.emplace_back("interpreter", f.interpreter);
-  if (!f.torch.empty()) items.emplace_back("torch", f.torch);
-  items.emplace_back("resume", f.resume);
-  if (!f.exported.empty()) items.emplace_back("export", f.exported);
+  if (!f.interpreter.empty()) items.push_back({"interpreter", f.interpreter, nullptr});
+  if (!f.torch.empty()) items.push_back({"torch", f.torch, nullptr});
+  items.push_back({"resume", f.resume, nullptr});
+  if (!f.exported.empty()) items.push_back({"export", f.exported, nullptr});
   return items;
 }
 
 void log_banner(const BannerFacts& f) {
-  for (const auto& [item, text] : banner_items(f)) spdlog::info("start: {}: {}", item, text);
+  for (const auto& item : banner_items(f)) {
+    const std::string line = "start: " + item.name + ": " + item.text;
+    if (item.fields.is_object())
+      log_info_with_fields(line, item.fields);
+    else
+      spdlog::info("{}", line);
+  }
 }
 
 }  // namespace tv

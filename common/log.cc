@@ -12,6 +12,30 @@
 namespace tv {
 namespace {
 
+// The extra members of the record being formatted on this thread (log_info_with_fields): the
+// default logger is synchronous, so its formatter runs on the thread that logs.
+thread_local const nlohmann::json* t_fields = nullptr;
+
+// %J (a letter spdlog does not use): `,"key":value` for each extra member, nothing when there is
+// none.
+class JsonFieldsFlag final : public spdlog::custom_flag_formatter {
+ public:
+  void format(const spdlog::details::log_msg&, const std::tm&,
+              spdlog::memory_buf_t& dest) override {
+    if (!t_fields || !t_fields->is_object()) return;
+    for (const auto& [key, value] : t_fields->items()) {
+      if (key == "time" || key == "level" || key == "logger" || key == "msg") continue;
+      const std::string member =
+          "," + nlohmann::json(key).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) +
+          ":" + value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+      dest.append(member.data(), member.data() + member.size());
+    }
+  }
+  std::unique_ptr<custom_flag_formatter> clone() const override {
+    return std::make_unique<JsonFieldsFlag>();
+  }
+};
+
 // %j: the message as a JSON string literal (quotes and escapes included).
 class JsonMessageFlag final : public spdlog::custom_flag_formatter {
  public:
@@ -67,6 +91,12 @@ void flush_logs() {
   stderr_sink().flush(std::chrono::seconds(5));
 }
 
+void log_info_with_fields(const std::string& text, const nlohmann::json& fields) {
+  t_fields = &fields;
+  spdlog::info("{}", text);
+  t_fields = nullptr;
+}
+
 void init_logging(LogFormat format) {
   auto logger = spdlog::default_logger();
   if (logger->name() != "trainvisor") {
@@ -75,8 +105,9 @@ void init_logging(LogFormat format) {
   }
   auto formatter = std::make_unique<spdlog::pattern_formatter>();
   if (format == LogFormat::kJson) {
-    formatter->add_flag<JsonMessageFlag>('j').set_pattern(
-        R"({"time":"%Y-%m-%dT%H:%M:%S.%e%z","level":"%l","logger":"trainvisor","msg":%j})");
+    formatter->add_flag<JsonMessageFlag>('j');
+    formatter->add_flag<JsonFieldsFlag>('J').set_pattern(
+        R"({"time":"%Y-%m-%dT%H:%M:%S.%e%z","level":"%l","logger":"trainvisor","msg":%j%J})");
   } else {
     formatter->add_flag<EscapedMessageFlag>('Q').set_pattern("[trainvisor %H:%M:%S.%e %L] %Q");
   }

@@ -131,4 +131,12 @@ CheckResult gpu_health_check(const GpuHealthSnapshot& s, bool cuda_sees_gpus) {
   return r;
 }
 
+GpuHealthSnapshot gpu_health_of(const PreflightReport& report) {
+  for (const auto& c : report.checks)
+    if (c.name == "gpu-health") return snapshot_from_json(c.details);
+  GpuHealthSnapshot none;
+  none.error = "the preflight read no GPU health";
+  return none;
+}
+
 }  // namespace tv

@@ -37,5 +37,9 @@ struct GpuHealthSnapshot;
 // (health/gpu_faults.h). NVML not loadable: skip (no NVIDIA driver), or warn when the CUDA driver
 // sees GPUs (a container without libnvidia-ml cannot be watched while training).
 CheckResult gpu_health_check(const GpuHealthSnapshot& s, bool cuda_sees_gpus);
+// What a preflight's gpu-health check read, parsed back from its details: the GPUs NVML saw
+// (index, UUID, PCI bus id, name), or why none (NVML's error, or the failure of its query child:
+// hung, crashed, no answer). A report without that check: not loaded, saying so.
+GpuHealthSnapshot gpu_health_of(const PreflightReport& report);
 
 }  // namespace tv

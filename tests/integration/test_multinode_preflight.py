@@ -38,9 +38,9 @@ def job(tmp_path):
     out = tmp_path / "out"
     out.mkdir()
 
-    def start(rank, *extra):
+    def start(rank, *extra, env_extra=None):
         env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "LANG": "C.UTF-8",
-               "TMPDIR": str(tmp_path), "CUDA_VISIBLE_DEVICES": ""}
+               "TMPDIR": str(tmp_path), "CUDA_VISIBLE_DEVICES": "", **(env_extra or {})}
         argv = [str(TRAINVISOR), "run", "--nnodes", "2", "--node-rank", str(rank),
                 "--master-addr", "127.0.0.1", "--master-port", str(master_port),
                 "--rdzv-port", str(rdzv_port), "--nproc-per-node", "1", "--rdzv-timeout", "120",
@@ -98,3 +98,24 @@ def test_one_failing_node_stops_every_node_with_exit_69(job):
     for code, log in results:
         assert log.count("node 1: efa-devices:") == 1, log
     assert list(out.iterdir()) == []  # no worker started anywhere
+
+
+@pytest.mark.skipif(not no_gpu(), reason="the fake NVML's GPUs, on a machine without real ones")
+def test_each_nodes_banner_names_the_gpus_its_own_preflight_read(job, tmp_path):
+    """The start banner of every node takes its GPUs from that node's preflight (run on the
+    cluster's thread inside the rendezvous): the fake NVML's UUIDs, and no second NVML query."""
+    start, finish, out = job
+    nodes = []
+    for rank in (0, 1):
+        fake = {"LD_LIBRARY_PATH": str(tvtest.HELPERS / "fake_nvml"), "CUDA_VISIBLE_DEVICES": "1",
+                "TV_FAKE_NVML_LOG": str(tmp_path / f"nvml{rank}.log")}
+        nodes.append(start(rank, "--gpu-health", "off", env_extra=fake))
+    for rank, (code, log) in enumerate(finish(p) for p in nodes):
+        assert code == 0, log
+        gpus = [l.split("start: gpus: ", 1)[1] for l in log.splitlines() if "start: gpus: " in l]
+        assert gpus == ["GPU 1: Fake H200 (UUID: GPU-fake-0001, PCI 00000000:02:00.0) (from NVML, "
+                        "read in the preflight; device nodes: no NVIDIA GPU device (/dev/nvidia*, "
+                        "/proc/driver/nvidia/gpus))"], log
+        loads = [l for l in (tmp_path / f"nvml{rank}.log").read_text().splitlines()
+                 if l.startswith("load ")]
+        assert len(loads) == 1 and " __query gpu-health" in loads[0], loads

@@ -150,14 +150,15 @@ __attribute__((constructor)) static void fake_init(void) {
 '''
 
 
-def fake_vendor_libs(directory):
-    """Builds fake libcuda.so.1, libfabric.so.1 and libnccl.so.2 (FAKE_LIB) into `directory`."""
+def fake_vendor_libs(directory, names=("libcuda.so.1", "libfabric.so.1", "libnccl.so.2")):
+    """Builds fake vendor libraries (FAKE_LIB) named `names` into `directory`: by default
+    libcuda.so.1, libfabric.so.1 and libnccl.so.2."""
     cc = shutil.which("cc") or shutil.which("gcc")
     if not cc:
         pytest.skip("no C compiler to build the fake vendor libraries")
     src = Path(directory) / "fake.c"
     src.write_text(FAKE_LIB)
-    for name in ("libcuda.so.1", "libfabric.so.1", "libnccl.so.2"):
+    for name in names:
         subprocess.run([cc, "-shared", "-fPIC", "-o", str(Path(directory) / name),
                         f'-DLIBNAME="{name}"', str(src), "-lpthread"], check=True)
     return Path(directory)

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "health/gpu_check.h"
 #include "health/gpu_watch.h"
 
 namespace tv {
@@ -101,6 +102,36 @@ TEST(Snapshot, RoundTripsThroughJson) {
   EXPECT_EQ(back.readings[0].remap_failed, true);
   EXPECT_FALSE(back.readings[0].remap_pending.has_value());
   EXPECT_EQ(describe_gpu(back.gpus[0]), "GPU 3 (GPU-x, PCI 00000000:04:00.0, H200)");
+}
+
+// The start banner takes its GPUs from the preflight's gpu-health check (no second query).
+TEST(Snapshot, ThePreflightsReadingComesBackFromItsReport) {
+  GpuHealthSnapshot s;
+  s.loaded = true;
+  s.gpus.push_back({0, "GPU-8e3b2c1d-aaaa-bbbb-cccc-0123456789ab", "00000000:18:00.0", "H200"});
+  s.readings.emplace_back();
+  PreflightReport report;
+  report.checks.push_back({"gpu", Outcome::kSkip, "no driver", nullptr});
+  report.checks.push_back(gpu_health_check(s, true));
+  const auto back = gpu_health_of(report);
+  EXPECT_TRUE(back.loaded);
+  ASSERT_EQ(back.gpus.size(), 1u);
+  EXPECT_EQ(back.gpus[0].uuid, "GPU-8e3b2c1d-aaaa-bbbb-cccc-0123456789ab");
+  EXPECT_EQ(back.gpus[0].pci_bus_id, "00000000:18:00.0");
+  EXPECT_EQ(back.gpus[0].name, "H200");
+}
+
+TEST(Snapshot, AFailedQueryOrNoCheckIsNoGpuAndSaysWhy) {
+  PreflightReport hung;  // the shape of preflight.cc's failed_query
+  const std::string why = "trainvisor __query gpu-health hung: killed after 60 s";
+  hung.checks.push_back({"gpu-health", Outcome::kFail, why, {{"error", why}}});
+  const auto from_hung = gpu_health_of(hung);
+  EXPECT_FALSE(from_hung.loaded);
+  EXPECT_TRUE(from_hung.gpus.empty());
+  EXPECT_EQ(from_hung.error, why);
+  const auto from_none = gpu_health_of(PreflightReport{});
+  EXPECT_FALSE(from_none.loaded);
+  EXPECT_EQ(from_none.error, "the preflight read no GPU health");
 }
 
 }  // namespace
