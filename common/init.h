@@ -20,10 +20,10 @@
 // under the same lock that waitpid runs under, so no exit can be reaped before its owner is known.
 //
 // TERM/INT/HUP/USR1/USR2 and the stacks signal go to the handler installed with route_signals
-// (the supervisor, once it runs). With none installed (options, topology, preflight, rendezvous,
-// probes: any phase before the supervisor or after it), TERM/INT/HUP SIGKILL every live child's
-// process group, log one line naming the phase, and exit 128+N at once; USR1/USR2 and the stacks
-// signal are dropped.
+// (the supervisor, once it runs, through the SignalSource interface: common/signal_source.h). With
+// none installed (options, topology, preflight, rendezvous, probes: any phase before the supervisor
+// or after it), TERM/INT/HUP SIGKILL every live child's process group, log one line naming the
+// phase, and exit 128+N at once; USR1/USR2 and the stacks signal are dropped.
 //
 // Threading: spawn, route_signals and set_phase may be called from any thread. OnExit and
 // OnSignal run on the signal thread: they must be short and must not call back into Init's
@@ -43,6 +43,7 @@
 
 #include "common/process.h"
 #include "common/result.h"
+#include "common/signal_source.h"
 
 namespace tv {
 
@@ -52,13 +53,12 @@ namespace tv {
 // and Slurm; +8 keeps clear of the first few, which glibc's timers and libraries reach for first.
 int stacks_signal();
 
-class Init {
+class Init final : public SignalSource {
  public:
   using OnExit = std::function<void(pid_t pid, int wait_status)>;
-  using OnSignal = std::function<void(int sig)>;
 
   Init();
-  ~Init();
+  ~Init() override;
   Init(const Init&) = delete;
   Init& operator=(const Init&) = delete;
 
@@ -70,12 +70,12 @@ class Init {
   Result<pid_t> spawn(const SpawnRequest& req, OnExit on_exit);
 
   // While the returned Route lives, TERM/INT/HUP/USR1/USR2 go to `fn` (on the signal thread).
-  class Route {
+  class Route final : public SignalRoute {
    public:
     Route() = default;
     Route(Route&& o) noexcept : init_(std::exchange(o.init_, nullptr)) {}
     Route& operator=(Route&&) = delete;
-    ~Route();
+    ~Route() override;
 
    private:
     friend class Init;
@@ -83,6 +83,10 @@ class Init {
     Init* init_ = nullptr;
   };
   [[nodiscard]] Route route_signals(OnSignal fn);
+  // SignalSource: route_signals behind the interface.
+  [[nodiscard]] std::unique_ptr<SignalRoute> route(OnSignal fn) override {
+    return std::make_unique<Route>(route_signals(std::move(fn)));
+  }
 
   // Blocks the calling thread until TERM, INT or HUP arrives and returns it (USR1/USR2 are
   // dropped), for a command whose work runs on its own threads and ends on a signal
@@ -95,7 +99,7 @@ class Init {
   // Set (for good) by the signal thread when TERM, INT or HUP arrives, before the route runs: long
   // work on a routed thread (a later generation's resume lookup, on the Supervisor's loop) polls
   // it to end early instead of keeping the posted signal waiting.
-  const std::atomic<bool>& stop_requested() const { return stop_requested_; }
+  const std::atomic<bool>& stop_requested() const override { return stop_requested_; }
 
   bool is_pid1() const { return pid1_; }
   // Live children started with spawn (tests and figures).

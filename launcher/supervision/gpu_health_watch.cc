@@ -56,14 +56,14 @@ std::string describe_gpu_event(const GpuHealthEvent& e) {
   return out + e.message;
 }
 
-GpuHealthWatch::GpuHealthWatch(boost::asio::io_context& io, Spawner& spawner, SpawnRequest request,
-                               OnEvent on_event)
+GpuHealthWatch::GpuHealthWatch(boost::asio::io_context& io, LoopTime& time, Spawner& spawner,
+                               SpawnRequest request, OnEvent on_event)
     : io_(io),
       spawner_(spawner),
       request_(std::move(request)),
       on_event_(std::move(on_event)),
       pipe_(io),
-      restart_timer_(io) {}
+      restart_timer_(io, time) {}
 
 GpuHealthWatch::~GpuHealthWatch() {
   *alive_ = false;
@@ -141,7 +141,7 @@ void GpuHealthWatch::on_exit(pid_t pid, int status) {
 void GpuHealthWatch::stop() {
   stopping_ = true;
   restart_timer_.cancel();
-  if (pid_ > 0) ::kill(-pid_, SIGKILL);
+  if (pid_ > 0) spawner_.signal_group(pid_, SIGKILL);
   boost::system::error_code ec;
   pipe_.close(ec);
 }

@@ -3,7 +3,8 @@
 // (Init::spawn), its stdout is a pipe read on the Supervisor's event loop, and each JSON line it
 // prints becomes a GpuHealthEvent for the Supervisor (a fatal one ends the job on this node:
 // docs/health.md, "GPU health while training"). A child that dies on its own is started again
-// (after 1 s, at most kMaxRestarts times); one that said `unavailable` is not. stop() kills it.
+// (after 1 s, at most kMaxRestarts times); one that said `unavailable` is not. stop() kills it
+// (through the Spawner). The restart delay is a LoopTimer of the Supervisor's LoopTime.
 #pragma once
 
 #include <sys/types.h>
@@ -11,12 +12,12 @@
 #include <array>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/posix/stream_descriptor.hpp>
-#include <boost/asio/steady_timer.hpp>
 #include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
 
+#include "common/loop_time.h"
 #include "common/process.h"
 #include "launcher/supervision/line_splitter.h"
 #include "launcher/supervision/spawner.h"
@@ -47,8 +48,8 @@ class GpuHealthWatch {
   using OnEvent = std::function<void(const GpuHealthEvent&)>;
   static constexpr int kMaxRestarts = 3;
 
-  GpuHealthWatch(boost::asio::io_context& io, Spawner& spawner, SpawnRequest request,
-                 OnEvent on_event);
+  GpuHealthWatch(boost::asio::io_context& io, LoopTime& time, Spawner& spawner,
+                 SpawnRequest request, OnEvent on_event);
   ~GpuHealthWatch();
   void start();
   // SIGKILLs the child's process group; no restart after this.
@@ -66,7 +67,7 @@ class GpuHealthWatch {
   SpawnRequest request_;
   OnEvent on_event_;
   boost::asio::posix::stream_descriptor pipe_;
-  boost::asio::steady_timer restart_timer_;
+  LoopTimer restart_timer_;
   LineSplitter splitter_;
   std::array<char, 4096> buf_{};
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);

@@ -1,28 +1,21 @@
 #include "launcher/supervision/standby_process.h"
 
-#include <dirent.h>
 #include <fcntl.h>
 #include <poll.h>
-#include <sys/resource.h>
 #include <sys/socket.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <csignal>
 #include <cstring>
 #include <fstream>
-#include <limits>
 #include <utility>
 
 #include "common/exit_codes.h"
-#include "common/parse_number.h"
 #include "launcher/supervision/standby_bootstrap_py.h"  // generated: kStandbyBootstrap
 
 namespace tv {
 namespace {
-
-constexpr int kIoprioWhoProcess = 1;
 
 void close_fd(int& fd) {
   if (fd >= 0) ::close(fd);
@@ -35,23 +28,12 @@ std::string join(const std::vector<std::string>& v) {
   return out;
 }
 
-std::vector<pid_t> threads_of(pid_t pid) {
-  std::vector<pid_t> tids;
-  const std::string dir = "/proc/" + std::to_string(pid) + "/task";
-  DIR* d = ::opendir(dir.c_str());
-  if (!d) return tids;
-  while (dirent* e = ::readdir(d))
-    if (auto tid = parse_integer<pid_t>(e->d_name, 1, std::numeric_limits<pid_t>::max()))
-      tids.push_back(*tid);
-  ::closedir(d);
-  return tids;
-}
-
 }  // namespace
 
 Result<std::unique_ptr<StandbyProcess>> StandbyProcess::start(boost::asio::io_context& io,
-                                                              Spawner& spawner, const Launch& l) {
-  auto p = std::make_unique<StandbyProcess>(io);
+                                                              LoopTime& time, Spawner& spawner,
+                                                              const Launch& l) {
+  auto p = std::make_unique<StandbyProcess>(io, time, spawner);
   int sv[2], o[2], e[2];
   if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0)
     return Error{exit_code::kConfig,
@@ -133,20 +115,7 @@ bool StandbyProcess::poll_ready() {
 }
 
 bool StandbyProcess::restore_priority(std::string* why) const {
-  errno = 0;
-  const int nice = ::getpriority(PRIO_PROCESS, 0);
-  const long ioprio = ::syscall(SYS_ioprio_get, kIoprioWhoProcess, 0);
-  for (pid_t tid : threads_of(pid_)) {
-    if (::setpriority(PRIO_PROCESS, static_cast<id_t>(tid), nice) != 0) {
-      *why = std::string("setpriority: ") + std::strerror(errno);
-      return false;
-    }
-    if (ioprio >= 0 && ::syscall(SYS_ioprio_set, kIoprioWhoProcess, tid, ioprio) != 0) {
-      *why = std::string("ioprio_set: ") + std::strerror(errno);
-      return false;
-    }
-  }
-  return true;
+  return spawner_.restore_priority(pid_, why);
 }
 
 bool StandbyProcess::activate(const std::string& message) {
@@ -173,7 +142,7 @@ void StandbyProcess::release_pipes(int* out_r, int* err_r) {
 }
 
 void StandbyProcess::kill() const {
-  if (pid_ > 0) ::kill(-pid_, SIGKILL);
+  if (pid_ > 0) spawner_.signal_group(pid_, SIGKILL);
 }
 
 }  // namespace tv

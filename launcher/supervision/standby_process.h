@@ -2,6 +2,7 @@
 // group), the control socket (the standby's fd 0) and the read ends of the stdout/stderr pipes it
 // will write to once it is a worker. Started through the Supervisor's Spawner, like a worker (own
 // process group, PR_SET_PDEATHSIG, no inherited descriptors); its exit comes to Launch::on_exit.
+// It is killed through that Spawner, and its age is measured on the Supervisor's LoopTime.
 #pragma once
 
 #include <sys/types.h>
@@ -15,6 +16,7 @@
 #include <vector>
 
 #include "common/environment.h"
+#include "common/loop_time.h"
 #include "common/result.h"
 #include "launcher/supervision/spawner.h"
 #include "launcher/supervision/standby.h"
@@ -30,10 +32,11 @@ class StandbyProcess {
     Environment env;          // the rank's import-time environment
     Spawner::OnExit on_exit;  // gets the standby's exit, on the event loop
   };
-  static Result<std::unique_ptr<StandbyProcess>> start(boost::asio::io_context& io,
+  static Result<std::unique_ptr<StandbyProcess>> start(boost::asio::io_context& io, LoopTime& time,
                                                        Spawner& spawner, const Launch& launch);
 
-  explicit StandbyProcess(boost::asio::io_context& io) : ctl_(io) {}
+  StandbyProcess(boost::asio::io_context& io, LoopTime& time, Spawner& spawner)
+      : time_(time), spawner_(spawner), ctl_(io), started_(time.now()) {}
   StandbyProcess(const StandbyProcess&) = delete;
   StandbyProcess& operator=(const StandbyProcess&) = delete;
   ~StandbyProcess();
@@ -51,15 +54,14 @@ class StandbyProcess {
   bool ready() const { return ready_; }
   // The control socket reached EOF (the standby is gone).
   bool hung_up() const { return hung_up_; }
-  std::chrono::steady_clock::duration age() const {
-    return std::chrono::steady_clock::now() - started_;
-  }
+  LoopClock::duration age() const { return time_.now() - started_; }
   // Resident memory (VmRSS) in MiB, -1 when unknown.
   long rss_mib() const;
   // The reason it gave for not becoming ready ("import torch failed: ..."), if any.
   const std::string& failure() const { return failure_; }
-  // Every thread of the standby back to trainvisor's own CPU and I/O priority. False (errno
-  // kept in `why`) when the kernel refuses (no CAP_SYS_NICE).
+  // Every thread of the standby back to trainvisor's own CPU and I/O priority, through the
+  // Spawner (Spawner::restore_priority). False (the refusal in `why`) when the kernel refuses (no
+  // CAP_SYS_NICE).
   bool restore_priority(std::string* why) const;
   // Sends the activation message and closes the control socket; false when the standby is gone.
   bool activate(const std::string& message);
@@ -71,13 +73,15 @@ class StandbyProcess {
  private:
   void close_all();
 
+  LoopTime& time_;
+  Spawner& spawner_;
   pid_t pid_ = -1;
   boost::asio::posix::stream_descriptor ctl_;
   int out_r_ = -1, err_r_ = -1;
   std::string said_;
   bool ready_ = false;
   bool hung_up_ = false;
-  std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
+  LoopClock::time_point started_;
   std::string failure_;
 };
 

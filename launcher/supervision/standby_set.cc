@@ -7,7 +7,7 @@
 
 namespace tv {
 
-std::unique_ptr<StandbySet> StandbySet::create(boost::asio::io_context& io,
+std::unique_ptr<StandbySet> StandbySet::create(boost::asio::io_context& io, LoopTime& time,
                                                const WarmStandbyConfig& cfg,
                                                const std::string& executable,
                                                const std::vector<std::string>& argv,
@@ -22,14 +22,15 @@ std::unique_ptr<StandbySet> StandbySet::create(boost::asio::io_context& io,
           "every (re)start is cold");
     return nullptr;
   }
-  return std::make_unique<StandbySet>(io, *py, cfg, executable, local_ranks, spawner,
+  return std::make_unique<StandbySet>(io, time, *py, cfg, executable, local_ranks, spawner,
                                       std::move(on_exit));
 }
 
-StandbySet::StandbySet(boost::asio::io_context& io, PythonCommand py, WarmStandbyConfig cfg,
-                       std::string executable, int local_ranks, Spawner& spawner,
-                       Spawner::OnExit on_exit)
+StandbySet::StandbySet(boost::asio::io_context& io, LoopTime& time, PythonCommand py,
+                       WarmStandbyConfig cfg, std::string executable, int local_ranks,
+                       Spawner& spawner, Spawner::OnExit on_exit)
     : io_(io),
+      time_(time),
       py_(std::move(py)),
       cfg_(std::move(cfg)),
       executable_(std::move(executable)),
@@ -45,7 +46,8 @@ void StandbySet::prepare(const std::vector<Environment>& rank_env) {
     // a worker (launcher/supervision/worker_hook.py), not this attempt's file now.
     Environment env = rank_env[static_cast<size_t>(r)];
     env.erase("TRAINVISOR_STACKS_FILE");
-    auto p = StandbyProcess::start(io_, spawner_, {executable_, py_, cfg_.imports, env, on_exit_});
+    auto p = StandbyProcess::start(io_, time_, spawner_,
+                                   {executable_, py_, cfg_.imports, env, on_exit_});
     if (!p) {
       pool_.disable(p.error().message);
       spdlog::warn("warm standbys off: cannot start one: {}", p.error().message);

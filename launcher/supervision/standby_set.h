@@ -2,7 +2,7 @@
 // rank, the StandbyPool that decides warm or cold, and the one log line per reason for a cold
 // start. Runs on the Supervisor's event loop; spawns through the Supervisor's Spawner (Init's, the
 // one spawner and the one waiter) with the Supervisor's exit callback, which hands exits of pids
-// that are not workers to on_exit here.
+// that are not workers to on_exit here. Its standbys' ages are on the Supervisor's LoopTime.
 #pragma once
 
 #include <sys/types.h>
@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "common/environment.h"
+#include "common/loop_time.h"
 #include "launcher/supervision/spawner.h"
 #include "launcher/supervision/standby.h"
 #include "launcher/supervision/standby_process.h"
@@ -25,7 +26,7 @@ class StandbySet {
  public:
   // nullptr when standbys are off: --warm-standby off, or auto with a command that is not Python
   // (said once with on).
-  static std::unique_ptr<StandbySet> create(boost::asio::io_context& io,
+  static std::unique_ptr<StandbySet> create(boost::asio::io_context& io, LoopTime& time,
                                             const WarmStandbyConfig& cfg,
                                             const std::string& executable,
                                             const std::vector<std::string>& argv, int local_ranks,
@@ -47,7 +48,7 @@ class StandbySet {
   // Every standby shutdown() killed has been reaped (on_exit).
   bool all_gone() const { return killed_.empty(); }
 
-  StandbySet(boost::asio::io_context& io, PythonCommand py, WarmStandbyConfig cfg,
+  StandbySet(boost::asio::io_context& io, LoopTime& time, PythonCommand py, WarmStandbyConfig cfg,
              std::string executable, int local_ranks, Spawner& spawner, Spawner::OnExit on_exit);
 
  private:
@@ -56,6 +57,7 @@ class StandbySet {
   void on_said(pid_t pid);
 
   boost::asio::io_context& io_;
+  LoopTime& time_;
   PythonCommand py_;
   WarmStandbyConfig cfg_;
   std::string executable_;

@@ -5,7 +5,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/post.hpp>
 #include <cerrno>
 #include <csignal>
@@ -19,7 +18,6 @@
 #include "common/init.h"
 #include "common/own_dir.h"
 #include "common/process.h"
-#include "launcher/supervision/descendants.h"
 #include "launcher/supervision/worker_command.h"
 
 namespace tv {
@@ -28,44 +26,62 @@ constexpr auto kDrainWindow = std::chrono::milliseconds(200);
 }  // namespace
 
 Supervisor::Supervisor(boost::asio::io_context& io, SupervisorConfig cfg, Cluster& cluster,
-                       Spawner& spawner)
+                       Spawner& spawner, LoopTime& time, SignalSource& signals)
     : io_(io),
       cfg_(std::move(cfg)),
       cluster_(cluster),
       spawner_(spawner),
+      time_(time),
+      signals_(signals),
       group_(cfg_.layout.nproc_per_node, *this),
-      grace_timer_(io),
-      pending_timer_(io),
-      hang_timer_(io),
-      stacks_timer_(io) {
+      grace_timer_(io, time),
+      pending_timer_(io, time),
+      hang_timer_(io, time),
+      stacks_timer_(io, time) {
   if (auto self = RealFileSystem().read("/proc/self/cgroup", kSmallFileCap, nullptr))
     memory_cgroup_ = find_memory_cgroup(RealFileSystem(), *self);
-  standbys_ =
-      StandbySet::create(io_, cfg_.warm, cfg_.executable, cfg_.argv, cfg_.layout.nproc_per_node,
-                         spawner_, [this](pid_t p, int status) { on_child_exit(p, status); });
+  standbys_ = StandbySet::create(io_, time_, cfg_.warm, cfg_.executable, cfg_.argv,
+                                 cfg_.layout.nproc_per_node, spawner_,
+                                 [this](pid_t p, int status) { on_child_exit(p, status); });
   rank_env_.resize(static_cast<size_t>(cfg_.layout.nproc_per_node));
 }
 
 int Supervisor::run() {
+  begin();
+  io_.run();
+  return end();
+}
+
+void Supervisor::begin() {
   // TERM INT HUP USR1 USR2 are this loop's events while it runs (Init's signal thread posts them).
-  const auto route = Init::instance().route_signals(
-      [this](int sig) { boost::asio::post(io_, [this, sig] { on_signal(sig); }); });
+  route_ =
+      signals_.route([this](int sig) { boost::asio::post(io_, [this, sig] { on_signal(sig); }); });
   // Child exits and signals are posted from Init's thread: the loop must not end for lack of
-  // pending work while it waits for them. Every ending calls io_.stop().
-  const auto keep_running = boost::asio::make_work_guard(io_);
+  // pending work while it waits for them. Every ending calls stop_loop().
+  keep_running_.emplace(io_.get_executor());
   if (cfg_.gpu_health) {
-    gpu_watch_ = std::make_unique<GpuHealthWatch>(
-        io_, spawner_, *cfg_.gpu_health, [this](const GpuHealthEvent& e) { on_gpu_health(e); });
+    gpu_watch_ =
+        std::make_unique<GpuHealthWatch>(io_, time_, spawner_, *cfg_.gpu_health,
+                                         [this](const GpuHealthEvent& e) { on_gpu_health(e); });
     gpu_watch_->start();
   }
   prepare_evidence();
   cluster_.join(cluster_events());
   if (cfg_.hang_timeout.count() > 0) schedule_hang_check();
-  io_.run();
+}
+
+void Supervisor::stop_loop() {
+  over_ = true;
+  io_.stop();
+}
+
+int Supervisor::end() {
+  keep_running_.reset();
   remove_pid_file();
   release_workers();
   report_root_cause();
   log_exit();
+  route_.reset();  // from here a signal is Init's again
   return exit_code_;
 }
 
@@ -122,7 +138,7 @@ void Supervisor::on_start(const GenerationPlan& plan) {
   resume_ = cfg_.find_resume ? cfg_.find_resume() : std::nullopt;  // the resume hook
   // A SIGTERM/INT/HUP during the lookup ended it (Init::stop_requested) and is posted to
   // on_signal, next on this loop: start nothing, so the run ends 128+N with no worker to stop.
-  if (Init::instance().stop_requested()) return;
+  if (signals_.stop_requested()) return;
   if (resume_) spdlog::info("generation {}: resuming from {}", plan.generation, resume_->path);
   if (cfg_.observer) cfg_.observer->generation_started(plan.generation);
   if (cfg_.observer && !plan.retried_by.empty()) cfg_.observer->retry_judged(plan.retried_by);
@@ -171,7 +187,7 @@ bool Supervisor::start_worker(int local_rank, const GenerationPlan& plan, Worker
                              dir + "/heartbeat", cfg_.keep_logs ? dir : ""};
   // An error file left by an earlier run in the same --log-dir would be read as this worker's.
   ::unlinkat(dir_fd->get(), "error.json", 0);
-  auto w = std::make_shared<WorkerProcess>(io_, id, dir_fd->get());
+  auto w = std::make_shared<WorkerProcess>(io_, time_, spawner_, id, dir_fd->get());
 
   WorkerAttempt attempt;
   attempt.local_rank = local_rank;
@@ -301,7 +317,7 @@ void Supervisor::arm_grace_timer() {
 void Supervisor::cancel_grace_timer() { grace_timer_.cancel(); }
 
 void Supervisor::cleanup_descendants() {
-  if (int n = kill_descendants(standbys_ ? standbys_->pids() : std::set<pid_t>{}))
+  if (int n = spawner_.kill_leftovers(standbys_ ? standbys_->pids() : std::set<pid_t>{}))
     spdlog::warn("killed {} process(es) the workers left behind", n);
   for (auto& w : workers_)
     if (w) w->close_pipes();
@@ -313,7 +329,7 @@ void Supervisor::group_succeeded(int generation) {
 }
 
 void Supervisor::group_stopped(int generation) {
-  if (finishing_) return io_.stop();
+  if (finishing_) return stop_loop();
   cluster_.report_stopped(generation);
 }
 
@@ -343,7 +359,7 @@ void Supervisor::on_signal(int sig) {
   finishing_ = true;
   if (cfg_.observer) cfg_.observer->finishing(exit_code_);
   cluster_.leave(sig);
-  if (group_.running() == 0) return io_.stop();
+  if (group_.running() == 0) return stop_loop();
   group_.stop(cfg_.signals_reach_workers ? 0 : sig);  // 0: no signal, only the grace period
 }
 
@@ -409,7 +425,7 @@ void Supervisor::finish(int exit_code, int stop_with) {
   finishing_ = true;
   if (cfg_.observer) cfg_.observer->finishing(exit_code);
   cluster_.leave(0);
-  if (group_.running() == 0) return io_.stop();
+  if (group_.running() == 0) return stop_loop();
   group_.stop(stop_with);
 }
 
@@ -432,10 +448,11 @@ void Supervisor::release_workers() {
   const auto all_gone = [this] {
     return (!standbys_ || standbys_->all_gone()) && (!gpu_watch_ || gpu_watch_->gone());
   };
-  for (int i = 0; i < 200 && !all_gone(); ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  for (int i = 0; i < 200; ++i) {
     io_.restart();
     io_.poll();
+    if (all_gone()) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
 }
 

@@ -12,10 +12,22 @@
 //   fails the generation -> root cause recorded, Cluster.report_failure -> SIGTERM the others,
 //   SIGKILL after the grace period -> all gone, leftovers killed -> Cluster.report_stopped -> the
 //   Cluster decides: start(next plan) after a backoff, or give_up(root cause).
+//
+// Its seams: processes through the Spawner (spawner.h), signals through a SignalSource
+// (common/signal_source.h; Init in product code), every timer and every "now" it compares against
+// through one LoopTime (common/loop_time.h). Error-file mtimes, reap times and failed_at_ns stay
+// wall clock: they are compared with files other processes wrote and across nodes.
+//
+// How it runs: run() = begin(); io.run(); end(). begin() routes the signals here, starts the GPU
+// health watch, writes the evidence hook, joins the cluster and arms the hang check; the loop
+// runs until the job is over (over(): every ending calls io.stop() after setting it); end()
+// releases the workers, writes the root cause and returns the exit code. A unit test calls
+// begin(), drives the loop and the clock itself (tests/unit/fakes/sim_loop_time.h polls the
+// io_context), and calls end() once over() is true (tests/unit/supervision/supervisor_test.cc).
 #pragma once
 
+#include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
-#include <boost/asio/steady_timer.hpp>
 #include <chrono>
 #include <csignal>
 #include <functional>
@@ -26,7 +38,10 @@
 #include <string>
 #include <vector>
 
+#include "common/init.h"
+#include "common/loop_time.h"
 #include "common/result.h"
+#include "common/signal_source.h"
 #include "common/unique_fd.h"
 #include "launcher/supervision/cgroup_memory.h"
 #include "launcher/supervision/cluster.h"
@@ -84,9 +99,16 @@ struct SupervisorConfig {
 
 class Supervisor final : public GroupActions {
  public:
-  Supervisor(boost::asio::io_context& io, SupervisorConfig cfg, Cluster& cluster, Spawner& spawner);
+  // `time` and `signals` default to the real ones (the steady clock, Init); they must outlive it.
+  Supervisor(boost::asio::io_context& io, SupervisorConfig cfg, Cluster& cluster, Spawner& spawner,
+             LoopTime& time = real_loop_time(), SignalSource& signals = Init::instance());
   // Joins the cluster and runs the event loop until the job is over; returns the exit code.
   int run();
+  // run() in its three parts, for a caller that drives the loop itself (a unit test): begin()
+  // once, then run the io_context's handlers until over(), then end() once.
+  void begin();
+  bool over() const { return over_; }
+  int end();
 
   // GroupActions
   bool start_worker(int local_rank, const GenerationPlan& plan, WorkerEnd* end) override;
@@ -114,6 +136,7 @@ class Supervisor final : public GroupActions {
   // Ends the run with exit_code once the workers are gone; they get `stop_with` (0: nothing, only
   // the grace period), then SIGKILL.
   void finish(int exit_code, int stop_with = SIGTERM);
+  void stop_loop();  // the job is over for this node: over() and io.stop()
   void report_root_cause();
   void log_exit() const;
   void release_workers();
@@ -152,10 +175,17 @@ class Supervisor final : public GroupActions {
   SupervisorConfig cfg_;
   Cluster& cluster_;
   Spawner& spawner_;
+  LoopTime& time_;
+  SignalSource& signals_;
   WorkerGroup group_;
-  boost::asio::steady_timer grace_timer_;
-  boost::asio::steady_timer pending_timer_;  // SIGTERM for a root cause slow to exit
-  boost::asio::steady_timer hang_timer_;
+  LoopTimer grace_timer_;
+  LoopTimer pending_timer_;  // SIGTERM for a root cause slow to exit
+  LoopTimer hang_timer_;
+  // While the loop runs (begin() to end()): the signal route, and the work guard that keeps
+  // io.run() waiting for the exits and signals Init's thread posts.
+  std::unique_ptr<SignalRoute> route_;
+  std::optional<boost::asio::executor_work_guard<boost::asio::io_context::executor_type>>
+      keep_running_;
   std::vector<WorkerPtr> workers_;        // this generation's, by local rank
   std::vector<Environment> rank_env_;     // this generation's worker environments, by local rank
   std::unique_ptr<StandbySet> standbys_;  // warm standbys; null when off
@@ -189,7 +219,7 @@ class Supervisor final : public GroupActions {
     std::function<void()> then;
   };
   std::optional<StacksRequest> stacks_;  // a collection under way
-  boost::asio::steady_timer stacks_timer_;
+  LoopTimer stacks_timer_;
   std::map<int, std::string> stacks_report_;  // by generation: the stacks taken on its hang
   int stacks_seq_ = 0;                        // collections so far (the stacks.txt header)
   std::string python_hook_dir_;               // empty: no worker hook
@@ -198,6 +228,7 @@ class Supervisor final : public GroupActions {
   int shutdown_signal_ = 0;
   int stop_signal_ = 0;  // the termination signal that ended the job (here or on a peer), or 0
   bool finishing_ = false;
+  bool over_ = false;
   int exit_code_ = 0;
 };
 

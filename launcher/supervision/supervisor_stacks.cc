@@ -110,8 +110,8 @@ void Supervisor::collect_stacks(const std::string& why, std::function<void()> th
                                        : "its hook has not registered (no stacks file header)";
     else if (header->pid != t.pid)
       t.why = "its stacks file names pid " + std::to_string(header->pid);
-    else if (::kill(t.pid, stacks_signal()) != 0)
-      t.why = std::string("cannot signal it (") + std::strerror(errno) + ")";
+    else if (const int err = spawner_.signal_process(t.pid, stacks_signal()); err != 0)
+      t.why = std::string("cannot signal it (") + std::strerror(err) + ")";
     else
       t.main_thread = header->main_thread;
     t.before = t.last = text ? text->size() : 0;

@@ -12,10 +12,14 @@ namespace {
 constexpr size_t kTailLines = 20;
 }
 
-WorkerProcess::WorkerProcess(boost::asio::io_context& io, Identity id, int log_dir_fd)
-    : drain_timer(io),
+WorkerProcess::WorkerProcess(boost::asio::io_context& io, LoopTime& time, Spawner& spawner,
+                             Identity id, int log_dir_fd)
+    : drain_timer(io, time),
       io_(io),
+      time_(time),
+      spawner_(spawner),
       id_(std::move(id)),
+      last_activity_(time.now()),
       prefix_("[rank" + std::to_string(id_.rank) + "]: ") {
   err_.is_err = true;
   if (id_.log_dir.empty() || log_dir_fd < 0) return;
@@ -48,7 +52,7 @@ void WorkerProcess::adopt_pipes(int out_r, int err_r) {
 void WorkerProcess::attach(pid_t pid, std::function<void()> on_streams_closed) {
   pid_ = pid;
   on_streams_closed_ = std::move(on_streams_closed);
-  last_activity_ = Clock::now();
+  last_activity_ = time_.now();
   open_streams_ = 2;
   read(out_);
   read(err_);
@@ -94,7 +98,7 @@ void WorkerProcess::read(Stream& s) {
 }
 
 void WorkerProcess::on_line(Stream& s, std::string_view line) {
-  last_activity_ = Clock::now();
+  last_activity_ = time_.now();
   std::string text(line);
   s.log.write_line(text);
   (s.is_err ? stderr_sink() : stdout_sink()).push(prefix_ + text);
@@ -111,22 +115,18 @@ void WorkerProcess::stream_closed(Stream& s) {
 
 void WorkerProcess::signal(int sig) const {
   if (pid_ <= 0) return;
-  const bool moved = ::getpgid(pid_) != pid_;  // the worker moved itself to another group
-  for (int s : {sig, SIGCONT}) {
-    // A stopped worker (SIGSTOP, a debugger, Ctrl-Z) acts on SIGTERM only once it runs again:
-    // SIGCONT after every termination signal, so it is not held for the whole grace period.
-    if (s == SIGCONT && sig != SIGTERM && sig != SIGINT && sig != SIGHUP) break;
-    ::kill(-pid_, s);
-    if (moved) ::kill(pid_, s);
-  }
+  spawner_.signal_group(pid_, sig);
+  // A stopped worker (SIGSTOP, a debugger, Ctrl-Z) acts on SIGTERM only once it runs again:
+  // SIGCONT after every termination signal, so it is not held for the whole grace period.
+  if (sig == SIGTERM || sig == SIGINT || sig == SIGHUP) spawner_.signal_group(pid_, SIGCONT);
 }
 
 void WorkerProcess::poll_heartbeat() {
   std::error_code ec;
   auto mtime = std::filesystem::last_write_time(id_.heartbeat_file, ec);
   if (ec) return;
-  if (heartbeat_mtime_ && *heartbeat_mtime_ != mtime) last_activity_ = Clock::now();
-  if (!heartbeat_mtime_) last_activity_ = Clock::now();  // first touch
+  if (heartbeat_mtime_ && *heartbeat_mtime_ != mtime) last_activity_ = time_.now();
+  if (!heartbeat_mtime_) last_activity_ = time_.now();  // first touch
   heartbeat_mtime_ = mtime;
 }
 

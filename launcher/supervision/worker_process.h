@@ -1,7 +1,8 @@
 // WorkerProcess: one running worker's OS resources — its pid/process group, the read ends of its
 // stdout/stderr pipes, its per-attempt log files, the tail of its output and its last sign of
 // life. Owned by the Supervisor (shared_ptr, so pending Asio reads keep it alive after the
-// generation ends). All methods run on the event loop.
+// generation ends). All methods run on the event loop. Its signals go through the Supervisor's
+// Spawner, its times (last sign of life, the drain timer) are the Supervisor's LoopTime.
 #pragma once
 
 #include <sys/types.h>
@@ -9,7 +10,6 @@
 #include <array>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/readable_pipe.hpp>
-#include <boost/asio/steady_timer.hpp>
 #include <chrono>
 #include <deque>
 #include <filesystem>
@@ -19,13 +19,15 @@
 #include <string>
 
 #include "common/log_file.h"
+#include "common/loop_time.h"
 #include "launcher/supervision/line_splitter.h"
+#include "launcher/supervision/spawner.h"
 
 namespace tv {
 
 class WorkerProcess : public std::enable_shared_from_this<WorkerProcess> {
  public:
-  using Clock = std::chrono::steady_clock;
+  using Clock = LoopClock;
   struct Identity {
     int local_rank = 0;
     int rank = 0;
@@ -37,7 +39,8 @@ class WorkerProcess : public std::enable_shared_from_this<WorkerProcess> {
 
   // `log_dir_fd`: the open rank directory (log_dir), whose stdout.log / stderr.log are opened
   // relative to it (never through a link); -1 with no per-rank files.
-  WorkerProcess(boost::asio::io_context& io, Identity id, int log_dir_fd);
+  WorkerProcess(boost::asio::io_context& io, LoopTime& time, Spawner& spawner, Identity id,
+                int log_dir_fd);
   ~WorkerProcess();
 
   // Creates the two pipes; returns the write ends for the child (closed again by attach()).
@@ -60,7 +63,7 @@ class WorkerProcess : public std::enable_shared_from_this<WorkerProcess> {
   void signal(int sig) const;
   // Re-reads the heartbeat file's mtime; a change counts as a sign of life.
   void poll_heartbeat();
-  Clock::duration silent_for() const { return Clock::now() - last_activity_; }
+  Clock::duration silent_for() const { return time_.now() - last_activity_; }
 
   const Identity& id() const { return id_; }
   pid_t pid() const { return pid_; }
@@ -68,7 +71,7 @@ class WorkerProcess : public std::enable_shared_from_this<WorkerProcess> {
   std::optional<int> wait_status;  // set by the supervisor when Init reports the exit
   std::chrono::system_clock::time_point reaped_at;  // when it was (for the root cause's order)
   bool ended = false;                               // reported to the WorkerGroup
-  boost::asio::steady_timer drain_timer;
+  LoopTimer drain_timer;
   std::vector<std::string> tail() const { return {tail_.begin(), tail_.end()}; }
 
  private:
@@ -86,12 +89,14 @@ class WorkerProcess : public std::enable_shared_from_this<WorkerProcess> {
   void drain_now(Stream& s);
 
   boost::asio::io_context& io_;
+  LoopTime& time_;
+  Spawner& spawner_;
   Identity id_;
   pid_t pid_ = -1;
   Stream out_, err_;
   int open_streams_ = 0;
   std::function<void()> on_streams_closed_;
-  Clock::time_point last_activity_ = Clock::now();
+  Clock::time_point last_activity_;
   std::optional<std::filesystem::file_time_type> heartbeat_mtime_;
   std::deque<std::string> tail_;
   std::string prefix_;

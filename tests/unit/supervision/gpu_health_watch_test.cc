@@ -1,6 +1,14 @@
 #include "launcher/supervision/gpu_health_watch.h"
 
 #include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <chrono>
+#include <csignal>
+#include <vector>
+
+#include "tests/unit/fakes/sim_loop_time.h"
+#include "tests/unit/supervision/fake_spawner.h"
 
 namespace tv {
 namespace {
@@ -32,6 +40,67 @@ TEST(GpuHealthLine, AnythingElseIsUnknownNeverAThrow) {
   EXPECT_EQ(parse_gpu_health_line("garbage").kind, GpuHealthEvent::Kind::kUnknown);
   EXPECT_EQ(parse_gpu_health_line(R"({"event":"unavailable","reason":"no NVML"})").message,
             "no NVML");
+}
+
+// The watch's child through a FakeSpawner and its restart delay on a SimLoopTime: no process, no
+// sleep.
+class GpuHealthWatchTest : public ::testing::Test {
+ protected:
+  GpuHealthWatchTest() {
+    request_.executable = "/usr/bin/trainvisor";
+    request_.argv = {"trainvisor", "__query", "gpu-watch", "5"};
+  }
+  boost::asio::io_context io_;
+  testing::SimLoopTime time_;
+  testing::FakeSpawner spawner_{io_};
+  SpawnRequest request_;
+  std::vector<GpuHealthEvent> events_;
+};
+
+TEST_F(GpuHealthWatchTest, ItsLinesAreEventsAndAChildThatDiesIsStartedAgainAfterOneSecond) {
+  using namespace std::chrono_literals;
+  GpuHealthWatch watch(io_, time_, spawner_, request_,
+                       [this](const GpuHealthEvent& e) { events_.push_back(e); });
+  watch.start();
+  ASSERT_EQ(spawner_.spawned().size(), 1u);
+  const pid_t first = spawner_.spawned()[0];
+  EXPECT_EQ(spawner_.child(first).req.argv, request_.argv);
+  EXPECT_EQ(watch.pid(), first);
+  spawner_.write(first, std::string(R"({"event":"watching","gpus":8})") + "\n");
+  time_.run_ready();
+  ASSERT_EQ(events_.size(), 1u);
+  EXPECT_EQ(events_[0].kind, GpuHealthEvent::Kind::kWatching);
+  // Dies on its own, three times in a row: each time started again exactly 1 s later.
+  for (int restart = 1; restart <= GpuHealthWatch::kMaxRestarts; ++restart) {
+    spawner_.exit_code(spawner_.live().at(0), 1);
+    time_.run_ready();
+    EXPECT_TRUE(watch.gone());
+    time_.advance(999ms);
+    EXPECT_EQ(spawner_.spawned().size(), static_cast<size_t>(restart));
+    time_.advance(1ms);
+    EXPECT_EQ(spawner_.spawned().size(), static_cast<size_t>(restart + 1));
+    EXPECT_FALSE(watch.gone());
+  }
+  // A fourth death in a row without `watching` between: no longer watched.
+  spawner_.exit_code(spawner_.live().at(0), 1);
+  time_.run_ready();
+  time_.advance(10s);
+  EXPECT_EQ(spawner_.spawned().size(), 1u + GpuHealthWatch::kMaxRestarts);
+  EXPECT_TRUE(watch.gone());
+}
+
+TEST_F(GpuHealthWatchTest, StopKillsTheChildsGroupAndNothingStartsAgain) {
+  using namespace std::chrono_literals;
+  GpuHealthWatch watch(io_, time_, spawner_, request_,
+                       [this](const GpuHealthEvent& e) { events_.push_back(e); });
+  watch.start();
+  const pid_t pid = spawner_.spawned().at(0);
+  watch.stop();
+  EXPECT_EQ(spawner_.child(pid).signals, (std::vector<int>{SIGKILL}));
+  time_.run_ready();  // the SIGKILL's exit reaches it
+  EXPECT_TRUE(watch.gone());
+  time_.advance(10s);
+  EXPECT_EQ(spawner_.spawned().size(), 1u);
 }
 
 }  // namespace

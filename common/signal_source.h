@@ -1,0 +1,31 @@
+// SignalSource: where an event loop gets the process's termination and user signals from. The
+// real one is Init (common/init.h: its signal thread, sigwaitinfo); the Supervisor reaches it only
+// through this interface, so a unit test hands it a fake that delivers SIGTERM, SIGINT, SIGHUP,
+// SIGUSR1 ... on the test's own thread (tests/unit/supervision/fake_signals.h).
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <memory>
+
+namespace tv {
+
+// An installed route: signals go to its function until it is destroyed.
+class SignalRoute {
+ public:
+  virtual ~SignalRoute() = default;
+};
+
+class SignalSource {
+ public:
+  using OnSignal = std::function<void(int sig)>;
+  virtual ~SignalSource() = default;
+  // While the returned route lives, TERM/INT/HUP/USR1/USR2 and the stacks signal go to `fn`, on
+  // the source's own thread (post to your event loop). One route at a time.
+  [[nodiscard]] virtual std::unique_ptr<SignalRoute> route(OnSignal fn) = 0;
+  // Set for good when TERM, INT or HUP arrives, before the route runs: long work on the routed
+  // loop polls it to end early instead of keeping the posted signal waiting.
+  virtual const std::atomic<bool>& stop_requested() const = 0;
+};
+
+}  // namespace tv

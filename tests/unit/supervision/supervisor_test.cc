@@ -1,0 +1,418 @@
+// The Supervisor's event loop with no process, no signal and no sleep: a FakeSpawner for the
+// workers (tests/unit/supervision/fake_spawner.h), a FakeCluster that decides as LocalCluster
+// does, FakeSignals in place of Init, and a SimLoopTime whose clock moves only in advance(). The
+// test calls begin(), drives the loop through the clock (SimLoopTime polls the io_context) and
+// reads the exit code from end() once over().
+#include "launcher/supervision/supervisor.h"
+
+#include <gtest/gtest.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+
+#include <algorithm>
+#include <chrono>
+#include <csignal>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "tests/unit/fakes/sim_loop_time.h"
+#include "tests/unit/supervision/fake_cluster.h"
+#include "tests/unit/supervision/fake_signals.h"
+#include "tests/unit/supervision/fake_spawner.h"
+
+namespace tv {
+namespace {
+
+using namespace std::chrono_literals;
+using testing::FakeCluster;
+using testing::FakeSignals;
+using testing::FakeSpawner;
+using testing::SimLoopTime;
+
+constexpr auto kGrace = 5000ms;
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+int count(const std::vector<int>& v, int x) { return static_cast<int>(std::ranges::count(v, x)); }
+
+class SupervisorTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/tv_supervisor_test_XXXXXX";
+    ASSERT_NE(::mkdtemp(tmpl), nullptr);
+    dir_ = tmpl;
+    cfg_.layout.nproc_per_node = 2;
+    cfg_.executable = "/opt/train/worker";
+    cfg_.argv = {"worker", "--lr", "0.1"};
+    cfg_.base_env = Environment({{"PATH", "/usr/bin:/bin"}});
+    cfg_.grace = kGrace;
+    cfg_.work_dir = dir_;
+    cfg_.failure_file = dir_ + "/failure.txt";
+  }
+  void TearDown() override {
+    sup_.reset();
+    std::error_code ec;
+    std::filesystem::remove_all(dir_, ec);
+  }
+
+  // Joins the (fake) cluster and runs everything that is ready: generation 0 is spawned.
+  void begin(int restarts = 0) {
+    cluster_ = std::make_unique<FakeCluster>(io_, restarts);
+    sup_ = std::make_unique<Supervisor>(io_, cfg_, *cluster_, spawner_, time_, signals_);
+    sup_->begin();
+    time_.run_ready();
+  }
+  // The workers spawned for `generation`, by local rank.
+  std::vector<pid_t> workers(int generation) {
+    std::vector<pid_t> out;
+    for (pid_t p : spawner_.spawned())
+      if (spawner_.child(p).req.env.get("TORCHELASTIC_RESTART_COUNT") == std::to_string(generation))
+        out.push_back(p);
+    return out;
+  }
+  const std::vector<int>& signals_of(pid_t pid) { return spawner_.child(pid).signals; }
+  int end() {
+    EXPECT_TRUE(sup_->over());
+    return sup_->end();
+  }
+
+  boost::asio::io_context io_;
+  SimLoopTime time_;
+  FakeSpawner spawner_{io_};
+  FakeSignals signals_;
+  std::string dir_;
+  SupervisorConfig cfg_;
+  std::unique_ptr<FakeCluster> cluster_;
+  std::unique_ptr<Supervisor> sup_;
+};
+
+TEST_F(SupervisorTest, EveryWorkerExitsZeroTheRunReturnsZero) {
+  begin();
+  EXPECT_TRUE(signals_.routed());
+  const auto w = workers(0);
+  ASSERT_EQ(w.size(), 2u);
+  for (int r = 0; r < 2; ++r) {
+    const SpawnRequest& req = spawner_.child(w[r]).req;
+    EXPECT_EQ(req.executable, "/opt/train/worker");
+    EXPECT_EQ(req.argv, cfg_.argv);
+    EXPECT_EQ(req.env.get("RANK"), std::to_string(r));
+    EXPECT_EQ(req.env.get("MASTER_PORT"), "29500");
+    EXPECT_EQ(req.env.get("PATH"), "/usr/bin:/bin");
+    EXPECT_TRUE(std::filesystem::is_directory(dir_ + "/attempt_0/rank_" + std::to_string(r)));
+  }
+  spawner_.write(w[0], "step 1\n");
+  spawner_.exit_code(w[0], 0);
+  time_.run_ready();
+  EXPECT_FALSE(sup_->over());  // one worker is still running
+  spawner_.exit_code(w[1], 0);
+  time_.run_ready();
+  EXPECT_EQ(end(), 0);
+  EXPECT_EQ(cluster_->calls, (std::vector<std::string>{"join", "success 0", "leave 0"}));
+  EXPECT_EQ(spawner_.leftover_cleanups, 1);  // what the workers left behind, once they are gone
+  for (pid_t p : w) EXPECT_TRUE(signals_of(p).empty());
+  EXPECT_FALSE(signals_.routed());  // end(): signals are Init's again
+  EXPECT_FALSE(std::filesystem::exists(cfg_.failure_file));
+}
+
+TEST_F(SupervisorTest, AFailureStopsTheOthersAndItsExitCodeIsTheRunsCode) {
+  cfg_.layout.nproc_per_node = 3;
+  begin();
+  const auto w = workers(0);
+  ASSERT_EQ(w.size(), 3u);
+  spawner_.write(w[1], "ValueError: boom\n", /*to_stderr=*/true);
+  spawner_.exit_code(w[1], 3);
+  time_.run_ready();
+  // The others get SIGTERM (and SIGCONT, for a stopped one); the failure goes to the cluster.
+  EXPECT_EQ(signals_of(w[0]), (std::vector<int>{SIGTERM, SIGCONT}));
+  EXPECT_EQ(signals_of(w[2]), (std::vector<int>{SIGTERM, SIGCONT}));
+  EXPECT_TRUE(signals_of(w[1]).empty());
+  ASSERT_EQ(cluster_->failures.size(), 1u);
+  const NodeFailure& f = cluster_->failures[0];
+  EXPECT_EQ(f.generation, 0);
+  EXPECT_EQ(f.exit_code, 3);
+  EXPECT_NE(f.summary.find("rank 1 "), std::string::npos) << f.summary;
+  EXPECT_NE(f.summary.find("ValueError: boom"), std::string::npos) << f.summary;
+  EXPECT_EQ(cluster_->calls, (std::vector<std::string>{"join", "failure 0"}));
+  // report_stopped only once every worker is gone.
+  spawner_.exit(w[0], W_EXITCODE(0, SIGTERM));
+  time_.run_ready();
+  EXPECT_EQ(cluster_->calls.back(), "failure 0");
+  spawner_.exit(w[2], W_EXITCODE(0, SIGTERM));
+  time_.run_ready();
+  EXPECT_EQ(end(), 3);
+  EXPECT_EQ(cluster_->calls,
+            (std::vector<std::string>{"join", "failure 0", "stopped 0", "leave 0"}));
+  const std::string failure = read_file(cfg_.failure_file);
+  EXPECT_NE(failure.find("rank 1 "), std::string::npos) << failure;
+  EXPECT_NE(failure.find("ValueError: boom"), std::string::npos) << failure;
+}
+
+TEST_F(SupervisorTest, AWorkerIgnoringSigtermIsKilledWhenTheGraceElapses) {
+  begin();
+  const auto w = workers(0);
+  spawner_.exit_code(w[0], 1);
+  time_.run_ready();
+  EXPECT_EQ(signals_of(w[1]), (std::vector<int>{SIGTERM, SIGCONT}));
+  time_.advance(kGrace - 1ms);
+  EXPECT_EQ(count(signals_of(w[1]), SIGKILL), 0);
+  EXPECT_FALSE(sup_->over());
+  time_.advance(1ms);
+  EXPECT_EQ(signals_of(w[1]), (std::vector<int>{SIGTERM, SIGCONT, SIGKILL}));
+  time_.run_ready();  // the SIGKILL ended it
+  EXPECT_EQ(end(), 1);
+  EXPECT_EQ(cluster_->calls,
+            (std::vector<std::string>{"join", "failure 0", "stopped 0", "leave 0"}));
+}
+
+class SupervisorSignalTest : public SupervisorTest, public ::testing::WithParamInterface<int> {};
+
+TEST_P(SupervisorSignalTest, ATerminationSignalIsForwardedAndTheRunExits128PlusN) {
+  const int sig = GetParam();
+  spawner_.dies_on = {SIGKILL, sig};
+  begin();
+  const auto w = workers(0);
+  ASSERT_EQ(w.size(), 2u);
+  ASSERT_TRUE(signals_.deliver(sig));
+  time_.run_ready();
+  for (pid_t p : w) EXPECT_EQ(signals_of(p), (std::vector<int>{sig}));  // it died of it
+  EXPECT_EQ(end(), 128 + sig);
+  EXPECT_EQ(cluster_->calls, (std::vector<std::string>{"join", "leave " + std::to_string(sig)}));
+  EXPECT_TRUE(cluster_->failures.empty());  // a stop from outside is no failure
+}
+
+INSTANTIATE_TEST_SUITE_P(TermIntHup, SupervisorSignalTest,
+                         ::testing::Values(SIGTERM, SIGINT, SIGHUP),
+                         [](const auto& info) { return std::string(sigabbrev_np(info.param)); });
+
+TEST_F(SupervisorTest, StoppedWorkersGetSigkillWhenTheGraceElapses) {
+  begin();
+  const auto w = workers(0);
+  ASSERT_TRUE(signals_.deliver(SIGTERM));
+  time_.run_ready();
+  EXPECT_EQ(signals_of(w[0]), (std::vector<int>{SIGTERM, SIGCONT}));
+  time_.advance(kGrace - 1ms);
+  EXPECT_EQ(count(signals_of(w[0]), SIGKILL), 0);
+  time_.advance(1ms);
+  EXPECT_EQ(count(signals_of(w[0]), SIGKILL), 1);
+  EXPECT_EQ(count(signals_of(w[1]), SIGKILL), 1);
+  time_.run_ready();
+  EXPECT_EQ(end(), 143);
+}
+
+TEST_F(SupervisorTest, ASecondSigtermKillsAtOnce) {
+  begin();
+  const auto w = workers(0);
+  ASSERT_TRUE(signals_.deliver(SIGTERM));
+  time_.run_ready();
+  time_.advance(1000ms);
+  EXPECT_EQ(count(signals_of(w[0]), SIGKILL), 0);
+  ASSERT_TRUE(signals_.deliver(SIGTERM));
+  time_.run_ready();
+  EXPECT_EQ(count(signals_of(w[0]), SIGKILL), 1);
+  EXPECT_EQ(count(signals_of(w[1]), SIGKILL), 1);
+  EXPECT_EQ(end(), 143);  // the first signal's code stands
+}
+
+TEST_F(SupervisorTest, Sigusr1IsForwardedOnlyAndTheRunGoesOn) {
+  begin();
+  const auto w = workers(0);
+  ASSERT_TRUE(signals_.deliver(SIGUSR1));
+  time_.run_ready();
+  for (pid_t p : w) EXPECT_EQ(signals_of(p), (std::vector<int>{SIGUSR1}));
+  EXPECT_FALSE(sup_->over());
+  for (pid_t p : w) spawner_.exit_code(p, 0);
+  time_.run_ready();
+  EXPECT_EQ(end(), 0);
+}
+
+TEST_F(SupervisorTest, ARestartSpawnsTheNextGenerationOnItsPort) {
+  begin(/*restarts=*/1);
+  const auto g0 = workers(0);
+  spawner_.exit_code(g0[1], 1);
+  time_.run_ready();
+  EXPECT_TRUE(workers(1).empty());  // not before every worker of generation 0 is gone
+  spawner_.exit(g0[0], W_EXITCODE(0, SIGTERM));
+  time_.run_ready();
+  const auto g1 = workers(1);
+  ASSERT_EQ(g1.size(), 2u);
+  for (int r = 0; r < 2; ++r) {
+    const SpawnRequest& req = spawner_.child(g1[r]).req;
+    EXPECT_EQ(req.env.get("MASTER_PORT"), std::to_string(cluster_->port_of(1)));
+    EXPECT_EQ(req.env.get("RANK"), std::to_string(r));
+    EXPECT_TRUE(std::filesystem::is_directory(dir_ + "/attempt_1/rank_" + std::to_string(r)));
+  }
+  for (pid_t p : g1) spawner_.exit_code(p, 0);
+  time_.run_ready();
+  EXPECT_EQ(end(), 0);
+  EXPECT_EQ(cluster_->calls,
+            (std::vector<std::string>{"join", "failure 0", "stopped 0", "success 1", "leave 0"}));
+  EXPECT_EQ(spawner_.spawned().size(), 4u);
+}
+
+TEST_F(SupervisorTest, ASilentWorkerIsHungAfterTheTimeoutStacksFirstThenExit124) {
+  cfg_.hang_timeout = 1000ms;
+  spawner_.dies_on = {SIGKILL, SIGTERM};
+  begin();
+  const auto w = workers(0);
+  time_.advance(600ms);
+  spawner_.write(w[1], "still alive\n");  // rank 1's silence starts again here
+  time_.advance(399ms);
+  EXPECT_TRUE(cluster_->failures.empty());
+  time_.advance(1ms);  // rank 0 silent for 1 s: its stacks are collected before any signal
+  EXPECT_TRUE(signals_of(w[0]).empty());
+  EXPECT_TRUE(cluster_->failures.empty());
+  time_.advance(50ms);  // the stacks poll: nothing to wait for (not a Python worker)
+  EXPECT_EQ(signals_of(w[0]).front(), SIGTERM);
+  EXPECT_EQ(signals_of(w[1]).front(), SIGTERM);
+  ASSERT_EQ(cluster_->failures.size(), 1u);
+  EXPECT_EQ(cluster_->failures[0].exit_code, 124);
+  EXPECT_NE(cluster_->failures[0].summary.find("rank 0 "), std::string::npos);
+  time_.run_ready();
+  EXPECT_EQ(end(), 124);
+  EXPECT_NE(read_file(dir_ + "/stacks.txt").find("stacks on hang"), std::string::npos);
+}
+
+TEST_F(SupervisorTest, OutputKeepsAWorkerFromBeingHung) {
+  cfg_.hang_timeout = 1000ms;
+  begin();
+  const auto w = workers(0);
+  for (int i = 0; i < 10; ++i) {  // 3 s of lines every 300 ms from both ranks: never hung
+    time_.advance(300ms);
+    for (pid_t p : w) spawner_.write(p, "step\n");
+  }
+  EXPECT_TRUE(cluster_->failures.empty());
+  for (pid_t p : w) EXPECT_TRUE(signals_of(p).empty());
+  for (pid_t p : w) spawner_.exit_code(p, 0);
+  time_.run_ready();
+  EXPECT_EQ(end(), 0);
+}
+
+TEST_F(SupervisorTest, AWorkerThatCannotStartFailsTheGenerationWithItsCode) {
+  spawner_.fail_next = Error{127, "worker: not found"};
+  spawner_.dies_on = {SIGKILL, SIGTERM};
+  begin();
+  ASSERT_EQ(spawner_.spawned().size(), 1u);  // rank 0 failed to start; rank 1 did, then stopped
+  time_.run_ready();
+  EXPECT_EQ(end(), 127);
+  ASSERT_EQ(cluster_->failures.size(), 1u);
+  EXPECT_EQ(cluster_->failures[0].exit_code, 127);
+}
+
+TEST_F(SupervisorTest, AFatalXidFromTheGpuHealthChildEndsThisNodeWith74) {
+  SpawnRequest watch;
+  watch.executable = "/usr/bin/trainvisor";
+  watch.argv = {"trainvisor", "__query", "gpu-watch", "5"};
+  cfg_.gpu_health = watch;
+  spawner_.dies_on = {SIGKILL, SIGTERM};
+  begin();
+  const pid_t gpu = spawner_.spawned().at(0);  // started before the workers
+  EXPECT_EQ(spawner_.child(gpu).req.argv, watch.argv);
+  const auto w = workers(0);
+  ASSERT_EQ(w.size(), 2u);
+  spawner_.write(gpu, R"({"event":"xid","gpu":{"index":1,"uuid":"GPU-fake-0001"},"xid":79,)"
+                      R"("fatal":true,"meaning":"GPU has fallen off the bus"})"
+                      "\n");
+  time_.run_ready();
+  for (pid_t p : w) EXPECT_EQ(signals_of(p), (std::vector<int>{SIGTERM}));
+  EXPECT_EQ(end(), 74);
+  EXPECT_EQ(signals_of(gpu), (std::vector<int>{SIGKILL}));  // end(): the watch is killed
+  EXPECT_EQ(cluster_->calls, (std::vector<std::string>{"join", "leave 0"}));
+  const std::string failure = read_file(cfg_.failure_file);
+  EXPECT_NE(failure.find("node fault: GPU 1 (GPU-fake-0001): Xid 79"), std::string::npos)
+      << failure;
+}
+
+TEST_F(SupervisorTest, AnExitWaitsAtMostTheDrainWindowForPipesAGrandchildHoldsOpen) {
+  begin();
+  const auto w = workers(0);
+  spawner_.write(w[1], "last words\n");
+  spawner_.exit(w[1], W_EXITCODE(2, 0), /*pipes_held=*/true);
+  time_.run_ready();
+  time_.advance(199ms);  // kDrainWindow (supervisor.cc) is 200 ms
+  EXPECT_TRUE(cluster_->failures.empty());
+  EXPECT_TRUE(signals_of(w[0]).empty());
+  time_.advance(1ms);
+  ASSERT_EQ(cluster_->failures.size(), 1u);
+  EXPECT_NE(cluster_->failures[0].summary.find("exit 2: last words"), std::string::npos)
+      << cluster_->failures[0].summary;
+  EXPECT_EQ(signals_of(w[0]), (std::vector<int>{SIGTERM, SIGCONT}));
+  spawner_.exit(w[0], W_EXITCODE(0, SIGTERM));
+  time_.run_ready();
+  EXPECT_EQ(end(), 2);
+}
+
+// Rank 0 wrote its error file (torch's @record does so as the exception leaves it) and is still
+// in teardown when rank 1's collateral failure ends first: rank 0 is the root cause, its SIGTERM
+// waits for the root-cause exit window (2 s, supervisor_failure.cc) and its own exit is reported.
+TEST_F(SupervisorTest, ARootCauseStillExitingIsWaitedForThenReportedWithItsOwnCode) {
+  cfg_.layout.nproc_per_node = 3;
+  begin();
+  const auto w = workers(0);
+  const auto error_file = spawner_.child(w[0]).req.env.get("TORCHELASTIC_ERROR_FILE");
+  ASSERT_TRUE(error_file);
+  std::ofstream(*error_file) << R"({"message":{"message":"RuntimeError: CUDA error",)"
+                             << R"("extraInfo":{"py_callstack":"Traceback ...","timestamp":"1"}}})";
+  spawner_.exit_code(w[1], 1);
+  time_.run_ready();
+  EXPECT_TRUE(cluster_->failures.empty());  // waiting for rank 0's own exit
+  EXPECT_TRUE(signals_of(w[0]).empty());
+  EXPECT_EQ(signals_of(w[2]), (std::vector<int>{SIGTERM, SIGCONT}));
+  time_.advance(1999ms);
+  EXPECT_TRUE(signals_of(w[0]).empty());
+  time_.advance(1ms);
+  EXPECT_EQ(signals_of(w[0]), (std::vector<int>{SIGTERM, SIGCONT}));
+  spawner_.exit_code(w[0], 7);
+  spawner_.exit(w[2], W_EXITCODE(0, SIGTERM));
+  time_.run_ready();
+  ASSERT_EQ(cluster_->failures.size(), 1u);
+  EXPECT_EQ(cluster_->failures[0].exit_code, 7);
+  EXPECT_NE(cluster_->failures[0].summary.find("rank 0 "), std::string::npos);
+  EXPECT_NE(cluster_->failures[0].summary.find("RuntimeError: CUDA error"), std::string::npos);
+  EXPECT_EQ(end(), 7);
+}
+
+// `trainvisor stacks` (the stacks signal to trainvisor): each Python worker whose hook registered
+// under its own pid gets the signal, the stacks files are polled on the loop (50 ms) until they
+// have grown and settled, and one report names each rank's innermost frame; nothing else changes.
+TEST_F(SupervisorTest, TheStacksSignalCollectsEveryRanksStacksOnTheLoop) {
+  cfg_.argv = {"python3", "-u", "train.py"};
+  begin();
+  const auto w = workers(0);
+  ASSERT_EQ(w.size(), 2u);
+  const auto file0 = spawner_.child(w[0]).req.env.get("TRAINVISOR_STACKS_FILE");
+  ASSERT_TRUE(file0);
+  EXPECT_EQ(*file0, std::filesystem::absolute(dir_ + "/attempt_0/rank_0/stacks.txt").string());
+  EXPECT_TRUE(std::filesystem::exists(dir_ + "/.trainvisor/python/sitecustomize.py"));
+  // Rank 0's hook registered under its pid; rank 1's names another pid (not signalled).
+  std::ofstream(*file0) << "# trainvisor stacks: pid " << w[0] << " main thread 0x00007f01\n";
+  std::ofstream(*spawner_.child(w[1]).req.env.get("TRAINVISOR_STACKS_FILE"))
+      << "# trainvisor stacks: pid 1 main thread 0x00007f02\n";
+  ASSERT_TRUE(signals_.deliver(stacks_signal()));
+  time_.run_ready();
+  EXPECT_EQ(spawner_.child(w[0]).process_signals, std::vector<int>{stacks_signal()});
+  EXPECT_TRUE(spawner_.child(w[1]).process_signals.empty());
+  std::ofstream(*file0, std::ios::app) << "Current thread 0x00007f01 (most recent call first):\n"
+                                       << "  File \"/x/train.py\", line 5 in step\n";
+  time_.advance(50ms);  // grown
+  EXPECT_FALSE(std::filesystem::exists(dir_ + "/stacks.txt"));
+  time_.advance(50ms);  // and settled: the report
+  const std::string report = read_file(dir_ + "/stacks.txt");
+  EXPECT_NE(report.find("main thread in step (/x/train.py:5)"), std::string::npos) << report;
+  EXPECT_NE(report.find("its stacks file names pid 1"), std::string::npos) << report;
+  for (pid_t p : w) EXPECT_TRUE(signals_of(p).empty());  // the workers run on
+  for (pid_t p : w) spawner_.exit_code(p, 0);
+  time_.run_ready();
+  EXPECT_EQ(end(), 0);
+}
+
+}  // namespace
+}  // namespace tv
