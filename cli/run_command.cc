@@ -333,7 +333,11 @@ Result<RunPlan> plan_run(const Options& o, const Environment& env) {
 NetworkClusterConfig network_config(const RunPlan& p) {
   const Topology& t = p.topology;
   NetworkClusterConfig c;
-  c.node_rank = t.node_rank;
+  c.node_rank = t.rank_by_rendezvous ? rdzv::kRankUnassigned : t.node_rank;
+  const auto from = t.origin.find("node_rank");
+  c.who.rank_from = t.rank_by_rendezvous     ? "none given"
+                    : from == t.origin.end() ? ""
+                                             : from->second;
   c.nnodes = t.nnodes;
   c.nproc_per_node = t.nproc_per_node;
   c.master_addr = t.master_addr;
@@ -370,7 +374,12 @@ Status run_multinode_preflight(RunPlan& p, const PreflightConfig& cfg, bool gpus
     nc.preflight_unique_id = id.hex;
   }
   Init::instance().set_phase("rendezvous (--preflight full)");
-  auto net = std::make_unique<NetworkCluster>(io, nc);
+  // A node whose rank the rendezvous gave has its cluster already (assign_node_rank).
+  std::unique_ptr<NetworkCluster> net(dynamic_cast<NetworkCluster*>(cluster.release()));
+  if (!net)
+    net = std::make_unique<NetworkCluster>(io, nc);
+  else if (nc.preflight_unique_id)
+    net->set_preflight_unique_id(*nc.preflight_unique_id);
   const int nproc = t.nproc_per_node;
   // The probe runs on the cluster's thread, joined before preflight() returns.
   auto st = net->preflight([cfg, nproc, nnodes = t.nnodes, node = t.node_rank,
@@ -415,6 +424,26 @@ Status run_preflight_if_asked(RunPlan& p, const Environment& env, boost::asio::i
   spdlog::info("preflight ({}, {:.1f} s):\n{}", level, report.seconds, format_report(report));
   if (!report.passed)
     return Error{exit_code::kPreflightFailed, "preflight failed: not starting the workers"};
+  return ok_status();
+}
+
+// No node rank from the options or a platform: the rendezvous gives it (docs/coordination.md,
+// "Node ranks") before anything that names the rank (the banner, the workers' RANK and
+// GROUP_RANK, the failure file, node 0's ledger); the cluster that found it runs the job.
+Status assign_node_rank(RunPlan& p, boost::asio::io_context& io,
+                        std::unique_ptr<Cluster>& cluster) {
+  if (!p.topology.rank_by_rendezvous) return ok_status();
+  Init::instance().set_phase("rendezvous (node rank)");
+  auto net = std::make_unique<NetworkCluster>(io, network_config(p));
+  auto rank = net->assign_rank();
+  if (!rank) return rank.error();
+  Topology& t = p.topology;
+  t.node_rank = *rank;
+  t.rank_by_rendezvous = false;
+  t.origin["node_rank"] = net->rank_origin();
+  p.sup.layout.node_rank = *rank;
+  p.observability.goodput.node_rank = *rank;
+  cluster = std::move(net);
   return ok_status();
 }
 
@@ -644,14 +673,16 @@ int run_command(const Args& args, const Environment& env) {
   if (!plan) return refuse(plan.error());
   if (auto v = opts->get("link-logs"); v && plan->ckpt_dir)
     if (auto s = link_logs(v->value, *plan->ckpt_dir); !s) spdlog::warn("{}", s.error().message);
-  resolve_gpu_peak(plan->observability, env);
   boost::asio::io_context io;
+  // Made early by a rank the rendezvous assigns, or by a multi-node preflight (joins early).
+  std::unique_ptr<Cluster> cluster;
+  if (auto s = assign_node_rank(*plan, io, cluster); !s) return refuse(s.error());
+  resolve_gpu_peak(plan->observability, env);
   auto obs = Observability::make(io, plan->observability, clock, started_at);
   if (!obs) return refuse(obs.error());
   GoodputAccountant& goodput = (*obs)->accountant();
   plan->sup.observer = obs->get();
   plan->sup.progress_step = [o = obs->get()] { return o->generation_step(); };
-  std::unique_ptr<Cluster> cluster;  // made by a multi-node preflight, which joins the job early
   init.set_phase("preflight");
   goodput.enter(Phase::kPreflight);
   if (auto s = run_preflight_if_asked(*plan, env, io, cluster); !s) {

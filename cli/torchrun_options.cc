@@ -111,15 +111,19 @@ Status map_endpoint(Options& o) {
   if (!v || v->value.empty()) return ok_status();
   auto e = split_endpoint(*v);
   if (!e) return e.error();
+  // PET_RDZV_ENDPOINT (torchrun's env action) gives way to a --master-addr flag; its values are
+  // explicit ones ("env PET_RDZV_ENDPOINT"), not the Kubeflow source's PET_ values.
+  const bool from_pet = v->origin.starts_with("PET_");
+  const std::string from = from_pet ? "env " + v->origin : v->origin;
   if (given(o, "master-addr") && !o.get("master-addr")->origin.starts_with("PET_")) {
     const OptionValue m = *o.get("master-addr");
-    if (m.value != e->host)
+    if (m.value != e->host && !from_pet)
       return config(shown(*v) + " conflicts with " + shown(m) +
                     ": expected one address of node rank 0, or only one of them");
   } else {
-    o.set("master-addr", OptionValue{e->host, v->origin});
+    o.set("master-addr", OptionValue{e->host, from});
   }
-  if (!given(o, "rdzv-port")) o.set("rdzv-port", OptionValue{e->port, v->origin});
+  if (!given(o, "rdzv-port")) o.set("rdzv-port", OptionValue{e->port, from});
   return ok_status();
 }
 
@@ -187,6 +191,7 @@ std::vector<OptionSpec> torchrun_option_specs() {
       {.name = "rdzv-endpoint",
        .help = "node rank 0's coordinator: HOST sets --master-addr, PORT (default 29400) "
                "--rdzv-port",
+       .from_pet = true,
        .metavar = "HOST[:PORT]"},
       {.name = "rdzv-id",
        .help = "the job id (and TORCHELASTIC_RUN_ID)",

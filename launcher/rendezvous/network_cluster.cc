@@ -9,6 +9,7 @@
 #include "common/exit_codes.h"
 #include "launcher/rendezvous/rdzv_agent.h"
 #include "launcher/rendezvous/rdzv_coordinator.h"
+#include "launcher/rendezvous/rdzv_host.h"
 
 namespace tv {
 
@@ -16,6 +17,7 @@ namespace asio = boost::asio;
 
 NetworkCluster::NetworkCluster(asio::io_context& io, NetworkClusterConfig config, LoopTime& time)
     : io_(io), time_(time), config_(std::move(config)) {
+  if (config_.who.node_id.empty()) config_.who = rdzv::this_process_identity(config_.who.rank_from);
   if (config_.node_rank == 0) coordinator_ = std::make_unique<RdzvCoordinator>(io_, config_, time_);
 }
 
@@ -42,7 +44,7 @@ void NetworkCluster::join(Events events) {
 
 void NetworkCluster::start_agent() {
   auto agent_config = config_;
-  if (coordinator_) {
+  if (coordinator_ && !coordinator_->listening()) {
     if (auto st = coordinator_->listen(); !st) {
       finished_ = true;
       asio::post(io_, [this, why = st.error().message] {
@@ -51,8 +53,8 @@ void NetworkCluster::start_agent() {
       });
       return;
     }
-    agent_config.rdzv_port = coordinator_->port();  // the same unless rdzv_port was 0
   }
+  if (coordinator_) agent_config.rdzv_port = coordinator_->port();  // the same unless it was 0
   RdzvAgent::Handlers h;
   h.on_start = [this](const GenerationPlan& p) {
     if (finished_) return;
@@ -83,6 +85,55 @@ void NetworkCluster::start_agent() {
   h.on_preflight = [this](const std::string& unique_id) { run_probe(unique_id); };
   agent_ = std::make_unique<RdzvAgent>(io_, agent_config, std::move(h), time_);
   agent_->join();
+}
+
+Result<int> NetworkCluster::assign_rank() {
+  if (config_.node_rank != rdzv::kRankUnassigned) return config_.node_rank;
+  const std::string endpoint = config_.master_addr + ":" + std::to_string(config_.rdzv_port);
+  if (is_this_machine(config_.master_addr)) {
+    auto c = std::make_unique<RdzvCoordinator>(io_, config_, time_);
+    auto st = c->listen();
+    if (st) {
+      coordinator_ = std::move(c);
+      config_.node_rank = 0;
+      rank_origin_ = "this node hosts the coordinator on " + endpoint + " (--rdzv-endpoint)";
+      config_.who.rank_from = rank_origin_;
+      return 0;
+    }
+    if (!c->address_in_use()) return st.error();
+    spdlog::info(
+        "rdzv: {} is taken on this machine: another node hosts the coordinator; asking it for a "
+        "node rank",
+        endpoint);
+  }
+  std::optional<Result<int>> answer;
+  RdzvAgent::Handlers h;
+  h.on_rank = [&answer](int rank) { answer = rank; };
+  h.on_give_up = [&answer](const NodeFailure& f) { answer = Error{f.exit_code, f.summary}; };
+  h.on_lost = [&answer](const std::string& why, int) { answer = Error{exit_code::kTempFail, why}; };
+  h.on_done = [&answer] {
+    answer = Error{exit_code::kTempFail, "the job ended before it started"};
+  };
+  h.on_start = [](const GenerationPlan&) {};
+  h.on_stop = [](const NodeFailure&) {};
+  h.on_preflight = [](const std::string&) {};
+  auto asker = std::make_unique<RdzvAgent>(io_, config_, std::move(h), time_);
+  asker->join();
+  while (!answer && io_.run_one() > 0) {
+  }
+  asker.reset();
+  if (!answer) return Error{exit_code::kTempFail, "rendezvous: event loop ended asking for a rank"};
+  if (!*answer) return answer->error();
+  config_.node_rank = answer->value();
+  rank_origin_ = "assigned by node 0 in join order (no --node-rank, no platform rank)";
+  config_.who.rank_from = rank_origin_;
+  spdlog::info("rdzv: node rank {} {}", config_.node_rank, rank_origin_);
+  return config_.node_rank;
+}
+
+void NetworkCluster::set_preflight_unique_id(const std::string& hex) {
+  config_.preflight_unique_id = hex;
+  if (coordinator_) coordinator_->set_preflight_unique_id(hex);
 }
 
 void NetworkCluster::begin_preflight(Probe probe, std::function<void(const Status&)> done) {

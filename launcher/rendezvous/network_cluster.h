@@ -28,13 +28,17 @@
 #include "common/environment.h"
 #include "common/loop_time.h"
 #include "common/result.h"
+#include "launcher/rendezvous/rdzv_protocol.h"
 #include "launcher/supervision/cluster.h"
 #include "launcher/supervision/restart_policy.h"
 
 namespace tv {
 
 struct NetworkClusterConfig {
+  // rdzv::kRankUnassigned: none given; assign_rank() finds it (docs/coordination.md, "Node ranks")
   int node_rank = 0;
+  // This process in its joins; the constructor makes it when node_id is empty (rank_from kept).
+  rdzv::NodeIdentity who;
   int nnodes = 1;
   int nproc_per_node = 0;    // this node's workers, sent in its join (0: not said)
   std::string master_addr;   // node 0's name or address (resolved with retries)
@@ -83,6 +87,19 @@ class NetworkCluster final : public Cluster {
   // The same, blocking: runs the io_context until the verdict (before the supervisor exists).
   Status preflight(Probe probe);
 
+  // A node without a rank (config.node_rank == rdzv::kRankUnassigned) finds it, blocking (runs
+  // the io_context): when the endpoint's host is this machine (rdzv_host.h) and this node can
+  // listen on the coordinator's address and port, it hosts the coordinator and is rank 0;
+  // otherwise (the port is taken: another node of this machine hosts it) it asks the coordinator,
+  // which assigns ranks in join order. Then the node joins as usual with that rank. Errors: the
+  // coordinator's refusal (78), no coordinator within --rdzv-timeout (75), a listen error (75).
+  // Returns the rank, at once when it was given.
+  Result<int> assign_rank();
+  // Where assign_rank's rank came from, for the start banner.
+  const std::string& rank_origin() const { return rank_origin_; }
+  // `--preflight full` on a node that learnt it is node 0 after this cluster was made.
+  void set_preflight_unique_id(const std::string& hex);
+
   // The coordinator's bound port on node 0 (useful when rdzv_port was 0 in tests); 0 elsewhere.
   int coordinator_port() const;
 
@@ -98,6 +115,7 @@ class NetworkCluster final : public Cluster {
   Events events_;
   std::unique_ptr<RdzvCoordinator> coordinator_;  // node 0 only
   std::unique_ptr<RdzvAgent> agent_;
+  std::string rank_origin_;
   bool finished_ = false;
   bool joined_ = false;  // join() has handed over the supervisor's events
   Probe probe_;

@@ -38,6 +38,11 @@ std::string RdzvAgent::where() const {
   return config_.master_addr + ":" + std::to_string(config_.rdzv_port);
 }
 
+std::string RdzvAgent::me() const {
+  return config_.node_rank == rdzv::kRankUnassigned ? std::string("this node (no rank yet)")
+                                                    : "node " + std::to_string(config_.node_rank);
+}
+
 void RdzvAgent::join() {
   deadline_.expires_after(config_.rdzv_timeout);
   deadline_.async_wait([this, w = std::weak_ptr<bool>(alive_)](boost::system::error_code ec) {
@@ -84,7 +89,7 @@ void RdzvAgent::connect(const std::vector<tcp::endpoint>& endpoints) {
 }
 
 void RdzvAgent::retry(const std::string& why) {
-  if (why != last_error_) spdlog::info("rdzv: node {}: {}; retrying", config_.node_rank, why);
+  if (why != last_error_) spdlog::info("rdzv: {}: {}; retrying", me(), why);
   last_error_ = why;
   state_ = State::kConnecting;
   retry_timer_.expires_after(delay_);
@@ -117,9 +122,7 @@ void RdzvAgent::on_handshake(const Message& m) {
     nonce_ = rdzv::random_nonce();
     conn_->set_context(rdzv::make_context(server, std::nullopt));
     conn_->send(MsgType::kJoin, config_.node_rank, 0,
-                {{"nonce", rdzv::to_hex(nonce_)},
-                 {"nnodes", config_.nnodes},
-                 {"nproc_per_node", config_.nproc_per_node}});
+                rdzv::join_body(nonce_, config_.nnodes, config_.nproc_per_node, config_.who));
     conn_->set_context(rdzv::make_context(server, nonce_));
     return;
   }
@@ -131,6 +134,16 @@ void RdzvAgent::on_handshake(const Message& m) {
     conn_->close();
     return retry(std::string("coordinator sent ") + rdzv::type_name(m.type) +
                  " during the handshake");
+  }
+  const int rank = m.body["node_rank"].get<int>();
+  if (config_.node_rank == rdzv::kRankUnassigned) {
+    finish();
+    return handlers_.on_rank(rank);
+  }
+  if (rank != config_.node_rank) {
+    conn_->close();
+    return retry("coordinator welcomed node rank " + std::to_string(rank) + ", not " +
+                 std::to_string(config_.node_rank));
   }
   state_ = State::kJoined;
   last_seen_ = time_.now();

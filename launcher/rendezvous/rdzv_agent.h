@@ -34,6 +34,9 @@ class RdzvAgent {
     // The preflight phase (before generation 0): run the probe with this ncclUniqueId (hex, or
     // "" when node 0 has none), then send_probe_result.
     std::function<void(const std::string& unique_id)> on_preflight;
+    // A join without a rank (config.node_rank == rdzv::kRankUnassigned) ends here: the rank the
+    // coordinator assigned; the agent is finished (the node joins again with it).
+    std::function<void(int node_rank)> on_rank;
   };
 
   RdzvAgent(boost::asio::io_context& io, const NetworkClusterConfig& config, Handlers handlers,
@@ -63,6 +66,7 @@ class RdzvAgent {
   void finish();
   void send(rdzv::MsgType type, int generation, nlohmann::json body = nlohmann::json::object());
   std::string where() const;
+  std::string me() const;  // "node 2", or "this node (no rank yet)"
 
   boost::asio::io_context& io_;
   LoopTime& time_;

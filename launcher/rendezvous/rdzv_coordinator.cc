@@ -63,6 +63,7 @@ RdzvCoordinator::RdzvCoordinator(asio::io_context& io, const NetworkClusterConfi
       pending_(io, rdzv::handshake_deadline(config.peer_timeout),
                rdzv::pending_limits(config.nnodes), time),
       agents_(static_cast<size_t>(std::max(config.nnodes, 1))),
+      assigned_(agents_.size()),
       machine_(std::max(config.nnodes, 1), config.policy, config.base_master_port,
                config.preflight_unique_id.has_value(), *this) {
   // A job whose master is a loopback address runs on one machine: listen there only.
@@ -92,10 +93,14 @@ Status RdzvCoordinator::listen() {
   if (!ec) acceptor_.set_option(tcp::acceptor::reuse_address(true), ec);
   if (!ec) acceptor_.bind(ep, ec);
   if (!ec) acceptor_.listen(asio::socket_base::max_listen_connections, ec);
-  if (ec)
+  address_in_use_ = ec == asio::error::address_in_use;
+  if (ec) {
+    boost::system::error_code ignored;
+    acceptor_.close(ignored);  // a later listen() starts afresh
     return Error{exit_code::kTempFail,
                  "rendezvous coordinator cannot listen on " + config_.bind_addr + ":" +
                      std::to_string(config_.rdzv_port) + " (--rdzv-port): " + ec.message()};
+  }
   port_ = acceptor_.local_endpoint().port();
   spdlog::info("rdzv: coordinator listening on {}:{} for {} nodes", config_.bind_addr, port_,
                config_.nnodes);
@@ -163,6 +168,16 @@ void RdzvCoordinator::on_accepted(tcp::socket socket) {
       });
 }
 
+namespace {
+// "10.0.0.7" of "10.0.0.7:43092" (Connection::peer): a node's address, without its port.
+std::string address_of(const std::string& peer) { return peer.substr(0, peer.rfind(':')); }
+
+std::string rank_text(int rank) {
+  return rank == rdzv::kRankUnassigned ? std::string("a node without a rank")
+                                       : "node rank " + std::to_string(rank);
+}
+}  // namespace
+
 void RdzvCoordinator::on_join(const Conn& conn, const Message& m, const rdzv::Nonce& nonce) {
   std::string refuse;
   const int rank = m.node_rank;
@@ -173,18 +188,24 @@ void RdzvCoordinator::on_join(const Conn& conn, const Message& m, const rdzv::No
              std::to_string(config_.nnodes);
   else if (rank >= config_.nnodes)
     refuse = "unexpected node rank " + std::to_string(rank);
-  else if (agents_[rank])
-    refuse = "node rank " + std::to_string(rank) + " has already joined";
   // Too late is not the node's mistake (a pod that restarted): it keeps retrying as before.
   const bool late =
       refuse.empty() && (machine_.generation() != 0 || machine_.state() != State::kGathering);
-  if (late) refuse = "node rank " + std::to_string(rank) + " joined after the job started";
+  if (late) refuse = rank_text(rank) + " joined after the job started";
   if (!refuse.empty() && (m.type != MsgType::kJoin || late)) return pending_.drop(conn, refuse);
   pending_.release(conn);
   conn->set_context(
       rdzv::make_context(nonce, rdzv::nonce_from_hex(m.body["nonce"].get<std::string>())));
   if (!refuse.empty()) return refuse_join(conn, rank, refuse);
-  agents_[rank] = Agent{conn, time_.now(), json_field(m.body, "nproc_per_node", 0)};
+  const rdzv::NodeIdentity who = rdzv::identity_from(m);
+  if (rank == rdzv::kRankUnassigned) return assign_rank(conn, who);
+  if (const std::string clash = rank_clash(rank, who, address_of(conn->peer())); !clash.empty()) {
+    refuse_join(conn, rank, clash);
+    return machine_.refuse(node_failure(
+        0, rank, exit_code::kConfig,
+        "the rendezvous on node 0 refused node rank " + std::to_string(rank) + ": " + clash));
+  }
+  agents_[rank] = Agent{conn, time_.now(), json_field(m.body, "nproc_per_node", 0), who};
   auto w = std::weak_ptr<bool>(alive_);
   conn->rebind(
       [this, w, rank](const Message& msg) {
@@ -193,22 +214,76 @@ void RdzvCoordinator::on_join(const Conn& conn, const Message& m, const rdzv::No
       [this, w, rank](const std::string& why) {
         if (!w.expired()) on_agent_gone(rank, why);
       });
-  conn->send(MsgType::kWelcome, 0, machine_.generation());
+  conn->send(MsgType::kWelcome, 0, machine_.generation(), {{"node_rank", rank}});
   spdlog::info("rdzv: node {} joined from {} ({}/{})", rank, conn->peer(), joined(),
                config_.nnodes);
   try_start();
+}
+
+// torchrun's c10d rendezvous gives ranks to the nodes that joined a round
+// (torch/distributed/elastic/rendezvous/dynamic_rendezvous.py, _mark_rendezvous_complete);
+// here the coordinator gives them as the nodes ask, from 1 (0 is the node that hosts it). The
+// same node asking again (its node_id, or the same host, pid and address: a container's PID 1
+// started again before it joined) gets the same rank back.
+void RdzvCoordinator::assign_rank(const Conn& conn, const rdzv::NodeIdentity& who) {
+  const std::string address = address_of(conn->peer());
+  auto same_node = [&](const Assigned& a) {
+    return a.who.node_id == who.node_id ||
+           (a.who.host == who.host && a.who.pid == who.pid && a.address == address);
+  };
+  int rank = -1;
+  for (std::size_t r = 1; r < assigned_.size() && rank < 0; ++r)
+    if (assigned_[r] && same_node(*assigned_[r]) && !agents_[r]) rank = static_cast<int>(r);
+  for (std::size_t r = 1; r < agents_.size() && rank < 0; ++r)
+    if (!agents_[r] && !assigned_[r]) rank = static_cast<int>(r);
+  if (rank < 0)
+    return refuse_join(conn, rdzv::kRankUnassigned,
+                       "every node rank from 0 to " + std::to_string(config_.nnodes - 1) +
+                           " is taken (--nnodes " + std::to_string(config_.nnodes) + ")");
+  assigned_[rank] = Assigned{who, address};
+  spdlog::info("rdzv: node rank {} assigned in join order to {}", rank,
+               rdzv::describe(who, address));
+  conn->send(MsgType::kWelcome, 0, machine_.generation(), {{"node_rank", rank}});
+  conn->close(/*after_flush=*/true);
+}
+
+// Two nodes with one rank: the job must not start, and both are told (the holder by the job's
+// give-up, the newcomer by refuse_join). The same node_id is the same process joining again
+// (its handshake timed out after the coordinator had accepted it): its old connection goes.
+std::string RdzvCoordinator::rank_clash(int rank, const rdzv::NodeIdentity& who,
+                                        const std::string& address) {
+  const std::string fix =
+      ": expected a different rank on each node (--node-rank, TRAINVISOR_NODE_RANK, "
+      "PET_NODE_RANK or the platform's), or none on any node, so that node 0 assigns them in "
+      "join order";
+  if (agents_[rank] && agents_[rank]->who.node_id == who.node_id) {
+    spdlog::info("rdzv: node {} joined again from {}; its earlier connection is closed", rank,
+                 address);
+    agents_[rank]->conn->close();
+    agents_[rank].reset();
+    return "";
+  }
+  if (agents_[rank])
+    return "node rank " + std::to_string(rank) + " is claimed by two nodes: " +
+           rdzv::describe(agents_[rank]->who, address_of(agents_[rank]->conn->peer())) + " and " +
+           rdzv::describe(who, address) + fix;
+  if (assigned_[rank] && assigned_[rank]->who.node_id != who.node_id)
+    return "node rank " + std::to_string(rank) + " was assigned in join order to " +
+           rdzv::describe(assigned_[rank]->who, assigned_[rank]->address) + ", and " +
+           rdzv::describe(who, address) + " claims it" + fix;
+  return "";
 }
 
 // An authenticated join that cannot be part of this job (a second node rank 1, another --nnodes):
 // the node is told why, as a give-up with 78, so it stops at once instead of retrying until the
 // rendezvous times out (75, which a job retry policy would repeat). Nothing changes here.
 void RdzvCoordinator::refuse_join(const Conn& conn, int rank, const std::string& why) {
-  spdlog::warn("rdzv: refused node rank {} from {}: {}", rank, conn->peer(), why);
+  spdlog::warn("rdzv: refused {} from {}: {}", rank_text(rank), conn->peer(), why);
   NodeFailure f;
   f.generation = machine_.generation();
-  f.node_rank = rank;
+  f.node_rank = std::max(rank, 0);
   f.exit_code = exit_code::kConfig;
-  f.summary = "the rendezvous on node 0 refused node rank " + std::to_string(rank) + ": " + why;
+  f.summary = "the rendezvous on node 0 refused " + rank_text(rank) + ": " + why;
   conn->send(MsgType::kGiveUp, 0, machine_.generation(), rdzv::failure_body(f));
   conn->close(/*after_flush=*/true);
 }
@@ -304,6 +379,11 @@ void RdzvCoordinator::arm_backoff(LoopClock::duration pause) {
   backoff_.async_wait([this, w = std::weak_ptr<bool>(alive_)](boost::system::error_code ec) {
     if (!ec && !w.expired()) machine_.backoff_over(time_.now());
   });
+}
+
+void RdzvCoordinator::set_preflight_unique_id(const std::string& hex) {
+  config_.preflight_unique_id = hex;
+  machine_.set_preflight(true);
 }
 
 int RdzvCoordinator::fresh_port() { return kernel_free_port(config_.bind_addr); }

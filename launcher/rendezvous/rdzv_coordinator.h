@@ -43,6 +43,12 @@ class RdzvCoordinator final : private JobActions {
   // Binds bind_addr:rdzv_port (0: any) and starts accepting. Error: exit 75 with the address.
   Status listen();
   int port() const { return port_; }
+  bool listening() const { return port_ != 0; }
+  // The last listen() failed because the address and port are taken (another node hosts).
+  bool address_in_use() const { return address_in_use_; }
+  // The preflight phase, asked after the coordinator was made (a node that learnt it is node 0
+  // by binding the port, docs/coordination.md, "Node ranks"); before any node joined.
+  void set_preflight_unique_id(const std::string& hex);
   // Tells every agent the job is lost (why), stops accepting.
   void shutdown(const std::string& why, int signal);
   // `fn` once every queued frame is written (or after a 2 s cap), on the io_context.
@@ -60,6 +66,12 @@ class RdzvCoordinator final : private JobActions {
     Conn conn;
     Clock::time_point last_seen;
     int nproc_per_node = 0;  // from its join (0: not said)
+    rdzv::NodeIdentity who;
+  };
+  // A node that asked for a rank and got it; it joins again with that rank.
+  struct Assigned {
+    rdzv::NodeIdentity who;
+    std::string address;
   };
 
   void accept();
@@ -69,6 +81,12 @@ class RdzvCoordinator final : private JobActions {
   std::string unequal_nproc() const;
   void refuse_join(const Conn& conn, int rank, const std::string& why);
   void on_join(const Conn& conn, const rdzv::Message& m, const rdzv::Nonce& nonce);
+  // A join without a rank: the next free rank in join order (rank 0 is this node's), answered
+  // with a welcome, then the connection is closed; the node joins again with it.
+  void assign_rank(const Conn& conn, const rdzv::NodeIdentity& who);
+  // A join with `rank`: "" when `who` may hold it (a stale connection of the same node is
+  // replaced); else why not, and then the whole job gives up (78), every node told why.
+  std::string rank_clash(int rank, const rdzv::NodeIdentity& who, const std::string& address);
   void on_agent_message(int rank, const rdzv::Message& m);
   void on_agent_gone(int rank, const std::string& why);
   void on_probe_result(int rank, const rdzv::Message& m);
@@ -96,9 +114,11 @@ class RdzvCoordinator final : private JobActions {
   LoopTimer backoff_;
   LoopTimer accept_retry_;  // out of descriptors: accept again shortly
   bool told_out_of_fds_ = false;
+  bool address_in_use_ = false;
   int port_ = 0;
   rdzv::PendingConnections pending_;
-  std::vector<std::optional<Agent>> agents_;  // by node rank
+  std::vector<std::optional<Agent>> agents_;       // by node rank
+  std::vector<std::optional<Assigned>> assigned_;  // by node rank: given in join order
   JobStateMachine machine_;
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
 };

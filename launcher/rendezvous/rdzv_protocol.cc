@@ -4,6 +4,7 @@
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
 #include <openssl/rand.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <limits>
@@ -137,8 +138,14 @@ bool body_valid(MsgType type, const json& body) {
   switch (type) {
     case MsgType::kHello:
       return is_nonce(body);
-    case MsgType::kJoin:
-      return is_nonce(body) && is_int_in(body, "nnodes", 1, 1 << 20);
+    case MsgType::kWelcome:
+      return is_int_in(body, "node_rank", 0, 1 << 20);
+    case MsgType::kJoin:  // node_id: the node's join identity, one per trainvisor process
+      return is_nonce(body) && is_int_in(body, "nnodes", 1, 1 << 20) &&
+             nonce_from_hex(json_field(body, "node_id", std::string())).has_value() &&
+             (!body.contains("host") || is_text(body, "host", 255)) &&
+             (!body.contains("pid") || is_int_in(body, "pid", 1, 1L << 31)) &&
+             (!body.contains("rank_from") || is_text(body, "rank_from", 256));
     case MsgType::kStart:
       return is_int_in(body, "master_port", 1, 65535) &&
              (!body.contains("retried_by") || is_text(body, "retried_by", 64));
@@ -237,7 +244,9 @@ Result<Header> decode_header(std::span<const uint8_t> b) {
   h.generation = static_cast<int32_t>(get32(b, 12));
   h.seq = get32(b, 16);
   h.payload_len = get32(b, 20);
-  if (h.node_rank < 0 || h.generation < 0) return bad("negative node rank or generation");
+  const bool asks_rank = h.type == MsgType::kJoin && h.node_rank == kRankUnassigned;
+  if ((h.node_rank < 0 && !asks_rank) || h.generation < 0)
+    return bad("negative node rank or generation");
   if (h.payload_len > kMaxPayload)
     return bad("payload of " + std::to_string(h.payload_len) + " bytes, limit " +
                std::to_string(kMaxPayload));
@@ -368,6 +377,36 @@ std::optional<Nonce> nonce_from_hex(const std::string& hex) {
     n[i] = static_cast<uint8_t>(v);
   }
   return n;
+}
+
+NodeIdentity this_process_identity(std::string rank_from) {
+  char host[256] = {};
+  NodeIdentity who;
+  who.node_id = to_hex(random_nonce());
+  who.host = ::gethostname(host, sizeof host - 1) == 0 ? host : "unknown";
+  who.pid = static_cast<int>(::getpid());
+  who.rank_from = std::move(rank_from);
+  return who;
+}
+
+json join_body(const Nonce& nonce, int nnodes, int nproc_per_node, const NodeIdentity& who) {
+  json body = {{"nonce", to_hex(nonce)},           {"nnodes", nnodes},
+               {"nproc_per_node", nproc_per_node}, {"node_id", who.node_id},
+               {"host", who.host.substr(0, 255)},  {"rank_from", who.rank_from.substr(0, 256)}};
+  if (who.pid > 0) body["pid"] = who.pid;
+  return body;
+}
+
+NodeIdentity identity_from(const Message& join) {
+  return {json_field(join.body, "node_id", std::string()), peer_text(join.body, "host"),
+          json_field(join.body, "pid", 0), peer_text(join.body, "rank_from")};
+}
+
+std::string describe(const NodeIdentity& who, const std::string& address) {
+  std::string s = "host " + (who.host.empty() ? std::string("?") : who.host) + " at " + address;
+  if (who.pid > 0) s += ", pid " + std::to_string(who.pid);
+  if (!who.rank_from.empty()) s += ", rank from " + who.rank_from;
+  return s;
 }
 
 Context make_context(const Nonce& coordinator, const std::optional<Nonce>& agent) {

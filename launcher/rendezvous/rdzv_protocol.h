@@ -31,7 +31,12 @@
 namespace tv::rdzv {
 
 inline constexpr uint32_t kMagic = 0x54565244;  // "TVRD"
-inline constexpr uint8_t kVersion = 1;
+// 2: a join may ask for its node rank (kRankUnassigned), every join names its node (node_id,
+// host, pid, rank_from) and a welcome names the node's rank. Another version is refused.
+inline constexpr uint8_t kVersion = 2;
+// The header's node_rank of a join that asks the coordinator for a rank (the only negative rank a
+// frame may carry); the welcome's {"node_rank"} is the answer.
+inline constexpr int kRankUnassigned = -1;
 inline constexpr size_t kHeaderSize = 24;
 inline constexpr size_t kMacSize = 32;
 inline constexpr size_t kMaxPayload = 64 * 1024;
@@ -42,7 +47,7 @@ inline constexpr size_t kUniqueIdHex = 256;  // an ncclUniqueId (128 bytes), hex
 enum class MsgType : uint8_t {
   // coordinator -> agent
   kHello = 1,      // {"nonce": hex}: the coordinator's nonce for this connection
-  kWelcome = 2,    // {}: the Join was accepted
+  kWelcome = 2,    // {"node_rank"}: the Join was accepted; the node's rank (assigned or its own)
   kStart = 3,      // {"master_port", "retried_by"?}: start generation `generation`
   kStop = 4,       // failure: stop the workers of `generation`, then report Stopped
   kDone = 5,       // {}: every node succeeded
@@ -50,7 +55,7 @@ enum class MsgType : uint8_t {
   kLost = 7,       // {"why", "signal"?}: a node was lost; exit 75 (128 + signal when set)
   kPreflight = 8,  // {"unique_id": hex of 128 bytes, or "" when node 0 has none}: run the probe
   // agent -> coordinator
-  kJoin = 16,         // {"nonce": hex, "nnodes": n}
+  kJoin = 16,  // {"nonce", "nnodes", "node_id", "nproc_per_node"?, "host"?, "pid"?, "rank_from"?}
   kSuccess = 17,      // {}: this node's workers of `generation` exited 0
   kFailure = 18,      // {"exit_code", "summary"}
   kStopped = 19,      // {}: this node's workers of `generation` are gone
@@ -92,8 +97,8 @@ std::string encode(const Message& m, const std::string& key, Direction dir, cons
 std::string encode_payload(const Message& m, const std::string& payload, const std::string& key,
                            Direction dir, const Context& ctx);
 
-// The header alone: magic, version, known type, flags 0, non-negative rank and generation,
-// payload_len <= kMaxPayload. `bytes` must hold kHeaderSize bytes.
+// The header alone: magic, version, known type, flags 0, non-negative rank (kRankUnassigned in a
+// join) and generation, payload_len <= kMaxPayload. `bytes` must hold kHeaderSize bytes.
 Result<Header> decode_header(std::span<const uint8_t> bytes);
 // The rest of a frame whose header decoded: `rest` = payload and tag (payload_len + kMacSize).
 // Checks the tag, then that the payload is a JSON object with the fields its type needs.
@@ -110,6 +115,24 @@ struct Decoded {
 };
 Decoded decode(std::span<const uint8_t> buffer, const std::string& key, Direction dir,
                const Context& ctx);
+
+// Who a joining node is (docs/coordination.md, "Node ranks"): node_id is random, made once per
+// trainvisor process, and sent in each of its joins, so the coordinator tells a node that joins
+// again (its connection dropped, or it asked for a rank first) from another node claiming the
+// same rank; host, pid and rank_from (where its rank came from: "--node-rank", "env
+// SLURM_NODEID", ...) only name it in messages.
+struct NodeIdentity {
+  std::string node_id;  // hex of kNonceSize random bytes
+  std::string host;
+  int pid = 0;
+  std::string rank_from;
+};
+NodeIdentity this_process_identity(std::string rank_from);
+nlohmann::json join_body(const Nonce& nonce, int nnodes, int nproc_per_node,
+                         const NodeIdentity& who);
+NodeIdentity identity_from(const Message& join);  // texts through untrusted_text
+// "host h at 127.0.0.1, pid 12, rank from --node-rank"
+std::string describe(const NodeIdentity& who, const std::string& address);
 
 // Typed payloads.
 nlohmann::json failure_body(const NodeFailure& f);

@@ -81,6 +81,11 @@ class JobStateMachine {
   // Before generation 0: the job cannot run as configured (f.exit_code, f.summary): every node
   // gives up with it.
   void refuse(const NodeFailure& f);
+  // The preflight phase asked after the machine was made (node 0 learnt it is node 0 by binding
+  // the rendezvous port); no effect once generation 0 is under way.
+  void set_preflight(bool on) {
+    if (state_ == State::kGathering && gen_ == 0) preflight_ = on;
+  }
 
   State state() const { return state_; }
   int generation() const { return gen_; }

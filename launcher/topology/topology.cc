@@ -106,14 +106,22 @@ Result<Topology> platform_source(const Options& opts, const Environment& env, co
 }
 
 // Explicit values for more than one node with no --node-rank (torchrun's Batch line): the rank is
-// the detected platform's (Batch, SageMaker, Slurm, Kubeflow RANK) when it counts the same nodes.
+// the detected platform's (Batch, SageMaker, Slurm, Kubeflow RANK) when it counts the same nodes;
+// with none, the rendezvous assigns it (rank_by_rendezvous).
 Result<Topology> explicit_over_platform(const Options& opts, const Environment& env,
                                         const FileSystem& fs, const HostAddress& self,
                                         const Explicit& ex) {
   auto t = explicit_source(ex);
   if (!t || ex.node_rank || t->nnodes < 2) return t;
   auto p = platform_source(opts, env, fs, self, ex.master_addr.has_value());
-  if (!p || p->platform == "local" || p->nnodes != t->nnodes) return t;
+  if (!p || p->platform == "local" || p->nnodes != t->nnodes) {
+    // No rank anywhere: the rendezvous finds it (docs/coordination.md, "Node ranks").
+    t->rank_by_rendezvous = true;
+    t->origin["node_rank"] =
+        "none given: node 0 is the node that hosts the rendezvous, the others are assigned in "
+        "join order";
+    return t;
+  }
   t->node_rank = p->node_rank;
   t->origin["node_rank"] = p->origin["node_rank"] + " (--platform " + p->platform + ")";
   return t;

@@ -33,6 +33,9 @@ namespace tv {
 struct Topology {
   std::string platform;  // "explicit" "sagemaker" "kubeflow" "batch" "slurm" "local"
   int nnodes = 1, node_rank = 0, nproc_per_node = 1, master_port = 29500;
+  // More than one node and no rank from the options or a platform: node_rank is not known until
+  // the rendezvous (NetworkCluster::assign_rank); origin["node_rank"] says so.
+  bool rank_by_rendezvous = false;
   std::string master_addr = "127.0.0.1";
   std::vector<std::string> hosts;  // every node's name, in rank order, when the platform says
   // TRAINING_JOB_NAME / AWS_BATCH_JOB_ID (without "#index") / Kubeflow job name / SLURM_JOB_ID

@@ -21,7 +21,9 @@ std::vector<OptionSpec> topology_option_specs() {
        .metavar = "N"},
       {.name = "node-rank",
        .type = T::kInt,
-       .help = "this node's rank (explicit topology)",
+       .help = "this node's rank (explicit topology); when no option and no platform gives "
+               "one, the node that hosts the rendezvous is 0 and the others are assigned in join "
+               "order",
        .max = kMaxNodes - 1,
        .from_pet = true},
       {.name = "master-addr",

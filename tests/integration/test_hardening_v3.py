@@ -398,7 +398,7 @@ def test_a_node_refused_at_the_rendezvous_is_told_why_and_exits_78_at_once(case)
             procs.append(node(1, 3, ports))
             time.sleep(1.0)  # the first node 1 joins first
             refused = node(1, 3, ports)
-            why = "refused node rank 1: node rank 1 has already joined"
+            why = "refused node rank 1: node rank 1 is claimed by two nodes"
         procs.append(refused)
         code, out = ended(refused)  # before: "closed by peer" retries, 75 after --rdzv-timeout
         assert code == 78, out

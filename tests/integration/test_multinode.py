@@ -308,7 +308,7 @@ def test_joiner_past_the_deadline_fails_with_75(jobs):
 def rdzv_frame(msg_type, payload=b"{}", length=None, key=b"wrong"):
     import hashlib
     import hmac
-    header = struct.pack(">IBBHiiII", 0x54565244, 1, msg_type, 0, 1, 0, 0,
+    header = struct.pack(">IBBHiiII", 0x54565244, 2, msg_type, 0, 1, 0, 0,
                          len(payload) if length is None else length)
     tag = hmac.new(key, b"C" + bytes(32) + header + payload, hashlib.sha256).digest()
     return header + payload + tag

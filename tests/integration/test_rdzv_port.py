@@ -173,7 +173,7 @@ class RogueAgent:
         self.coord_nonce = bytes.fromhex(hello["body"]["nonce"])
         self.ctx = self.coord_nonce + bytes(16)
         my_nonce = os.urandom(16)
-        self.send(16, {"nonce": my_nonce.hex(), "nnodes": nnodes})
+        self.send(16, {"nonce": my_nonce.hex(), "nnodes": nnodes, "node_id": os.urandom(16).hex()})
         self.ctx = self.coord_nonce + my_nonce
 
     def tag(self, direction, header, payload):
@@ -181,7 +181,7 @@ class RogueAgent:
 
     def send(self, msg_type, body, generation=0):
         payload = json.dumps(body).encode()
-        header = struct.pack(HEADER, 0x54565244, 1, msg_type, 0, self.rank, generation,
+        header = struct.pack(HEADER, 0x54565244, 2, msg_type, 0, self.rank, generation,
                              self.seq_out, len(payload))
         self.seq_out += 1
         self.sock.sendall(header + payload + self.tag(b"C", header, payload))

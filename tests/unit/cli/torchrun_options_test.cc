@@ -126,5 +126,29 @@ TEST(TorchrunOptions, PetRendezvousVariables) {
   EXPECT_NE(s.error().message.find("PET_RDZV_BACKEND"), std::string::npos) << s.error().message;
 }
 
+// PET_RDZV_ENDPOINT alone names the coordinator, as an explicit value (the topology's explicit
+// source takes it: its origin is not a bare PET_ name); a flag wins, --master-addr included.
+TEST(TorchrunOptions, PetRendezvousEndpoint) {
+  const Environment env({{"PET_RDZV_ENDPOINT", "head:5555"}});
+  auto parsed = [&](std::vector<std::string> args) {
+    args.push_back("train.py");
+    auto o = parse_options(run_option_specs(), args, env, ParseMode{true, true});
+    EXPECT_TRUE(o.ok()) << o.error().message;
+    auto s = apply_torchrun_options(*o);
+    EXPECT_TRUE(s.ok()) << s.error().message;
+    return *o;
+  };
+  auto o = parsed({});
+  EXPECT_EQ(o.value_or("master-addr", ""), "head");
+  EXPECT_EQ(o.value_or("rdzv-port", ""), "5555");
+  EXPECT_EQ(o.get("master-addr")->origin, "env PET_RDZV_ENDPOINT");
+  o = parsed({"--rdzv-endpoint", "other:7"});
+  EXPECT_EQ(o.value_or("master-addr", ""), "other");
+  EXPECT_EQ(o.value_or("rdzv-port", ""), "7");
+  o = parsed({"--master-addr", "mine"});  // no conflict: the flag wins over the variable
+  EXPECT_EQ(o.value_or("master-addr", ""), "mine");
+  EXPECT_EQ(o.value_or("rdzv-port", ""), "5555");
+}
+
 }  // namespace
 }  // namespace tv

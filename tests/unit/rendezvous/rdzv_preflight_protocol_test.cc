@@ -105,7 +105,10 @@ TEST(RdzvPreflightProtocol, FuzzSeedsDecode) {
   const std::string dir = std::string(TV_TESTDATA) + "/../fuzz/corpus/fuzz_rdzv_message/";
   const std::pair<const char*, Direction> seeds[] = {{"preflight", Direction::kToAgent},
                                                      {"preflight_noid", Direction::kToAgent},
-                                                     {"probe_result", Direction::kToCoordinator}};
+                                                     {"probe_result", Direction::kToCoordinator},
+                                                     {"join", Direction::kToCoordinator},
+                                                     {"join_unassigned", Direction::kToCoordinator},
+                                                     {"welcome", Direction::kToAgent}};
   for (const auto& [name, dir_of] : seeds) {
     std::ifstream in(dir + name, std::ios::binary);
     std::stringstream buf;

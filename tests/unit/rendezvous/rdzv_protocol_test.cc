@@ -117,10 +117,86 @@ TEST(RdzvProtocol, OversizedLengthRejectedFromHeaderAlone) {
 
 TEST(RdzvProtocol, OtherVersionRejected) {
   std::string frame = encode(start_message(), kKey, Direction::kToAgent, ctx_of(1));
-  frame[4] = 2;
-  auto d = decode(bytes(frame), kKey, Direction::kToAgent, ctx_of(1));
+  for (char other : {1, 3}) {  // an older peer (version 1: no rank assignment) or a newer one
+    frame[4] = other;
+    auto d = decode(bytes(frame), kKey, Direction::kToAgent, ctx_of(1));
+    EXPECT_EQ(d.status, Decoded::kBad);
+    EXPECT_NE(d.error.find("protocol version " + std::to_string(other) + ", expected 2"),
+              std::string::npos)
+        << d.error;
+  }
+}
+
+NodeIdentity identity() { return {to_hex(random_nonce()), "ip-10-0-0-7", 1, "--node-rank"}; }
+
+// Version 2's join names its node and may ask for a rank (kRankUnassigned in the header, the
+// only negative rank a frame carries); the welcome names the rank.
+TEST(RdzvProtocol, JoinWithoutRankAndWelcomeWithItRoundTrip) {
+  const auto who = identity();
+  Message join{MsgType::kJoin, kRankUnassigned, 0, 0, join_body(random_nonce(), 3, 2, who)};
+  auto d = decode(bytes(encode(join, kKey, Direction::kToCoordinator, ctx_of(1))), kKey,
+                  Direction::kToCoordinator, ctx_of(1));
+  ASSERT_EQ(d.status, Decoded::kOk) << d.error;
+  EXPECT_EQ(d.message.node_rank, kRankUnassigned);
+  const NodeIdentity got = identity_from(d.message);
+  EXPECT_EQ(got.node_id, who.node_id);
+  EXPECT_EQ(got.host, "ip-10-0-0-7");
+  EXPECT_EQ(got.pid, 1);
+  EXPECT_EQ(got.rank_from, "--node-rank");
+  EXPECT_EQ(describe(got, "10.0.0.7"),
+            "host ip-10-0-0-7 at 10.0.0.7, pid 1, rank from --node-rank");
+  Message welcome{MsgType::kWelcome, 0, 0, 1, {{"node_rank", 2}}};
+  d = decode(bytes(encode(welcome, kKey, Direction::kToAgent, ctx_of(1))), kKey,
+             Direction::kToAgent, ctx_of(1));
+  ASSERT_EQ(d.status, Decoded::kOk) << d.error;
+  EXPECT_EQ(d.message.body["node_rank"], 2);
+}
+
+TEST(RdzvProtocol, NegativeRankOnlyInAJoinAndJoinNeedsItsNode) {
+  Message hb{MsgType::kHeartbeat, kRankUnassigned, 0, 0, nlohmann::json::object()};
+  auto d = decode(bytes(encode(hb, kKey, Direction::kToCoordinator, ctx_of(1))), kKey,
+                  Direction::kToCoordinator, ctx_of(1));
   EXPECT_EQ(d.status, Decoded::kBad);
-  EXPECT_NE(d.error.find("version 2"), std::string::npos) << d.error;
+  EXPECT_NE(d.error.find("negative node rank"), std::string::npos) << d.error;
+  Message join{MsgType::kJoin, -2, 0, 0, join_body(random_nonce(), 3, 2, identity())};
+  EXPECT_EQ(decode(bytes(encode(join, kKey, Direction::kToCoordinator, ctx_of(1))), kKey,
+                   Direction::kToCoordinator, ctx_of(1))
+                .status,
+            Decoded::kBad);
+  auto body = join_body(random_nonce(), 3, 2, identity());
+  const std::vector<nlohmann::json> bad = {
+      [&] {
+        auto b = body;
+        b.erase("node_id");
+        return b;
+      }(),  // a version 1 join
+      [&] {
+        auto b = body;
+        b["node_id"] = "xyz";
+        return b;
+      }(),  // not 16 bytes of hex
+      [&] {
+        auto b = body;
+        b["pid"] = -4;
+        return b;
+      }(),  // not a pid
+      [&] {
+        auto b = body;
+        b["host"] = std::string(300, 'h');
+        return b;
+      }(),  // too long
+  };
+  for (const auto& b : bad) {
+    Message m{MsgType::kJoin, 1, 0, 0, b};
+    d = decode(bytes(encode(m, kKey, Direction::kToCoordinator, ctx_of(1))), kKey,
+               Direction::kToCoordinator, ctx_of(1));
+    EXPECT_EQ(d.status, Decoded::kBad) << b.dump();
+  }
+  Message welcome{MsgType::kWelcome, 0, 0, 1, nlohmann::json::object()};  // a version 1 welcome
+  EXPECT_EQ(decode(bytes(encode(welcome, kKey, Direction::kToAgent, ctx_of(1))), kKey,
+                   Direction::kToAgent, ctx_of(1))
+                .status,
+            Decoded::kBad);
 }
 
 TEST(RdzvProtocol, HttpRequestRejected) {

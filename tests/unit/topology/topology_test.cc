@@ -214,7 +214,32 @@ TEST_F(TopologyTest, ExplicitNodesWithoutRankTakeThePlatformsRank) {
   args = {"--nnodes", "2", "--master-addr", "10.0.0.9", "--node-rank", "0"};
   EXPECT_EQ(ok().node_rank, 0);  // the command line's rank wins
   args = {"--nnodes", "3", "--master-addr", "10.0.0.9"};
-  EXPECT_EQ(ok().node_rank, 0);  // the platform counts other nodes: not its rank
+  t = ok();  // the platform counts other nodes: not its rank; the rendezvous gives it
+  EXPECT_TRUE(t.rank_by_rendezvous);
+  EXPECT_THAT(t.origin["node_rank"], HasSubstr("assigned in join order"));
+}
+
+// No rank from the options and no platform (torchrun's c10d line on a plain cluster): the
+// rendezvous gives it (NetworkCluster::assign_rank); a rank anywhere keeps the old path.
+TEST_F(TopologyTest, NoRankAnywhereIsTheRendezvoussToGive) {
+  args = {"--nnodes", "2", "--master-addr", "10.0.0.9"};
+  auto t = ok();
+  EXPECT_TRUE(t.rank_by_rendezvous);
+  EXPECT_THAT(t.origin["node_rank"], HasSubstr("the node that hosts the rendezvous"));
+  args = {"--nnodes", "2", "--master-addr", "10.0.0.9", "--node-rank", "1"};
+  t = ok();
+  EXPECT_FALSE(t.rank_by_rendezvous);
+  EXPECT_EQ(t.node_rank, 1);
+  args = {"--nnodes", "1", "--master-addr", "10.0.0.9"};
+  EXPECT_FALSE(ok().rank_by_rendezvous);  // one node: rank 0, nothing to ask
+  args = {};
+  set("SLURM_JOB_ID", "7");
+  set("SLURM_NNODES", "2");
+  set("SLURM_NODEID", "1");
+  set("SLURM_JOB_NODELIST", "n[1-2]");
+  t = ok();
+  EXPECT_FALSE(t.rank_by_rendezvous);
+  EXPECT_EQ(t.node_rank, 1);
 }
 
 }  // namespace
