@@ -25,10 +25,15 @@ class JsonFieldsFlag final : public spdlog::custom_flag_formatter {
     if (!t_fields || !t_fields->is_object()) return;
     for (const auto& [key, value] : t_fields->items()) {
       if (key == "time" || key == "level" || key == "logger" || key == "msg") continue;
-      const std::string member =
-          "," + nlohmann::json(key).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) +
-          ":" + value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-      dest.append(member.data(), member.data() + member.size());
+      // Appended piece by piece (GCC 12's -O3 -Wrestrict misreads `"," + std::string&&`).
+      const auto dump = [](const nlohmann::json& j) {
+        return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+      };
+      const std::string k = dump(nlohmann::json(key)), v = dump(value);
+      dest.push_back(',');
+      dest.append(k.data(), k.data() + k.size());
+      dest.push_back(':');
+      dest.append(v.data(), v.data() + v.size());
     }
   }
   std::unique_ptr<custom_flag_formatter> clone() const override {
