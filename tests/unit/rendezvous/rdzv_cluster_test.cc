@@ -60,9 +60,17 @@ class RdzvCluster : public ::testing::Test {
   }
 
   Node& add(NetworkClusterConfig c, testing::SimLoops::Loop* loop = nullptr) {
+    auto* l = loop ? loop : &loops_.main();
+    Node& n = adopt(std::make_unique<NetworkCluster>(l->io, c, l->time), l);
+    if (c.node_rank == 0) port_ = n.cluster->coordinator_port();
+    return n;
+  }
+
+  // A node of an existing cluster (one that already asked for its rank, say), joined now.
+  Node& adopt(std::unique_ptr<NetworkCluster> cluster, testing::SimLoops::Loop* loop = nullptr) {
     auto node = std::make_unique<Node>();
     node->loop = loop ? loop : &loops_.main();
-    node->cluster = std::make_unique<NetworkCluster>(node->loop->io, c, node->loop->time);
+    node->cluster = std::move(cluster);
     Node* n = node.get();
     Cluster::Events ev;
     ev.start = [n](const GenerationPlan& p) { n->starts.push_back(p); };
@@ -77,7 +85,6 @@ class RdzvCluster : public ::testing::Test {
       n->lost = why, n->lost_signal = signal, ++n->terminal_events;
     };
     n->cluster->join(ev);
-    if (c.node_rank == 0) port_ = n->cluster->coordinator_port();
     nodes_.push_back(std::move(node));
     return *n;
   }
@@ -460,20 +467,7 @@ TEST_F(RdzvCluster, NodesWithoutRankGetThemInJoinOrder) {
   }
   EXPECT_EQ(got, (std::vector<int>{1, 2}));
   EXPECT_EQ(*askers[0]->assign_rank(), 1);  // known now: no second question
-  for (auto& a : askers) {
-    auto node = std::make_unique<Node>();
-    node->loop = &loops_.main();
-    node->cluster = std::move(a);
-    Node* n = node.get();
-    Cluster::Events ev;
-    ev.start = [n](const GenerationPlan& p) { n->starts.push_back(p); };
-    ev.stop = [](const NodeFailure&) {};
-    ev.done = [n] { ++n->terminal_events; };
-    ev.give_up = [n](const NodeFailure& f) { n->gave_up = f, ++n->terminal_events; };
-    ev.lost = [n](const std::string& why, int) { n->lost = why, ++n->terminal_events; };
-    n->cluster->join(ev);
-    nodes_.push_back(std::move(node));
-  }
+  for (auto& a : askers) adopt(std::move(a));
   ASSERT_TRUE(run_until([&] { return all_started(1); }));
   EXPECT_FALSE(nodes_[0]->finished());
 }
