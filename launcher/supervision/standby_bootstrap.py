@@ -8,9 +8,11 @@
 # import-time environment and sys.path[0], says "R" (ready) or "E <reason>" (and exits 3), then
 # waits, ignoring SIGUSR1/SIGUSR2 (trainvisor starts it so). trainvisor restores its priority and
 # sends "<length>\n<json>": {"env", "argv", "orig_argv", "cwd"}. The standby resets
-# SIGUSR1/SIGUSR2, puts /dev/null on fd 0, applies them and runs the script (MODE "script") or
-# module (MODE "module") as __main__, in this process's real __main__ module, the way
-# `python3 -u script.py` / `python3 -u -m module` would. EOF on fd 0 = exit 0 quietly.
+# SIGUSR1/SIGUSR2, puts /dev/null on fd 0, applies them and runs the script (argv[0] a path) or
+# module (argv ["-m", MODULE, ...]) as __main__, in this process's real __main__ module, the way
+# `python3 -u script.py` / `python3 -u -m module` would (CPython's Modules/main.c
+# pymain_run_module: sys.argv ["-m", ARGS...], then runpy._run_module_as_main puts the module's
+# file in sys.argv[0]). EOF on fd 0 = exit 0 quietly.
 #
 # Everything lives inside _tv_standby() so that nothing of the bootstrap stays in __main__.
 
@@ -21,6 +23,11 @@ def _tv_standby():
 
     bootstrap_file = sys._getframe().f_code.co_filename  # "<string>" under -c
     mode, target, imports = sys.argv[1], sys.argv[2], [m for m in sys.argv[3].split(",") if m]
+    # The interpreter as it was really started, before our `-u -c CODE MODE TARGET IMPORTS`: an
+    # interpreter wrapper (`exec python3 "$@"`) makes that its real python and its own flags, and a
+    # cold worker's sys.orig_argv starts the same way.
+    own = list(getattr(sys, "orig_argv", []))
+    interpreter = own[: len(own) - len(sys.argv) - 2] if len(own) >= len(sys.argv) + 2 else []
 
     def lower_priority():
         os.setpriority(os.PRIO_PROCESS, 0, 19)  # threads started later inherit it
@@ -56,13 +63,11 @@ def _tv_standby():
 
         return json.loads(read_exact(int(header)))
 
-    def main_path_entry():
-        if mode == "module":
-            return os.getcwd()
-        return os.path.dirname(os.path.realpath(target))
+    def script_dir(path):  # sys.path[0] of `python3 path`: the script's directory, links resolved
+        return os.path.dirname(os.path.realpath(path))
 
     lower_priority()
-    sys.path[0] = main_path_entry()
+    sys.path[0] = os.getcwd() if mode == "module" else script_dir(target)
     env_before = dict(os.environ)
     try:
         for m in imports:
@@ -103,8 +108,9 @@ def _tv_standby():
             pass
     os.chdir(msg["cwd"])
     argv = msg["argv"]  # without the interpreter and its flags, as sys.argv
-    sys.orig_argv = msg["orig_argv"]
-    sys.path[0] = main_path_entry()
+    module = argv[0] == "-m" and len(argv) > 1
+    sys.orig_argv = interpreter + msg["orig_argv"][1:] if interpreter else msg["orig_argv"]
+    sys.path[0] = os.getcwd() if module else script_dir(argv[0])
 
     main = sys.modules["__main__"]
     keep = {"__builtins__", "__name__"}
@@ -124,14 +130,14 @@ def _tv_standby():
         sys.excepthook(type(e), e, tb)
 
     try:
-        if mode == "module":
+        if module:
             import runpy
 
-            sys.argv = ["-m"] + argv[1:]
-            runpy._run_module_as_main(target, True)  # what `python -m` itself calls
+            sys.argv = ["-m"] + argv[2:]  # as `python -m MODULE ARGS` has it before runpy runs
+            runpy._run_module_as_main(argv[1], True)  # what `python -m` itself calls
         else:
             sys.argv = argv
-            path = os.path.abspath(target)
+            path = os.path.abspath(argv[0])
             from importlib.machinery import SourceFileLoader
 
             main.__file__ = path
