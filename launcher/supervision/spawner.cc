@@ -33,6 +33,16 @@ std::vector<pid_t> threads_of(pid_t pid) {
   return tids;
 }
 
+// `pid` and every process below it: an interpreter wrapper that does not exec (Isaac Sim's
+// python.sh runs `$python_exe "$@" || error_exit`) has the standby's Python as its child.
+std::vector<pid_t> process_tree(pid_t pid) {
+  std::vector<pid_t> out{pid};
+  auto subtree = read_subtree(pid);
+  const auto table = subtree ? std::move(*subtree) : read_process_table();
+  for (pid_t d : descendants_of(pid, table)) out.push_back(d);
+  return out;
+}
+
 }  // namespace
 
 InitSpawner::InitSpawner(boost::asio::io_context& io) : box_(std::make_shared<Mailbox>(&io)) {}
@@ -67,16 +77,19 @@ bool InitSpawner::restore_priority(pid_t pid, std::string* why) {
   errno = 0;
   const int nice = ::getpriority(PRIO_PROCESS, 0);
   const long ioprio = ::syscall(SYS_ioprio_get, kIoprioWhoProcess, 0);
-  for (pid_t tid : threads_of(pid)) {
-    if (::setpriority(PRIO_PROCESS, static_cast<id_t>(tid), nice) != 0) {
-      *why = std::string("setpriority: ") + std::strerror(errno);
-      return false;
+  for (pid_t proc : process_tree(pid))
+    for (pid_t tid : threads_of(proc)) {
+      // A thread or process that ended meanwhile (ESRCH) needs nothing.
+      if (::setpriority(PRIO_PROCESS, static_cast<id_t>(tid), nice) != 0 && errno != ESRCH) {
+        *why = std::string("setpriority: ") + std::strerror(errno);
+        return false;
+      }
+      if (ioprio >= 0 && ::syscall(SYS_ioprio_set, kIoprioWhoProcess, tid, ioprio) != 0 &&
+          errno != ESRCH) {
+        *why = std::string("ioprio_set: ") + std::strerror(errno);
+        return false;
+      }
     }
-    if (ioprio >= 0 && ::syscall(SYS_ioprio_set, kIoprioWhoProcess, tid, ioprio) != 0) {
-      *why = std::string("ioprio_set: ") + std::strerror(errno);
-      return false;
-    }
-  }
   return true;
 }
 

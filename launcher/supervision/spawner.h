@@ -42,8 +42,9 @@ class Spawner {
   // SIGKILLs every descendant of trainvisor except `spare` and their own descendants (the warm
   // standbys) and waits (bounded) until they have died; how many were signalled.
   virtual int kill_leftovers(const std::set<pid_t>& spare) = 0;
-  // Every thread of `pid` back to trainvisor's own CPU and I/O priority (a warm standby becoming
-  // a worker); false, with the refusal in `why`, when the kernel refuses (no CAP_SYS_NICE).
+  // Every thread of `pid` and of the processes below it (an interpreter wrapper's Python child)
+  // back to trainvisor's own CPU and I/O priority (a warm standby becoming a worker); false, with
+  // the refusal in `why`, when the kernel refuses (no CAP_SYS_NICE).
   virtual bool restore_priority(pid_t pid, std::string* why) = 0;
 };
 

@@ -83,13 +83,18 @@ std::optional<std::string> import_env_difference(const Environment& standby,
   return std::nullopt;
 }
 
-std::string activation_message(const Environment& env, const std::string& executable,
-                               const std::vector<std::string>& argv, const std::string& cwd) {
+std::string activation_message(const Environment& env, const Environment& launch_env,
+                               const std::string& executable, const std::vector<std::string>& argv,
+                               const std::string& cwd) {
   std::vector<std::string> orig = argv;
   if (!orig.empty()) orig.front() = executable;
   // sys.argv as the interpreter sets it: everything after `PY -u`.
   std::vector<std::string> py_argv(argv.begin() + std::min<size_t>(2, argv.size()), argv.end());
-  nlohmann::json j = {{"env", env.vars()}, {"argv", py_argv}, {"orig_argv", orig}, {"cwd", cwd}};
+  nlohmann::json j = {{"env", env.vars()},
+                      {"launch_env", launch_env.vars()},
+                      {"argv", py_argv},
+                      {"orig_argv", orig},
+                      {"cwd", cwd}};
   // Invalid UTF-8 in a variable must not throw: replace it (the comparison already ran on bytes).
   const std::string body = j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   return std::to_string(body.size()) + "\n" + body;

@@ -45,9 +45,12 @@ std::optional<std::string> import_env_difference(const Environment& standby,
                                                  const Environment& rank);
 
 // "<length>\n<json>": what the bootstrap (standby_bootstrap.py) reads before it runs the command.
-// `argv` is the worker's full command line; argv[0] is replaced by `executable`, as exec would.
-std::string activation_message(const Environment& env, const std::string& executable,
-                               const std::vector<std::string>& argv, const std::string& cwd);
+// `env` is the rank's; `launch_env` the one the standby was started with (the bootstrap applies
+// what changed since, an interpreter wrapper's exports: docs/standby.md). `argv` is the worker's
+// full command line; argv[0] is replaced by `executable`, as exec would.
+std::string activation_message(const Environment& env, const Environment& launch_env,
+                               const std::string& executable, const std::vector<std::string>& argv,
+                               const std::string& cwd);
 
 // One standby per local rank. The Supervisor asks take() at each start: a ready standby with the
 // rank's import-time environment, or the reason to start cold (log it when `first` is true: each

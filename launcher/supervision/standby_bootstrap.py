@@ -6,8 +6,10 @@
 # fd 0 is a Unix socket to trainvisor (the control channel). The standby lowers its own CPU and
 # I/O priority, imports IMPORTS (comma-separated; `torch` by default) with the rank's
 # import-time environment and sys.path[0], says "R" (ready) or "E <reason>" (and exits 3), then
-# waits, ignoring SIGUSR1/SIGUSR2 (trainvisor starts it so). trainvisor restores its priority and
-# sends "<length>\n<json>": {"env", "argv", "orig_argv", "cwd"}. The standby resets
+# waits, ignoring SIGUSR1/SIGUSR2 (trainvisor starts it so). Where importing anything before the
+# script runs is not safe (Isaac Sim: the script must start Kit first; docs/standby.md, "Isaac
+# Sim"), it imports nothing and says "N <reason>" before "R". trainvisor restores its priority and
+# sends "<length>\n<json>": {"env", "launch_env", "argv", "orig_argv", "cwd"}. The standby resets
 # SIGUSR1/SIGUSR2, puts /dev/null on fd 0, applies them and runs the script (argv[0] a path) or
 # module (argv ["-m", MODULE, ...]) as __main__, in this process's real __main__ module, the way
 # `python3 -u script.py` / `python3 -u -m module` would (CPython's Modules/main.c
@@ -66,16 +68,48 @@ def _tv_standby():
     def script_dir(path):  # sys.path[0] of `python3 path`: the script's directory, links resolved
         return os.path.dirname(os.path.realpath(path))
 
+    def kit_first():
+        """Why nothing may be imported before the script runs, or None (docs/standby.md, "Isaac
+        Sim"): a script under Isaac Sim creates its SimulationApp/AppLauncher before it imports
+        torch, and Kit then puts its own packages (its torch among them) first on sys.path."""
+        for var in ("ISAAC_PATH", "CARB_APP_PATH", "EXP_PATH"):
+            if var in os.environ:
+                return "the interpreter runs in Isaac Sim's environment (%s is set)" % var
+        import importlib.util
+
+        for name in ("isaacsim", "isaaclab"):
+            try:
+                found = importlib.util.find_spec(name) is not None  # a top-level name: runs nothing
+            except (ImportError, ValueError):
+                found = False
+            if found:
+                return "%s is importable by the workers' interpreter" % name
+        if mode == "script":
+            import re
+
+            try:
+                with open(target, "rb") as f:
+                    source = f.read().decode("utf-8", "replace")
+            except OSError:
+                return None
+            m = re.search(r"^\s*(?:from|import)\s+(isaacsim|isaaclab\w*|omni|carb|pxr)\b", source,
+                          re.M)
+            if m:
+                return "%s imports %s" % (target, m.group(1))
+        return None
+
     lower_priority()
     sys.path[0] = os.getcwd() if mode == "module" else script_dir(target)
-    env_before = dict(os.environ)
+    why_nothing = kit_first()
+    if why_nothing:
+        send("N %s: the standby imports nothing before the script runs\n" % why_nothing)
+        imports = []
     try:
         for m in imports:
             __import__(m)
     except BaseException as e:  # noqa: BLE001 - any failure means "no standby", told once
         send("E import %s failed: %s: %s\n" % (m, type(e).__name__, str(e).replace("\n", " ")))
         os._exit(3)
-    env_after = dict(os.environ)
     send("R\n")
 
     msg = read_message()
@@ -89,14 +123,19 @@ def _tv_standby():
     os.dup2(null, 0)
     os.close(null)
 
-    # The environment: the rank's, plus what the imports themselves changed in it (a cold start
-    # would have seen those changes too; the import-time environment was checked equal).
+    # The environment: the rank's, plus every change between the environment trainvisor started
+    # this standby with (launch_env) and the one it has now, added, changed or removed: what an
+    # interpreter wrapper exported (Isaac Sim's python.sh: ISAAC_PATH, CARB_APP_PATH, EXP_PATH,
+    # PYTHONPATH, LD_LIBRARY_PATH, LD_PRELOAD), what the worker hook took out of PYTHONPATH, what
+    # the imports set. A cold start of the same command makes the same changes (the import-time
+    # environment was checked equal). os.environ's writes are putenv/unsetenv: the C level too.
+    launch, now = msg["launch_env"], dict(os.environ)
     env = dict(msg["env"])
-    for k, v in env_after.items():
-        if env_before.get(k) != v:
+    for k, v in now.items():
+        if launch.get(k) != v:
             env[k] = v
-    for k in env_before:
-        if k not in env_after:
+    for k in launch:
+        if k not in now:
             env.pop(k, None)
     os.environ.clear()
     os.environ.update(env)

@@ -72,6 +72,7 @@ Result<std::unique_ptr<StandbyProcess>> StandbyProcess::start(boost::asio::io_co
   ::close(e[1]);
   if (!pid) return pid.error();
   p->pid_ = *pid;
+  p->launch_env_ = l.env;
   return p;
 }
 
@@ -110,6 +111,7 @@ bool StandbyProcess::poll_ready() {
     said_.erase(0, nl + 1);
     if (line == "R") ready_ = true;
     if (line.starts_with("E ")) failure_ = line.substr(2);
+    if (line.starts_with("N ")) note_ = line.substr(2);
   }
   return ready_;
 }

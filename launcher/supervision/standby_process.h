@@ -59,6 +59,10 @@ class StandbyProcess {
   long rss_mib() const;
   // The reason it gave for not becoming ready ("import torch failed: ..."), if any.
   const std::string& failure() const { return failure_; }
+  // Why it imports nothing before the script runs (Isaac Sim: docs/standby.md), if it said so.
+  const std::string& note() const { return note_; }
+  // The environment it was started with (the rank's import-time one, as spawned).
+  const Environment& launch_env() const { return launch_env_; }
   // Every thread of the standby back to trainvisor's own CPU and I/O priority, through the
   // Spawner (Spawner::restore_priority). False (the refusal in `why`) when the kernel refuses (no
   // CAP_SYS_NICE).
@@ -83,6 +87,8 @@ class StandbyProcess {
   bool hung_up_ = false;
   LoopClock::time_point started_;
   std::string failure_;
+  std::string note_;
+  Environment launch_env_;
 };
 
 }  // namespace tv

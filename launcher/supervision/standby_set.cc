@@ -72,6 +72,10 @@ void StandbySet::on_said(pid_t pid) {
   StandbyProcess& p = *it->second;
   if (p.poll_ready()) {
     pool_.ready(pid);
+    if (!p.note().empty() && !noted_) {
+      noted_ = true;  // the same reason for every rank: said once
+      spdlog::info("warm standbys: {}", p.note());
+    }
     const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(p.age()).count();
     spdlog::info("local rank {}: warm standby ready (pid {}, imports in {:.1f} s, RSS {} MiB)",
                  pool_.rank_of(pid).value_or(-1), pid, static_cast<double>(ms) / 1000, p.rss_mib());
@@ -105,7 +109,8 @@ std::optional<pid_t> StandbySet::take(int local_rank, int rank, const Environmen
   }
   std::error_code ec;
   const std::string cwd = std::filesystem::current_path(ec).string();
-  if (!it->second->activate(activation_message(env, executable_, argv, cwd))) {
+  if (!it->second->activate(
+          activation_message(env, it->second->launch_env(), executable_, argv, cwd))) {
     spdlog::info("rank {}: cold start: its standby ended just before it was used", rank);
     discard(pid);
     return std::nullopt;

@@ -67,6 +67,7 @@ class StandbySet {
   std::map<pid_t, std::unique_ptr<StandbyProcess>> procs_;
   std::set<pid_t> killed_;  // by shutdown(), not reaped yet
   bool stopped_ = false;
+  bool noted_ = false;  // a standby's note (it imports nothing) was logged
 };
 
 }  // namespace tv

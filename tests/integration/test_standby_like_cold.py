@@ -5,6 +5,9 @@ the standby). The worker dumps sys.argv, sys.orig_argv, __spec__, __file__, sys.
 __package__, os.environ and the C library's environ as JSON; both restarts (attempt 1) are
 compared. Commands: a script, `-m pkg.mod` and `-m pkg` (a package's __main__), each with
 `-- a=b` style trailing arguments (issue 38, item 7: `-m` put the module name into sys.argv).
+Then through an interpreter wrapper like Isaac Sim's python.sh (exports, then exec python3, or
+no exec at all): the wrapper's exports reach the restarted rank as they reach a cold one, and a
+standby under Isaac Sim's environment imports nothing before the script (issue 39).
 
 Environment (set by ctest): TRAINVISOR_BIN, TV_SOURCE_DIR, TV_PYTHON.
 """
@@ -66,6 +69,18 @@ def main():
 if __name__ == "__main__":
     main()
 '''
+
+# Like /isaac-sim/python.sh: exports (a change, an addition, a removal), then the real python.
+WRAPPER = r'''#!/bin/sh
+export ISAAC_PATH=/fake/isaac-sim
+export CARB_APP_PATH=/fake/isaac-sim/kit
+export EXP_PATH=/fake/isaac-sim/apps
+export PYTHONPATH="$PYTHONPATH:/fake/isaac-sim/python_packages"
+export LD_LIBRARY_PATH="/fake/isaac-sim/kit${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+export LIKE_COLD_CHANGED="by the wrapper"
+unset LIKE_COLD_REMOVED
+'''
+
 
 def torch_available():
     return subprocess.run([PYTHON, "-c", "import torch"], capture_output=True,
@@ -195,3 +210,36 @@ def test_a_standby_rank_sees_what_a_cold_one_sees(work, kind):
     assert warm["file"] == str(work / target[kind])
     assert warm["orig_argv"][1:] == ["-u", *COMMANDS[kind], *TRAILING]
     assert gen0["argv"] == warm["argv"]  # generation 0 (cold) too
+
+
+def wrapper(work, execs):
+    path = work / "python.sh"
+    path.write_text(WRAPPER + (f'exec {PYTHON} "$@"\n' if execs else f'{PYTHON} "$@" || exit 1\n'))
+    path.chmod(0o755)
+    return str(path)
+
+
+@pytest.mark.parametrize("execs", [True, False], ids=["exec", "no-exec"])
+def test_an_interpreter_wrappers_exports_reach_a_standby_rank(work, execs):
+    py = wrapper(work, execs)
+    _, cold, _ = run_job(work, COMMANDS["script"], standby=False, python=py)
+    gen0, warm, log = run_job(work, COMMANDS["script"], standby=True, python=py)
+    for rec in (gen0, cold, warm):
+        assert rec["env"]["ISAAC_PATH"] == "/fake/isaac-sim"
+        assert rec["env"]["LIKE_COLD_CHANGED"] == "by the wrapper"
+        assert "LIKE_COLD_REMOVED" not in rec["env"] and "LIKE_COLD_REMOVED" not in rec["c_env"]
+        assert rec["env"]["PYTHONPATH"] == "/user/lib:/fake/isaac-sim/python_packages"
+    assert_like_cold(cold, warm)  # nice too: the wrapper's Python child got its priority back
+    # Under Isaac Sim's environment the standby imports nothing: the script starts Kit first.
+    assert not warm["torch_imported"]
+    said = re.findall(r"warm standbys: the interpreter runs in Isaac Sim's environment "
+                      r"\(ISAAC_PATH is set\): the standby imports nothing", log)
+    assert len(said) == 1, log
+
+
+def test_a_script_that_imports_isaaclab_gets_nothing_pre_imported(work):
+    script = work / "scripts" / "train.py"
+    script.write_text("if False:\n    from isaaclab.app import AppLauncher\n" + WORKER)
+    _, warm, log = run_job(work, COMMANDS["script"], standby=True)
+    assert not warm["torch_imported"]
+    assert "scripts/train.py imports isaaclab: the standby imports nothing" in log, log

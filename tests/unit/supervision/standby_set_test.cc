@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <csignal>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -34,6 +35,14 @@ class StandbySetTest : public ::testing::Test {
   void run() {
     io_.restart();
     io_.poll();
+  }
+  // Prepares every rank's standby; the one of `rank` then says `said` (the bootstrap's lines).
+  pid_t prepare_and_say(StandbySet& set, int rank, const std::string& said) {
+    set.prepare(env_);
+    const pid_t pid = spawner_.spawned()[static_cast<size_t>(rank)];
+    spawner_.write_stdin(pid, said);
+    run();
+    return pid;
   }
 
   boost::asio::io_context io_;
@@ -96,12 +105,28 @@ TEST_F(StandbySetTest, AReadyStandbyBecomesTheWorkerWithItsEnvironmentAndPipes) 
   EXPECT_TRUE(spawner_.child(s0).signals.empty());
 }
 
+TEST_F(StandbySetTest, TheActivationCarriesTheEnvironmentTheStandbyWasStartedWith) {
+  auto set = make();
+  // The bootstrap under Isaac Sim: a note (it imports nothing), then ready.
+  const pid_t s0 =
+      prepare_and_say(*set, 0, "N ISAAC_PATH is set: the standby imports nothing\nR\n");
+  Environment next = env_[0];
+  next.set("MASTER_PORT", "29501");
+  int out_r = -1, err_r = -1;
+  ASSERT_EQ(set->take(0, 0, next, argv_, &out_r, &err_r), s0);
+  const std::string sent = spawner_.read_stdin(s0);
+  const auto j = nlohmann::json::parse(sent.substr(sent.find('\n') + 1));
+  EXPECT_EQ(j["env"]["MASTER_PORT"], "29501");
+  // What it was spawned with: the bootstrap applies what changed since (a wrapper's exports).
+  EXPECT_EQ(j["launch_env"], nlohmann::json(spawner_.child(s0).req.env.vars()));
+  EXPECT_FALSE(j["launch_env"].contains("MASTER_PORT"));
+  ::close(out_r);
+  ::close(err_r);
+}
+
 TEST_F(StandbySetTest, ADifferentImportEnvironmentKillsTheStandbyAndStartsCold) {
   auto set = make();
-  set->prepare(env_);
-  const pid_t s1 = spawner_.spawned()[1];
-  spawner_.write_stdin(s1, "R\n");
-  run();
+  const pid_t s1 = prepare_and_say(*set, 1, "R\n");
   Environment changed = env_[1];
   changed.set("OMP_NUM_THREADS", "8");
   int out_r = -1, err_r = -1;

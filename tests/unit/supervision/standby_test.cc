@@ -48,7 +48,7 @@ TEST(ImportEnv, PerAttemptVariablesAreIgnoredEverythingElseCounts) {
 
 TEST(ActivationMessage, LengthPrefixedJsonWithSysArgvShape) {
   Environment env{{"A", "1"}, {"B", "x y"}};
-  const std::string msg = activation_message(env, "/usr/bin/python3",
+  const std::string msg = activation_message(env, Environment{{"A", "0"}}, "/usr/bin/python3",
                                              {"python3", "-u", "train.py", "--x", "2"}, "/work");
   const auto nl = msg.find('\n');
   ASSERT_NE(nl, std::string::npos);
@@ -59,9 +59,10 @@ TEST(ActivationMessage, LengthPrefixedJsonWithSysArgvShape) {
             (std::vector<std::string>{"/usr/bin/python3", "-u", "train.py", "--x", "2"}));
   EXPECT_EQ(j["cwd"], "/work");
   EXPECT_EQ(j["env"]["B"], "x y");
+  EXPECT_EQ(j["launch_env"], (nlohmann::json{{"A", "0"}}));
   // Bytes that are not UTF-8 never throw.
   Environment bad{{"X", std::string("\xff\xfe")}};
-  EXPECT_NO_THROW(activation_message(bad, "/p", {"p", "-u", "a.py"}, "/"));
+  EXPECT_NO_THROW(activation_message(bad, bad, "/p", {"p", "-u", "a.py"}, "/"));
 }
 
 TEST(WarmStandbyOptions, ModesAndImports) {
