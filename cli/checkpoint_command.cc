@@ -1,11 +1,14 @@
-// `trainvisor checkpoint latest --dir D [--format F] [--resume latest|best] [--json]`: the
-// newest complete checkpoint (exit 0), none (exit 1), bad --format (78), usage (64).
+// `trainvisor checkpoint latest --dir D [--format F] [--resume latest|best] [--json]
+// [--resume-arg T]`: the newest complete checkpoint's path (and with T a second line, what T
+// becomes as shell words) (exit 0), none (exit 1), bad --format (78), usage (64).
 // `trainvisor checkpoint watch --dir D [--format F] [--poll-interval S] [--polling]`: the
-// watcher alone, one JSON line per new complete checkpoint (diagnostics and benchmarks), until
-// SIGTERM/INT/HUP: exit 128+N.
+// watcher alone, one JSON line per new complete checkpoint (diagnostics, benchmarks, a sidecar),
+// until SIGTERM/INT, its way to end: exit 0; SIGHUP: 129. A signal before the watch starts (while
+// the options are read) ends it with 128+N like any command at start-up.
 #include <spdlog/spdlog.h>
 
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
@@ -19,6 +22,7 @@
 #include "common/init.h"
 #include "common/json_text.h"
 #include "common/options.h"
+#include "common/shell_word.h"
 
 namespace tv {
 namespace {
@@ -79,6 +83,12 @@ nlohmann::json to_json(const Checkpoint& c) {
           {"mtime", static_cast<double>(c.mtime_ns) / 1e9}};
 }
 
+std::string shell_line(const std::vector<std::string>& words) {
+  std::string line;
+  for (const auto& w : words) line += (line.empty() ? "" : " ") + shell_word(w);
+  return line;
+}
+
 std::chrono::milliseconds millis(double seconds) {
   return std::chrono::milliseconds(static_cast<long>(seconds * 1000));
 }
@@ -99,24 +109,25 @@ int latest(const Options& o, const std::string& dir, const std::string& format) 
     return exit_code::kNone;
   }
   nlohmann::json j = to_json(*c);
-  if (tmpl) j["resume_args"] = expand_resume_arg(tmpl->value, *c);
-  if (o.flag("json"))
-    std::printf("%s\n", json_text(j).c_str());
-  else if (has_control(c->path))  // a newline would make one path read as two: never raw
+  const auto args = tmpl ? expand_resume_arg(tmpl->value, *c) : std::vector<std::string>{};
+  if (tmpl) j["resume_args"] = args;
+  if (o.flag("json")) return std::printf("%s\n", json_text(j).c_str()), exit_code::kOk;
+  if (has_control(c->path))  // a newline would make one path read as two: never raw
     return std::fprintf(stderr,
                         "trainvisor checkpoint: the newest checkpoint's path holds a control "
                         "character: %s; use --json for it\n",
                         escape_control(c->path).c_str()),
            exit_code::kNone;
-  else
-    std::printf("%s\n", c->path.c_str());
+  std::printf("%s\n", c->path.c_str());
+  // With --resume-arg, a second line: what TEMPLATE becomes, as shell words (`eval set -- LINE`).
+  if (tmpl) std::printf("%s\n", shell_line(args).c_str());
   return exit_code::kOk;
 }
 
 int watch(const Options& o, const std::string& dir, const std::string& format) {
   auto interval = o.get_double("poll-interval");
   if (!interval) return fail(interval.error());
-  Init::instance().set_phase("checkpoint watch");  // a signal from here on: exit 128+N
+  Init::instance().set_phase("checkpoint watch");
   CheckpointWatcher w(
       dir, format,
       [](const CheckpointEvent& e) {
@@ -130,11 +141,12 @@ int watch(const Options& o, const std::string& dir, const std::string& format) {
         std::fflush(stdout);
       },
       millis(*interval), o.flag("polling"));
-  w.start();
-  // Ends on TERM/INT/HUP, taken by Init like every other command's signals: exit 128+N.
-  const int sig = Init::instance().wait_for_stop_signal();
+  // Ends on TERM/INT/HUP, taken by Init like every other command's signals; the watcher starts
+  // once they come here. TERM and INT are how a watch is meant to end (a sidecar's pod stopping,
+  // Ctrl-C): a clean stop, exit 0.
+  const int sig = Init::instance().wait_for_stop_signal([&w] { w.start(); });
   w.stop();
-  return exit_code::kSignalBase + sig;
+  return sig == SIGTERM || sig == SIGINT ? exit_code::kOk : exit_code::kSignalBase + sig;
 }
 
 }  // namespace

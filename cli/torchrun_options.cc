@@ -51,11 +51,19 @@ const std::vector<OnlyAt>& only_at() {
   return rows;
 }
 
+// What an OnlyAt row accepts, for its refusal: "expected 0", "expected no --local-addr".
+std::string expected_of(const OnlyAt& r) {
+  if (r.values.empty() || r.values == std::vector<std::string>{""})
+    return "expected no --" + std::string(r.name);
+  return "expected " + r.values.front();
+}
+
+// A recognised option at a value trainvisor does not take is a bad value (78), named with why.
 Status refuse_unsupported(const Options& o) {
   for (const auto& r : only_at()) {
     auto v = o.get(r.name);
     if (!v || std::find(r.values.begin(), r.values.end(), v->value) != r.values.end()) continue;
-    return usage(shown(*v) + ": not supported by trainvisor (" + r.why + ")");
+    return config(shown(*v) + ": not supported by trainvisor (" + r.why + "): " + expected_of(r));
   }
   // torchrun's -r/-t take a value, which a short option here cannot: name them, do not run them.
   if (!o.positional.empty() && o.positional[0].size() > 1 && o.positional[0][0] == '-' &&
@@ -68,9 +76,9 @@ Status refuse_unsupported(const Options& o) {
 Status map_backend(const Options& o) {
   auto v = o.get("rdzv-backend");
   if (!v || v->value == "c10d" || v->value == "static") return ok_status();
-  return usage(shown(*v) +
-               ": trainvisor runs its own rendezvous (node rank 0's coordinator) and talks to no "
-               "etcd: expected c10d or static, with --rdzv-endpoint HOST:PORT naming node rank 0");
+  return config(shown(*v) +
+                ": trainvisor runs its own rendezvous (node rank 0's coordinator) and talks to no "
+                "etcd: expected c10d or static, with --rdzv-endpoint HOST:PORT naming node rank 0");
 }
 
 struct Endpoint {
@@ -147,9 +155,9 @@ Status map_conf(Options& o) {
                        : key == "read_timeout" ? "peer-timeout"
                                                : nullptr;
     if (!ours && key != "last_call_timeout" && key != "close_timeout")
-      return usage(shown(*v) + ": key " + escape_control(key) +
-                   " is not supported (expected join_timeout, read_timeout, last_call_timeout, "
-                   "close_timeout)");
+      return config(shown(*v) + ": key " + escape_control(key) +
+                    " is not supported (expected join_timeout, read_timeout, last_call_timeout, "
+                    "close_timeout)");
     if (!parse_finite(value, 0, 7 * 86400.0))
       return config(shown(*v) + ": " + escape_control(key) + "=\"" + escape_control(value) +
                     "\": expected seconds from 0 to 604800");
@@ -170,9 +178,9 @@ Status map_nnodes(Options& o) {
   if (!lo || !hi || *lo > *hi)
     return config(shown(*v) + ": expected N or MIN:MAX with 1 <= MIN <= MAX <= 100000");
   if (*lo != *hi)
-    return usage(shown(*v) +
-                 ": elastic membership (MIN < MAX) is not supported: trainvisor runs a fixed "
-                 "world; expected N or N:N, the job's node count");
+    return config(shown(*v) +
+                  ": elastic membership (MIN < MAX) is not supported: trainvisor runs a fixed "
+                  "world; expected N or N:N, the job's node count");
   o.set("nnodes", OptionValue{std::to_string(*hi), v->origin});
   return ok_status();
 }

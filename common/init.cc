@@ -243,7 +243,7 @@ Init::Route::~Route() {
   init_->route_ = nullptr;
 }
 
-int Init::wait_for_stop_signal() {
+int Init::wait_for_stop_signal(const std::function<void()>& start) {
   std::mutex mu;
   std::condition_variable cv;
   int stop = 0;
@@ -255,6 +255,7 @@ int Init::wait_for_stop_signal() {
     }
     cv.notify_one();
   });
+  if (start) start();
   std::unique_lock lock(mu);
   cv.wait(lock, [&] { return stop != 0; });
   return stop;

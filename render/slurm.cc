@@ -2,22 +2,13 @@
 // trainvisor per node through srun, the image through pyxis/enroot (--container-image).
 #include <algorithm>
 #include <cstdio>
-#include <regex>
 
+#include "common/shell_word.h"
 #include "common/stop_window.h"
 #include "render/render.h"
 
 namespace tv {
 namespace {
-
-// One word for bash: plain when it is safe, else single-quoted.
-std::string shell_word(const std::string& w) {
-  static const std::regex plain("[A-Za-z0-9_./:=@%+,-]+");
-  if (std::regex_match(w, plain)) return w;
-  std::string q = "'";
-  for (char ch : w) q += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
-  return q + "'";
-}
 
 // enroot reads `REGISTRY#IMAGE`: without the '#' it takes the registry's host for a Docker Hub
 // user ("docker://123456789012.dkr.ecr..." fails). A first part with a '.' or ':' (or localhost)

@@ -4,7 +4,7 @@
 # Env: BUILD_DIR (default build-fuzz), JOBS (default 2), FUZZ_SKIP_BUILD=1 to run the harnesses
 # already built under $BUILD_DIR/tests/fuzz/ without configuring or building.
 # Seeds come from tests/fuzz/corpus/<name>/ when it exists, plus the tests' own data listed in
-# extra_seeds below (and the shared NCCL fixtures, ../shared/fixtures/nccl, where they exist); new
+# extra_seeds below (the real NCCL logs of tests/data/nccl/); new
 # inputs go to a temporary corpus, so the checked-in seeds are never modified. Crashes are saved under $BUILD_DIR/fuzz-artifacts/.
 # Exit 0 only when every harness built and ran clean.
 set -euo pipefail
@@ -31,7 +31,7 @@ fi
 
 # Real inputs the parsers meet, beside the checked-in corpus (directories; missing ones skipped).
 declare -A extra_seeds=(
-  [fuzz_nccl_log]="$root/tests/data/nccl $root/../shared/fixtures/nccl"
+  [fuzz_nccl_log]="$root/tests/data/nccl"
 )
 
 artifacts="$build/fuzz-artifacts"

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # A real Slurm cluster (slurm-wlm 22.05 + munge) of several named nodes on this one host, for the
-# integration tests (tests/integration/test_slurm.py). Recipe: ../shared/recipes/slurm-on-one-host.md.
+# integration tests (tests/integration/test_slurm.py). Recipe: the project's
+# slurm-on-one-host notes (outside this repository); this script is all the tests need.
 #
 # Usage: scripts/slurm-cluster.sh start|stop|status [DIR]
 #   start   idempotent: a cluster already running in DIR is left as it is; waits (at most 60 s)

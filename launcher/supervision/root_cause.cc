@@ -145,6 +145,22 @@ std::string format_failure_table(const std::vector<FailureRecord>& causes) {
   return out.str();
 }
 
+namespace {
+
+// At most `limit` bytes that end with a newline (a text file's last line, what `cat` and `read`
+// expect; the limit keeps room for it).
+std::string ended_text(const std::string& text, std::size_t limit) {
+  if (limit == 0) return "";
+  std::string out = text.substr(0, limit);
+  if (!out.ends_with('\n')) {
+    if (out.size() == limit) out.pop_back();
+    out += '\n';
+  }
+  return out;
+}
+
+}  // namespace
+
 Result<bool> write_root_cause_file(const std::string& path, const std::string& text,
                                    bool only_if_absent, std::size_t limit) {
   std::error_code ec;
@@ -152,7 +168,7 @@ Result<bool> write_root_cause_file(const std::string& path, const std::string& t
   if (!standard_stream_of(path) &&
       !std::filesystem::is_directory(target.parent_path().empty() ? "." : target.parent_path(), ec))
     return false;
-  return write_whole_file(path, std::string_view(text).substr(0, limit),
+  return write_whole_file(path, ended_text(text, limit),
                           WholeFileOptions{.only_if_absent = only_if_absent});
 }
 

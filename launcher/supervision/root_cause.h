@@ -62,7 +62,8 @@ std::string format_failure_table(const std::vector<FailureRecord>& causes);
 // (common/whole_file.h): a new file under an unpredictable temporary name, renamed or linked into
 // place; a symbolic link is never followed; a character device (Kubernetes' /dev/termination-log)
 // is written in place, /dev/stdout and /dev/stderr through trainvisor's own sinks (a pipe too); a
-// FIFO or socket is refused. At most `limit` bytes, with O_NONBLOCK: nothing here waits. true:
+// FIFO or socket is refused. At most `limit` bytes, the last a newline (a text cut at the limit
+// loses its last byte to it), with O_NONBLOCK: nothing here waits. true:
 // written; false: skipped (no directory, or already there); an Error: "<path>: not written
 // (<reason>)" (read-only file system, disk full, a FIFO, a symbolic link).
 Result<bool> write_root_cause_file(const std::string& path, const std::string& text,

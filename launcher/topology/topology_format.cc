@@ -1,6 +1,8 @@
 // topology_to_json() and format_topology().
+#include <algorithm>
 #include <iomanip>
 #include <sstream>
+#include <vector>
 
 #include "launcher/topology/topology.h"
 
@@ -20,11 +22,23 @@ std::string joined(const std::vector<std::string>& hosts) {
   return out;
 }
 
-void line(std::ostringstream& out, const std::string& field, const std::string& value,
-          const std::string& origin) {
-  out << std::left << std::setw(16) << field << std::setw(24) << value;
-  if (!origin.empty()) out << "  " << origin;
-  out << "\n";
+struct Row {
+  std::string field, value, origin;
+};
+
+// FIELD, VALUE and SOURCE columns; the field column is as wide as its longest name (a worker_env
+// variable such as NCCL_SOCKET_IFNAME is longer than the usual 16) plus two spaces, so a name is
+// never run into its value.
+std::string table(const std::vector<Row>& rows) {
+  size_t width = 16;
+  for (const auto& r : rows) width = std::max(width, r.field.size() + 2);
+  std::ostringstream out;
+  for (const auto& r : rows) {
+    out << std::left << std::setw(static_cast<int>(width)) << r.field << std::setw(24) << r.value;
+    if (!r.origin.empty()) out << "  " << r.origin;
+    out << "\n";
+  }
+  return out.str();
 }
 
 }  // namespace
@@ -40,19 +54,19 @@ nlohmann::json topology_to_json(const Topology& t) {
 }
 
 std::string format_topology(const Topology& t) {
-  std::ostringstream out;
-  line(out, "FIELD", "VALUE", "SOURCE");
-  line(out, "platform", t.platform, origin_of(t, "platform"));
-  line(out, "nnodes", std::to_string(t.nnodes), origin_of(t, "nnodes"));
-  line(out, "node_rank", std::to_string(t.node_rank), origin_of(t, "node_rank"));
-  line(out, "nproc_per_node", std::to_string(t.nproc_per_node), origin_of(t, "nproc_per_node"));
-  line(out, "world_size", std::to_string(t.world_size()), "nnodes x nproc_per_node");
-  line(out, "master_addr", t.master_addr, origin_of(t, "master_addr"));
-  line(out, "master_port", std::to_string(t.master_port), origin_of(t, "master_port"));
-  if (!t.hosts.empty()) line(out, "hosts", joined(t.hosts), origin_of(t, "hosts"));
-  line(out, "job_id", t.job_id.empty() ? "-" : t.job_id, origin_of(t, "job_id"));
-  for (const auto& [k, v] : t.worker_env) line(out, k, v, origin_of(t, "worker_env." + k));
-  return out.str();
+  std::vector<Row> rows = {
+      {"FIELD", "VALUE", "SOURCE"},
+      {"platform", t.platform, origin_of(t, "platform")},
+      {"nnodes", std::to_string(t.nnodes), origin_of(t, "nnodes")},
+      {"node_rank", std::to_string(t.node_rank), origin_of(t, "node_rank")},
+      {"nproc_per_node", std::to_string(t.nproc_per_node), origin_of(t, "nproc_per_node")},
+      {"world_size", std::to_string(t.world_size()), "nnodes x nproc_per_node"},
+      {"master_addr", t.master_addr, origin_of(t, "master_addr")},
+      {"master_port", std::to_string(t.master_port), origin_of(t, "master_port")}};
+  if (!t.hosts.empty()) rows.push_back({"hosts", joined(t.hosts), origin_of(t, "hosts")});
+  rows.push_back({"job_id", t.job_id.empty() ? "-" : t.job_id, origin_of(t, "job_id")});
+  for (const auto& [k, v] : t.worker_env) rows.push_back({k, v, origin_of(t, "worker_env." + k)});
+  return table(rows);
 }
 
 }  // namespace tv

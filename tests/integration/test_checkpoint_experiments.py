@@ -1,4 +1,4 @@
-"""#20 item 6 with seed 001's layout (`../shared/fixtures/seeds/isaac-lab-batch-mnp`): the job
+"""#20 item 6 with seed 001's layout (`tests/data/seeds/isaac-lab-batch-mnp`): the job
 definition links Isaac Lab's logs/skrl to /efs/models, where every task's runs sit side by side,
 and is re-submitted with another TASK. A Rough-H1 job must not resume a newer Flat-H1 checkpoint;
 when nothing says which experiment the job trains, nothing is resumed and one line says why."""
@@ -9,7 +9,7 @@ import subprocess
 BIN = os.environ.get("TRAINVISOR_BIN", "trainvisor")
 SRC = os.environ.get("TV_SOURCE_DIR", os.path.join(os.path.dirname(__file__), "..", ".."))
 PT = os.path.join(SRC, "tests/data/checkpoint/agent_1000.pt")  # a real torch.save file
-SEED = os.path.join(SRC, "../shared/fixtures/seeds/isaac-lab-batch-mnp/register-job-definition.json")
+SEED = os.path.join(SRC, "tests/data/seeds/isaac-lab-batch-mnp/register-job-definition.json")
 
 
 def models(root):
@@ -35,8 +35,7 @@ def run(root, tmp_path, *worker_args, extra=()):
 
 
 def test_a_rough_h1_job_does_not_resume_the_newer_flat_h1_checkpoint(tmp_path):
-    if os.path.exists(SEED):
-        assert '"Isaac-Velocity-Rough-H1-v0"' in open(SEED).read()  # the seed's TASK
+    assert '"Isaac-Velocity-Rough-H1-v0"' in open(SEED).read()  # the seed's TASK
     rough, flat = models(tmp_path / "models")
     argv, _ = run(tmp_path / "models", tmp_path, "--task", "Isaac-Velocity-Rough-H1-v0")
     assert argv[-2:] == ["--checkpoint", str(rough / "agent_400.pt")], argv

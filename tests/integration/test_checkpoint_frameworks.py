@@ -134,6 +134,23 @@ def test_resume_arg_placeholders(tmp_path):
     assert r.returncode == 78 and "--resume-arg" in r.stderr and "{nope}" in r.stderr
 
 
+def test_resume_arg_without_json_prints_the_path_then_what_the_template_becomes(tmp_path):
+    """Two lines: the path (what `$(trainvisor checkpoint latest --dir D)` always gave), then the
+    arguments as shell words, quoted where a word needs it (`eval set -- "$line"`)."""
+    rel, _, _ = ckpt_layouts.rsl_rl(str(tmp_path))
+    r = subprocess.run([BIN, "checkpoint", "latest", "--dir", str(tmp_path), "--resume-arg",
+                        "--load_run {run} --checkpoint {file} --note=it's"],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    path, args = r.stdout.splitlines()
+    assert path == str(tmp_path / rel)
+    assert args == "--load_run 2025-01-03_09-00-00_resumed --checkpoint model_1550.pt '--note=it'\\''s'"
+    words = subprocess.run(["sh", "-c", 'eval set -- "$0"; printf "%s\\n" "$@"', args],
+                           capture_output=True, text=True, check=True).stdout.splitlines()
+    assert words == ["--load_run", "2025-01-03_09-00-00_resumed", "--checkpoint", "model_1550.pt",
+                     "--note=it's"]
+
+
 WORKER = textwrap.dedent("""
     import json, os, sys
     with open(sys.argv[1], "w") as f:

@@ -1,6 +1,8 @@
 """Every long-running command takes its signals from Init (common/init.h): SIGTERM, SIGINT and
 SIGHUP at any moment (as soon as Init exists, during start-up, while the command does its work)
-end it with 128+N, and nothing it started is left.
+end it with 128+N, and nothing it started is left. The one exception: `checkpoint watch` ends on
+TERM/INT by design (a sidecar stopped with its pod, Ctrl-C), so once it watches they end it with
+0 (SIGHUP still 129); before, while it reads its options, they end it like any start-up (128+N).
 
 The commands: `run` (a worker that sleeps), `preflight` (a fake libcuda whose query hangs in
 dlopen), `checkpoint watch` (the watcher thread). The moments: "init" (the instant Init's signal
@@ -94,5 +96,13 @@ def test_a_signal_at_any_moment_exits_128_plus_n_and_leaves_nothing(fake_libs, t
     finally:
         p.kill()
         p.wait()
-    assert p.returncode == 128 + sig, stderr
+    assert p.returncode in expected_codes(command, sig, moment), stderr
     assert not tvtest.left_behind(MARKER, SESSION)
+
+
+def expected_codes(command, sig, moment):
+    if command != "checkpoint-watch" or sig == signal.SIGHUP:
+        return {128 + sig}
+    if moment == "working":  # the watcher's inotify watch exists only once its stop is routed
+        return {0}
+    return {0, 128 + sig}  # before or after it started watching: either is a clean answer

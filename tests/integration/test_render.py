@@ -18,9 +18,10 @@ import yaml
 BIN = os.environ["TRAINVISOR_BIN"]
 SRC = Path(os.environ["TV_SOURCE_DIR"])
 EXAMPLES = sorted((SRC / "examples" / "render").glob("*.json"))
-# The operator's CRD is a shared fixture (../shared beside the clone; CI has it). A plain clone
-# has none: the tests that need it skip, saying so.
-CRD = SRC.parent / "shared" / "fixtures" / "k8s" / "kubeflow.org_pytorchjobs.yaml"
+# The operator's CRD and the seeds' files, copied into the repository (tests/data/k8s/README.md,
+# tests/data/seeds/README.md): every clone runs these tests.
+CRD = SRC / "tests" / "data" / "k8s" / "kubeflow.org_pytorchjobs.yaml"
+SEEDS = SRC / "tests" / "data" / "seeds"
 
 
 def render(config, target, check=True):
@@ -32,8 +33,6 @@ def render(config, target, check=True):
 
 
 def pytorchjob_schema():
-    if not CRD.is_file():
-        pytest.skip(f"no Kubeflow CRD at {CRD} (../shared/fixtures is not beside this clone)")
     crd = yaml.safe_load(CRD.read_text())
     return crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]
 
@@ -138,9 +137,6 @@ def test_missing_target_fields_and_files_exit_78(tmp_path):
     assert p.returncode == 0 and "efs_id is not used by kubeflow" in p.stderr
     p = render(SRC / "examples" / "render" / "cosmos3-hyperpod.json", "sagemaker", check=False)
     assert p.returncode == 78 and "sagemaker: missing" in p.stderr
-
-
-SEEDS = CRD.parent.parent / "seeds"
 
 
 def envsubst(text, env_file=None):

@@ -1,4 +1,4 @@
-"""The seeds' launcher lines (../shared/fixtures/seeds/), read from the seed files themselves,
+"""The seeds' launcher lines (tests/data/seeds/), read from the seed files themselves,
 with only the launcher word(s) changed to `trainvisor run`, run as two nodes x two workers on
 loopback with each platform's variables, the training script replaced by a stand-in that records
 its argv and environment. Each must make one world of 4, ranks 0-3, and hand the script its own
@@ -17,9 +17,7 @@ import pytest
 from tvtest import BIN, SOURCE_DIR, base_env, free_ports
 from torchrun_cli import RECORDER, records
 
-SEEDS = SOURCE_DIR.parent / "shared" / "fixtures" / "seeds"
-pytestmark = pytest.mark.skipif(
-    not SEEDS.is_dir(), reason=f"no seeds at {SEEDS} (../shared/fixtures is not beside this clone)")
+SEEDS = SOURCE_DIR / "tests" / "data" / "seeds"
 
 
 def launcher_lines(path, start):

@@ -294,6 +294,7 @@ def test_root_cause_in_failure_file_and_termination_log(tmp_path):
     assert r.returncode == 3
     for f in (failure, tlog):
         assert "ValueError: boom" in f.read_text()
+        assert f.read_text().endswith("\n") and not f.read_text().endswith("\n\n")  # a text file
     # SageMaker keeps the first reason: an existing failure file is never replaced.
     failure.write_text("earlier reason")
     tv("--max-restarts", 0, "--failure-file", failure, "--termination-log", tlog,

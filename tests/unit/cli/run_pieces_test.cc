@@ -31,6 +31,11 @@ TEST(WorkerCommand, TorchrunForms) {
   EXPECT_EQ(*raw, (std::vector<std::string>{"train.py"}));
   auto plain = build_worker_argv(parse_run({"--", "/bin/true", "--nnodes", "3"}), env);
   EXPECT_EQ(*plain, (std::vector<std::string>{"/bin/true", "--nnodes", "3"}));
+  // `--` only ends the options (torchrun's argparse too): a script after it still runs under
+  // python, its --nnodes is the script's (README.md, docs/torchrun.md).
+  auto dashed = build_worker_argv(parse_run({"--", "train.py", "--nnodes", "3"}), env);
+  EXPECT_EQ(*dashed,
+            (std::vector<std::string>{"/usr/bin/python3", "-u", "train.py", "--nnodes", "3"}));
   EXPECT_EQ(build_worker_argv(parse_run({"--nnodes", "1"}), env).error().exit_code, 64);
 }
 

@@ -206,10 +206,15 @@ TEST(RootCause, FileWrittenOnlyWhenDirExistsAndOnlyOnceWhenAsked) {
   const std::string path = (dir / "failure").string();
   EXPECT_TRUE(write_root_cause_file(path, "first", true, 100).value());
   EXPECT_FALSE(write_root_cause_file(path, "second", true, 100).value());
+  auto text_of = [&] {
+    std::ifstream in(path);
+    return std::string((std::istreambuf_iterator<char>(in)), {});
+  };
+  EXPECT_EQ(text_of(), "first\n");  // a text file: its last line ends with a newline
   EXPECT_TRUE(write_root_cause_file(path, "0123456789", false, 4).value());
-  std::ifstream in(path);
-  std::string text((std::istreambuf_iterator<char>(in)), {});
-  EXPECT_EQ(text, "0123");
+  EXPECT_EQ(text_of(), "012\n");  // cut at the limit, the newline included
+  EXPECT_TRUE(write_root_cause_file(path, "two\nlines\n", false, 100).value());
+  EXPECT_EQ(text_of(), "two\nlines\n");  // one newline, not two
   EXPECT_FALSE(write_root_cause_file((dir / "missing" / "f").string(), "x", false, 100).value());
   std::filesystem::remove_all(dir);
 }

@@ -1,6 +1,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <sstream>
+
 #include "launcher/topology/topology.h"
 
 namespace tv {
@@ -48,9 +50,24 @@ TEST(TopologyTable, OneFieldPerLineWithItsOrigin) {
   std::string s = format_topology(sample());
   EXPECT_THAT(s, HasSubstr("node_rank"));
   EXPECT_THAT(s, HasSubstr("env SLURM_NODEID"));
-  EXPECT_THAT(s, HasSubstr("world_size      16"));
-  EXPECT_THAT(s, HasSubstr("NCCL_SOCKET_IFNAME"));
+  EXPECT_THAT(s, HasSubstr("world_size          16"));
+  EXPECT_THAT(s, HasSubstr("NCCL_SOCKET_IFNAME  eth0"));
   EXPECT_EQ(std::count(s.begin(), s.end(), '\n'), 11);
+}
+
+// A field longer than the usual column (a worker_env variable) is never run into its value
+// (it was "NCCL_SOCKET_IFNAMEeth0"), and every value starts in the same column.
+TEST(TopologyTable, LongFieldNamesKeepTheColumns) {
+  std::istringstream lines(format_topology(sample()));
+  std::string line;
+  while (std::getline(lines, line)) {
+    const auto name_end = line.find(' ');
+    ASSERT_NE(name_end, std::string::npos) << line;
+    EXPECT_EQ(line.find_first_not_of(' ', name_end), 20U) << line;
+  }
+  Topology plain = sample();
+  plain.worker_env.clear();
+  EXPECT_THAT(format_topology(plain), HasSubstr("world_size      16"));  // 16 wide, as before
 }
 
 TEST(TopologyTable, LongHostListsAreShortened) {
