@@ -111,6 +111,13 @@ json replica(const JobConfig& c, const KubeflowConfig& k, int replicas, int grac
 
 }  // namespace
 
+// The operator fails the job once the container restarts summed over every running pod reach
+// backoffLimit (PastBackoffLimit, kubeflow/training-operator pkg/core/job.go: `result >=
+// BackoffLimit`). trainvisor ends every node of an attempt together (a lost node: the others exit
+// 75), so one whole-job retry restarts `nodes` containers: max_retry retries are nodes x max_retry
+// restarts, and the job fails at the restarts of the retry after them.
+int backoff_limit(int nodes, int max_retry) { return nodes * (max_retry + 1); }
+
 Result<Rendered> render_kubeflow(const JobConfig& c) {
   Rendered out;
   const KubeflowConfig k = c.kubeflow.value_or(KubeflowConfig{});
@@ -122,7 +129,8 @@ Result<Rendered> render_kubeflow(const JobConfig& c) {
   }
   json specs = {{"Master", replica(c, k, 1, grace)}};
   if (c.nodes > 1) specs["Worker"] = replica(c, k, c.nodes - 1, grace);
-  json run_policy = {{"cleanPodPolicy", "None"}, {"backoffLimit", k.max_retry}};
+  json run_policy = {{"cleanPodPolicy", "None"},
+                     {"backoffLimit", backoff_limit(c.nodes, k.max_retry)}};
   if (c.timeout_s) run_policy["activeDeadlineSeconds"] = *c.timeout_s;
   json job = {{"apiVersion", "kubeflow.org/v1"},
               {"kind", "PyTorchJob"},

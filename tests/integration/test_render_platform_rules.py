@@ -1,0 +1,99 @@
+"""`trainvisor render` against each platform's own rules, applied as the platform's source or
+documentation defines them (each rule below cites where it is from): the specs are rendered by the
+real binary from the examples (or from descriptions written here), then judged by the rule.
+"""
+import json
+import re
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+BIN = os.environ["TRAINVISOR_BIN"]
+SRC = Path(os.environ["TV_SOURCE_DIR"])
+EXAMPLES = SRC / "examples" / "render"
+
+
+def render(config, target, *extra, check=True):
+    p = subprocess.run([BIN, "render", "--config", str(config), "--target", target, *extra],
+                       capture_output=True, text=True, timeout=60)
+    if check:
+        assert p.returncode == 0, p.stderr
+    return p
+
+
+def write_config(tmp_path, doc, name="job.json"):
+    path = tmp_path / name
+    path.write_text(json.dumps(doc))
+    return path
+
+
+def minimal(**fields):
+    doc = json.loads((EXAMPLES / "minimal.json").read_text())
+    doc.update(fields)
+    return doc
+
+
+# --- Kubeflow: runPolicy.backoffLimit ---------------------------------------------------------
+
+def operator_past_backoff_limit(backoff_limit, pods):
+    """PastBackoffLimit, kubeflow/training-operator pkg/core/job.go (v1.7.0 .. v1.9.0; kubeflow/common
+    pkg/controller.v1/common/job.go pastBackoffLimit before it): the containers' restartCount summed
+    over every pod in phase Running, of every replica type whose restartPolicy is OnFailure,
+    Always (or ExitCode); a limit of 0 fails at the first restart, else `result >= BackoffLimit`."""
+    if backoff_limit is None:
+        return False
+    total = sum(p["restarts"] for p in pods if p["phase"] == "Running")
+    return total > 0 if backoff_limit == 0 else total >= backoff_limit
+
+
+def whole_job_retries_survived(backoff_limit, nodes, lost_node):
+    """How many whole-job retries a job of `nodes` pods gets before the operator fails it. Each
+    retry: trainvisor ends every node together (the others exit 75 when one is lost), the kubelet
+    restarts each container in place (restartCount + 1); a lost node's pod is recreated elsewhere
+    instead (a new pod, restartCount 0)."""
+    pods = [{"phase": "Running", "restarts": 0} for _ in range(nodes)]
+    for retry in range(1, 1000):
+        for i, p in enumerate(pods):
+            if lost_node and i == nodes - 1:
+                pods[i] = {"phase": "Running", "restarts": 0}
+            else:
+                p["restarts"] += 1
+        if operator_past_backoff_limit(backoff_limit, pods):
+            return retry - 1
+    return None
+
+
+def test_the_model_shows_the_old_limit_failing_multi_node_jobs():
+    """backoffLimit = max_retry (3), what render wrote before: a 4-node job fails at its first
+    whole-job retry, a 2-node job at its second; one node gets 2 of its 3."""
+    assert whole_job_retries_survived(3, 4, lost_node=False) == 0
+    assert whole_job_retries_survived(3, 2, lost_node=False) == 1
+    assert whole_job_retries_survived(3, 1, lost_node=False) == 2
+
+
+@pytest.mark.parametrize("nodes", [1, 2, 4, 16])
+@pytest.mark.parametrize("max_retry", [0, 1, 3])
+def test_kubeflow_backoff_limit_gives_max_retry_whole_job_retries(tmp_path, nodes, max_retry):
+    doc = minimal(nodes=nodes, kubeflow={"max_retry": max_retry})
+    job = json.loads(render(write_config(tmp_path, doc), "kubeflow").stdout)
+    limit = job["spec"]["runPolicy"]["backoffLimit"]
+    annotations = job["metadata"]["annotations"]
+    assert annotations["sagemaker.amazonaws.com/job-max-retry-count"] == str(max_retry)
+    for lost_node in (False, True):
+        survived = whole_job_retries_survived(limit, nodes, lost_node)
+        if lost_node and nodes == 1:
+            assert survived is None  # a new pod each time: the operator counts nothing
+        elif lost_node:
+            assert survived >= max_retry  # the lost node's new pod starts at 0
+        else:
+            assert survived == max_retry, (limit, nodes)
+
+
+def test_cosmos_example_survives_its_max_retry_under_the_operators_count():
+    job = json.loads(render(EXAMPLES / "cosmos3-hyperpod.json", "kubeflow").stdout)
+    nodes = sum(s["replicas"] for s in job["spec"]["pytorchReplicaSpecs"].values())
+    retries = int(job["metadata"]["annotations"]["sagemaker.amazonaws.com/job-max-retry-count"])
+    assert nodes == 2 and retries == 3
+    assert whole_job_retries_survived(job["spec"]["runPolicy"]["backoffLimit"], nodes, False) == 3
