@@ -3,6 +3,8 @@
 
 #include "common/exit_codes.h"
 #include "common/stop_window.h"
+#include "render/json_fields.h"
+#include "render/platform_limits.h"
 #include "render/render.h"
 
 namespace tv {
@@ -109,6 +111,16 @@ json replica(const JobConfig& c, const KubeflowConfig& k, int replicas, int grac
           {"template", pod_template(c, k, grace)}};
 }
 
+// The job's name, and the longest of its pods' and Services' names (<name>-worker-<nodes - 2>).
+Status check_names(const JobConfig& c, const KubeflowConfig& k) {
+  using namespace platform_limits;
+  const std::string longest =
+      c.nodes > 1 ? c.name + "-worker-" + std::to_string(c.nodes - 2) : c.name + "-master-0";
+  return render_fields::check_all(
+      {check_name(kPyTorchJobName, "name", c.name), check_name(kKubernetesService, "name", longest),
+       check_name(kKubernetesNamespace, "kubeflow.namespace", k.namespace_name)});
+}
+
 }  // namespace
 
 // The operator fails the job once the container restarts summed over every running pod reach
@@ -122,6 +134,7 @@ Result<Rendered> render_kubeflow(const JobConfig& c) {
   Rendered out;
   const KubeflowConfig k = c.kubeflow.value_or(KubeflowConfig{});
   const int grace = c.grace_period.value_or(stop_window("kubeflow", true).grace_seconds);
+  if (auto s = check_names(c, k); !s) return s.error();
   json annotations = json::object();
   if (k.auto_resume) {
     annotations["sagemaker.amazonaws.com/enable-job-auto-resume"] = "true";

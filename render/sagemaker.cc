@@ -6,6 +6,7 @@
 
 #include "common/exit_codes.h"
 #include "common/stop_window.h"
+#include "render/platform_limits.h"
 #include "render/render.h"
 
 namespace tv {
@@ -94,8 +95,11 @@ Result<Rendered> render_sagemaker(const JobConfig& c, const RenderOptions& o) {
   const int grace = c.grace_period.value_or(stop_window("sagemaker", false).grace_seconds);
   const auto args = trainvisor_run_args(c, "sagemaker", grace, kCheckpointPath);
   if (auto s = check_arguments(args); !s) return s.error();
+  const std::string name = job_name(c.name, o.name_suffix);
+  if (auto s = check_name(platform_limits::kSageMakerTrainingJob, "name", name); !s)
+    return s.error();
   json req = {
-      {"TrainingJobName", job_name(c.name, o.name_suffix)},
+      {"TrainingJobName", name},
       {"RoleArn", sm.role_arn},
       {"AlgorithmSpecification",
        {{"TrainingImage", c.image},

@@ -97,3 +97,81 @@ def test_cosmos_example_survives_its_max_retry_under_the_operators_count():
     retries = int(job["metadata"]["annotations"]["sagemaker.amazonaws.com/job-max-retry-count"])
     assert nodes == 2 and retries == 3
     assert whole_job_retries_survived(job["spec"]["runPolicy"]["backoffLimit"], nodes, False) == 3
+
+
+# --- Each API's documented limits (render/platform_limits.cc) ---------------------------------
+
+def botocore_input(service, operation):
+    import botocore.session
+    model = botocore.session.get_session().get_service_model(service)
+    return model.operation_model(operation).input_shape
+
+
+def documented_number(doc, before, after):
+    """The number a botocore documentation sentence states: `before` N `after`."""
+    m = re.search(re.escape(before) + r"\s*(\d+)\s*" + re.escape(after), doc)
+    assert m, doc
+    return int(m.group(1))
+
+
+# What render wrote before: six entries, one more than RegisterJobDefinition takes.
+OLD_BATCH_RULES = [{"onExitCode": "75", "action": "RETRY"}, {"onExitCode": "74", "action": "RETRY"},
+                   {"onStatusReason": "Host EC2*", "action": "RETRY"},
+                   {"onExitCode": "78", "action": "EXIT"}, {"onExitCode": "69", "action": "EXIT"},
+                   {"onReason": "*", "action": "EXIT"}]
+
+
+def test_batch_retry_rules_fit_the_api_and_decide_as_before():
+    """RetryStrategy.evaluateOnExit: "Array of up to 5 objects" (AWS Batch API reference,
+    RetryStrategy; botocore's batch model has it in the member's documentation, no "max"). The
+    rules decide every exit code, status reason and reason as the six did (Batch's matching:
+    batch_evaluate_on_exit, tests/integration/test_platform_contracts.py)."""
+    from test_platform_contracts import batch_evaluate_on_exit
+    strategy = botocore_input("batch", "RegisterJobDefinition").members["retryStrategy"]
+    limit = documented_number(strategy.members["evaluateOnExit"].documentation, "Array of up to", "objects")
+    assert limit == 5
+    definition = json.loads(render(EXAMPLES / "isaac-lab-batch-mnp.json", "batch").stdout)
+    rules = definition["retryStrategy"]["evaluateOnExit"]
+    assert len(rules) <= limit and len(OLD_BATCH_RULES) > limit
+    for code in range(256):
+        for status in ("Essential container in task exited", "Host EC2 (instance i-0abc) terminated."):
+            for reason in ("", "CannotInspectContainerError", "OutOfMemoryError: Container killed"):
+                assert batch_evaluate_on_exit(rules, code, status, reason) == \
+                    batch_evaluate_on_exit(OLD_BATCH_RULES, code, status, reason), (code, status, reason)
+    assert batch_evaluate_on_exit(rules, 75, "Essential container in task exited", "") == "RETRY"
+    assert batch_evaluate_on_exit(rules, 78, "Essential container in task exited", "") == "EXIT"
+
+
+def test_sagemaker_job_name_matches_the_models_pattern_and_length(tmp_path):
+    """CreateTrainingJob TrainingJobName: botocore's sagemaker model has max 63 and the pattern
+    (its validator checks neither): a 63-character name with render's date suffix still fits."""
+    shape = botocore_input("sagemaker", "CreateTrainingJob").members["TrainingJobName"]
+    assert shape.metadata["max"] == 63
+    doc = json.loads((EXAMPLES / "isaac-lab-hyperpod-sagemaker.json").read_text())
+    doc["name"] = "a" * 62 + "b"
+    req = json.loads(render(write_config(tmp_path, doc), "sagemaker").stdout)
+    name = req["TrainingJobName"]
+    assert re.fullmatch(shape.metadata["pattern"], name) and len(name) <= shape.metadata["max"], name
+    assert name.startswith("a" * 40) and name != doc["name"]
+
+
+def test_batch_definition_name_is_checked_against_the_documented_rule(tmp_path):
+    """RegisterJobDefinition jobDefinitionName: "up to 128 letters long ... letters, numbers,
+    hyphens (-), and underscores (_)" (botocore's batch model, the member's documentation)."""
+    doc_text = botocore_input("batch", "RegisterJobDefinition").members["jobDefinitionName"].documentation
+    assert documented_number(doc_text, "up to", "letters long") == 128
+    definition = json.loads(render(EXAMPLES / "isaac-lab-batch-mnp.json", "batch").stdout)
+    assert re.fullmatch(r"[A-Za-z0-9_-]{1,128}", definition["jobDefinitionName"])
+
+
+def test_kubeflow_names_follow_the_operators_webhook_and_its_service_names(tmp_path):
+    """The operator's webhook takes a PyTorchJob name that is an RFC 1035 label (starts with a
+    letter: validatePyTorchJob, NameIsDNS1035Label, pkg/webhooks/pytorch/pytorchjob_webhook.go);
+    each replica's Service and pod is <name>-<type>-<index>, an RFC 1035 label of at most 63."""
+    p = render(write_config(tmp_path, minimal(name="1ppo")), "kubeflow", check=False)
+    assert p.returncode == 78 and "name: \"1ppo\"" in p.stderr and "RFC 1035" in p.stderr, p.stderr
+    assert render(write_config(tmp_path, minimal(name="1ppo")), "slurm").returncode == 0
+    long_name = "a" * 53  # + "-worker-99" (101 nodes) = 63: fits; + "-worker-100" (102): 64
+    assert render(write_config(tmp_path, minimal(name=long_name, nodes=101)), "kubeflow").returncode == 0
+    p = render(write_config(tmp_path, minimal(name=long_name, nodes=102)), "kubeflow", check=False)
+    assert p.returncode == 78 and long_name + "-worker-100" in p.stderr, p.stderr

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/exit_codes.h"
+#include "render/platform_limits.h"
 #include "render/render.h"
 
 namespace tv {
@@ -42,6 +43,51 @@ TEST(KubeflowBackoffLimit, EveryNodeRestartsOncePerWholeJobRetry) {
     EXPECT_GE(nodes * 4, limit) << nodes << " nodes: the fourth fails the job";
   }
   EXPECT_EQ(backoff_limit(4, 0), 4);  // no retry: the first restarts fail the job
+}
+
+// Each API's documented limits are data with their source, checked on what render writes.
+TEST(PlatformLimits, EveryRuleNamesItsSourceAndRefusesWithIt) {
+  for (const NameRule* r : platform_limits::name_rules()) {
+    EXPECT_FALSE(r->source.empty()) << r->what;
+    const std::string too_long(r->max_length + 1, 'a');
+    auto e = check_name(*r, "name", too_long);
+    ASSERT_FALSE(e.ok()) << r->what;
+    EXPECT_EQ(e.error().exit_code, exit_code::kConfig);
+    EXPECT_NE(e.error().message.find(std::string(r->source)), std::string::npos);
+    EXPECT_TRUE(check_name(*r, "name", std::string(r->max_length, 'a')).ok()) << r->what;
+  }
+  using namespace platform_limits;
+  EXPECT_TRUE(check_name(kBatchJobDefinition, "name", "IsaacLabJobDefinition").ok());
+  EXPECT_FALSE(check_name(kBatchJobDefinition, "name", "isaac.lab").ok());
+  EXPECT_FALSE(check_name(kSageMakerTrainingJob, "name", "job_1").ok());
+  EXPECT_FALSE(check_name(kPyTorchJobName, "name", "1job").ok());
+  EXPECT_TRUE(check_name(kKubernetesNamespace, "kubeflow.namespace", "1team").ok());
+}
+
+TEST(PlatformLimits, BatchRetryRulesFitTheApi) {
+  json doc = job(2);
+  doc["batch"] = {{"vcpus", 8}, {"memory_mib", 4096}};
+  doc.erase("kubeflow");
+  const json def = rendered(doc, "batch");
+  EXPECT_LE(def["retryStrategy"]["evaluateOnExit"].size(),
+            platform_limits::kBatchEvaluateOnExitMax);
+  EXPECT_EQ(def["retryStrategy"]["evaluateOnExit"].back(),
+            json({{"onReason", "*"}, {"action", "EXIT"}}));
+}
+
+TEST(PlatformLimits, KubeflowNamesAreTheOperatorsRfc1035Labels) {
+  json doc = job(102);
+  doc["name"] = std::string(53, 'a');
+  auto r = render(doc, "kubeflow");
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message.find(std::string(53, 'a') + "-worker-100"), std::string::npos)
+      << r.error().message;
+  doc["nodes"] = 101;  // <name>-worker-99: 63 characters
+  EXPECT_TRUE(render(doc, "kubeflow").ok());
+  doc["name"] = "1ppo";
+  r = render(doc, "kubeflow");
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message.find("RFC 1035"), std::string::npos) << r.error().message;
 }
 
 }  // namespace
