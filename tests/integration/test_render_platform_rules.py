@@ -175,3 +175,22 @@ def test_kubeflow_names_follow_the_operators_webhook_and_its_service_names(tmp_p
     assert render(write_config(tmp_path, minimal(name=long_name, nodes=101)), "kubeflow").returncode == 0
     p = render(write_config(tmp_path, minimal(name=long_name, nodes=102)), "kubeflow", check=False)
     assert p.returncode == 78 and long_name + "-worker-100" in p.stderr, p.stderr
+
+
+# --- render --name-suffix ---------------------------------------------------------------------
+
+def test_name_suffix_is_an_option_of_render():
+    """A second CreateTrainingJob with a name in use fails (CreateTrainingJob: "The name must be
+    unique within an Amazon Web Services Region in an Amazon Web Services account"): render appends
+    the time by default, --name-suffix S for a name of one's own, none for the name as it is."""
+    example = EXAMPLES / "isaac-lab-hyperpod-sagemaker.json"
+    named = lambda *extra: json.loads(render(example, "sagemaker", *extra).stdout)["TrainingJobName"]
+    assert re.fullmatch(r"isaaclab-h1-\d{8}-\d{6}", named())
+    assert named("--name-suffix", "run-7") == "isaaclab-h1-run-7"
+    assert named("--name-suffix=none") == "isaaclab-h1"
+    p = render(example, "sagemaker", "--name-suffix", "a b", check=False)
+    assert p.returncode == 78 and "--name-suffix" in p.stderr, p.stderr
+    p = render(example, "kubeflow", "--name-suffix", "run-7")
+    assert "--name-suffix is not used by kubeflow" in p.stderr
+    assert "--name-suffix" in subprocess.run([BIN, "render", "--help"], capture_output=True,
+                                             text=True, timeout=60).stdout
