@@ -194,3 +194,24 @@ def test_name_suffix_is_an_option_of_render():
     assert "--name-suffix is not used by kubeflow" in p.stderr
     assert "--name-suffix" in subprocess.run([BIN, "render", "--help"], capture_output=True,
                                              text=True, timeout=60).stdout
+
+
+# --- timeout_s, per target ----------------------------------------------------------------------
+
+def test_timeout_says_what_it_becomes_on_each_target():
+    """The Isaac Lab example's 7200 s (the seed's MaxRuntimeInSeconds): Kubeflow's
+    activeDeadlineSeconds counts from the job's start across restarts (PastActiveDeadline,
+    pkg/core/job.go); SageMaker's MaxRuntimeInSeconds covers every attempt when RetryStrategy is
+    set (CreateTrainingJob in botocore's model); Batch's attemptDurationSeconds is per attempt."""
+    import botocore.session
+    sm = botocore.session.get_session().get_service_model("sagemaker").operation_model("CreateTrainingJob")
+    runtime = sm.input_shape.members["StoppingCondition"].members["MaxRuntimeInSeconds"].documentation
+    assert "all of the attempts in total" in runtime
+    example = EXAMPLES / "isaac-lab-hyperpod-sagemaker.json"
+    job = render(example, "kubeflow")
+    assert json.loads(job.stdout)["spec"]["runPolicy"]["activeDeadlineSeconds"] == 7200
+    assert "timeout_s 7200 s becomes runPolicy.activeDeadlineSeconds: a limit on the whole job" in job.stderr
+    req = render(example, "sagemaker")
+    assert json.loads(req.stdout)["RetryStrategy"] and "MaxRuntimeInSeconds: a limit on all the attempts" in req.stderr
+    batch = render(EXAMPLES / "isaac-lab-batch-mnp.json", "batch")
+    assert "attemptDurationSeconds: a limit on each attempt" in batch.stderr

@@ -90,5 +90,38 @@ TEST(PlatformLimits, KubeflowNamesAreTheOperatorsRfc1035Labels) {
   EXPECT_NE(r.error().message.find("RFC 1035"), std::string::npos) << r.error().message;
 }
 
+bool has_note(const Rendered& r, const std::string& text) {
+  for (const auto& n : r.notes)
+    if (n.find(text) != std::string::npos) return true;
+  return false;
+}
+
+// Each target's limit is another one: Kubeflow's counts from the job's start across restarts
+// (PastActiveDeadline, pkg/core/job.go), SageMaker's over every attempt (MaxRuntimeInSeconds with
+// RetryStrategy), Batch's per attempt (JobTimeout.attemptDurationSeconds), Slurm's the
+// allocation's.
+TEST(Timeout, EachTargetSaysWhatItBecomes) {
+  json doc = job(2);
+  doc["timeout_s"] = 7200;
+  doc["instance_type"] = "p5.48xlarge";
+  doc["checkpoint_s3_uri"] = "s3://b/c";
+  doc["sagemaker"] = {{"role_arn", "arn:aws:iam::1:role/r"}, {"output_s3_uri", "s3://b/o"}};
+  const std::vector<std::pair<std::string, std::string>> becomes = {
+      {"kubeflow",
+       "timeout_s 7200 s becomes runPolicy.activeDeadlineSeconds: a limit on the whole "
+       "job from its start, across every container restart"},
+      {"sagemaker", "becomes StoppingCondition.MaxRuntimeInSeconds: a limit on all the attempts"},
+      {"batch", "becomes timeout.attemptDurationSeconds: a limit on each attempt"},
+      {"slurm", "becomes sbatch --time"}};
+  for (const auto& [target, note] : becomes) {
+    auto r = render(doc, target);
+    ASSERT_TRUE(r.ok()) << target << ": " << r.error().message;
+    EXPECT_TRUE(has_note(*r, note)) << target;
+  }
+  doc.erase("timeout_s");
+  for (const auto& [target, note] : becomes)
+    EXPECT_FALSE(has_note(*render(doc, target), "timeout_s"));
+}
+
 }  // namespace
 }  // namespace tv
