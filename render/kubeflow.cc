@@ -156,6 +156,13 @@ Result<Rendered> render_kubeflow(const JobConfig& c) {
       return Error{exit_code::kConfig, "secrets." + name +
                                            ".secret: missing for --target kubeflow (the "
                                            "Kubernetes Secret holding it; arn is for batch)"};
+  // "The job must be running under the kubeflow namespace or a namespace prefixed with hyperpod"
+  // (AWS, SageMaker HyperPod: Running jobs using the SageMaker HyperPod CLI, job auto-resume).
+  if (k.auto_resume && k.namespace_name != "kubeflow" && !k.namespace_name.starts_with("hyperpod"))
+    out.notes.push_back("kubeflow.auto_resume in namespace \"" + k.namespace_name +
+                        "\": HyperPod resumes jobs only in the namespace kubeflow or one whose "
+                        "name starts with hyperpod (AWS: job auto-resume), so the annotations do "
+                        "nothing there: set kubeflow.namespace, or auto_resume false");
   out.text = job.dump(2) + "\n";
   return out;
 }

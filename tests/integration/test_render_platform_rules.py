@@ -215,3 +215,21 @@ def test_timeout_says_what_it_becomes_on_each_target():
     assert json.loads(req.stdout)["RetryStrategy"] and "MaxRuntimeInSeconds: a limit on all the attempts" in req.stderr
     batch = render(EXAMPLES / "isaac-lab-batch-mnp.json", "batch")
     assert "attemptDurationSeconds: a limit on each attempt" in batch.stderr
+
+
+# --- HyperPod job auto-resume's namespaces ------------------------------------------------------
+
+def test_auto_resume_outside_its_namespaces_is_warned(tmp_path):
+    """"The job must be running under the kubeflow namespace or a namespace prefixed with
+    hyperpod" (AWS, SageMaker HyperPod: Running jobs using the SageMaker HyperPod CLI, job
+    auto-resume): the Cosmos example (auto_resume, namespace hyperpod-cosmos3) renders without a
+    word; the same job in the namespace cosmos3 is warned, and not without auto-resume."""
+    warning = "HyperPod resumes jobs only in the namespace kubeflow or one whose name starts with hyperpod"
+    example = EXAMPLES / "cosmos3-hyperpod.json"
+    assert warning not in render(example, "kubeflow").stderr
+    doc = json.loads(example.read_text())
+    doc["kubeflow"]["namespace"] = "cosmos3"
+    p = render(write_config(tmp_path, doc), "kubeflow")
+    assert warning in p.stderr and 'auto_resume in namespace "cosmos3"' in p.stderr, p.stderr
+    doc["kubeflow"]["auto_resume"] = False
+    assert warning not in render(write_config(tmp_path, doc), "kubeflow").stderr

@@ -123,5 +123,26 @@ TEST(Timeout, EachTargetSaysWhatItBecomes) {
     EXPECT_FALSE(has_note(*render(doc, target), "timeout_s"));
 }
 
+// "The job must be running under the kubeflow namespace or a namespace prefixed with hyperpod"
+// (AWS, SageMaker HyperPod, Running jobs using the SageMaker HyperPod CLI: job auto-resume).
+TEST(HyperPodAutoResume, NamespaceOutsideKubeflowAndHyperpodIsWarned) {
+  const std::string warning = "HyperPod resumes jobs only in the namespace kubeflow or one whose";
+  for (const auto& [ns, warned] :
+       std::vector<std::pair<std::string, bool>>{{"kubeflow", false},
+                                                 {"hyperpod-team-a", false},
+                                                 {"hyperpod", false},
+                                                 {"cosmos3", true},
+                                                 {"default", true},
+                                                 {"team-hyperpod", true}}) {
+    json doc = job(2);
+    doc["kubeflow"]["namespace"] = ns;
+    auto r = render(doc, "kubeflow");
+    ASSERT_TRUE(r.ok()) << r.error().message;
+    EXPECT_EQ(has_note(*r, warning), warned) << ns;
+    doc["kubeflow"]["auto_resume"] = false;
+    EXPECT_FALSE(has_note(*render(doc, "kubeflow"), warning)) << ns;
+  }
+}
+
 }  // namespace
 }  // namespace tv
