@@ -115,6 +115,11 @@ json retry_strategy(const BatchConfig& b) {
 Result<Rendered> render_batch(const JobConfig& c) {
   const BatchConfig b = c.batch.value_or(BatchConfig{});
   const int grace = c.grace_period.value_or(stop_window("batch", false).grace_seconds);
+  const std::string name = b.definition_name.value_or(c.name);
+  if (auto s = check_name(platform_limits::kBatchJobDefinition,
+                          b.definition_name ? "batch.definition_name" : "name", name);
+      !s)
+    return s.error();
   auto ct = container(c, b, grace);
   if (!ct) return ct.error();
   const json retry = retry_strategy(b);
@@ -123,7 +128,7 @@ Result<Rendered> render_batch(const JobConfig& c) {
                  "retryStrategy.evaluateOnExit: " + std::to_string(retry["evaluateOnExit"].size()) +
                      " entries, Batch takes at most 5 (RetryStrategy)"};
   json def = {
-      {"jobDefinitionName", c.name},
+      {"jobDefinitionName", name},
       {"type", "multinode"},
       {"platformCapabilities", json::array({"EC2"})},
       {"nodeProperties",

@@ -43,6 +43,9 @@ struct SageMakerConfig {
 };
 
 struct BatchConfig {
+  // jobDefinitionName; default `name`. Batch takes upper case (platform_limits.h), so a seed's
+  // IsaacLabJobDefinition is kept as it is.
+  std::optional<std::string> definition_name;
   std::optional<int> vcpus;       // resourceRequirements VCPU; default: the instance's vCPUs
   std::optional<int> memory_mib;  // resourceRequirements MEMORY; default: 90% of the instance's
   int attempts = 3;               // retryStrategy.attempts

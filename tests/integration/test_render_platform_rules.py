@@ -233,3 +233,12 @@ def test_auto_resume_outside_its_namespaces_is_warned(tmp_path):
     assert warning in p.stderr and 'auto_resume in namespace "cosmos3"' in p.stderr, p.stderr
     doc["kubeflow"]["auto_resume"] = False
     assert warning not in render(write_config(tmp_path, doc), "kubeflow").stderr
+
+
+# --- Batch: the definition's name ---------------------------------------------------------------
+
+def test_batch_definition_keeps_the_seeds_name_and_case():
+    """The seed's register-job-definition.json names its definition IsaacLabJobDefinition; Batch
+    takes upper case (RegisterJobDefinition jobDefinitionName), so the example keeps it."""
+    definition = json.loads(render(EXAMPLES / "isaac-lab-batch-mnp.json", "batch").stdout)
+    assert definition["jobDefinitionName"] == "IsaacLabJobDefinition"

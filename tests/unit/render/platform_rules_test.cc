@@ -144,5 +144,20 @@ TEST(HyperPodAutoResume, NamespaceOutsideKubeflowAndHyperpodIsWarned) {
   }
 }
 
+// RegisterJobDefinition's jobDefinitionName takes upper case: the seed's name is kept as it is.
+TEST(PlatformLimits, BatchDefinitionNameKeepsItsCase) {
+  json doc = job(2);
+  doc.erase("kubeflow");
+  doc["batch"] = {{"vcpus", 8}, {"memory_mib", 4096}, {"definition_name", "IsaacLabJobDefinition"}};
+  EXPECT_EQ(rendered(doc, "batch")["jobDefinitionName"], "IsaacLabJobDefinition");
+  doc["batch"]["definition_name"] = "Isaac.Lab";
+  auto r = render(doc, "batch");
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message.find("batch.definition_name: \"Isaac.Lab\""), std::string::npos)
+      << r.error().message;
+  doc["batch"].erase("definition_name");
+  EXPECT_EQ(rendered(doc, "batch")["jobDefinitionName"], "ppo");
+}
+
 }  // namespace
 }  // namespace tv
