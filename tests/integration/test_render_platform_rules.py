@@ -3,9 +3,10 @@ documentation defines them (each rule below cites where it is from): the specs a
 real binary from the examples (or from descriptions written here), then judged by the rule.
 """
 import json
-import re
 import os
+import re
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -242,3 +243,88 @@ def test_batch_definition_keeps_the_seeds_name_and_case():
     takes upper case (RegisterJobDefinition jobDefinitionName), so the example keeps it."""
     definition = json.loads(render(EXAMPLES / "isaac-lab-batch-mnp.json", "batch").stdout)
     assert definition["jobDefinitionName"] == "IsaacLabJobDefinition"
+
+
+# --- SageMaker MetricDefinitions against trainvisor's real output -----------------------------
+
+# The worker: rsl_rl's iteration banner (what --progress-regex auto reads) for steps 0..3, then it
+# waits for the test's release file.
+PROGRESS_SCRIPT = """
+import os, sys, time
+for it in range(4):
+    print("#" * 80 + "\\n" + f" Learning iteration {it}/30 ".center(80) + "\\n", flush=True)
+deadline = time.time() + 120
+while not os.path.exists(sys.argv[1]) and time.time() < deadline:
+    time.sleep(0.05)
+"""
+
+
+def sagemaker_metrics(definitions, lines):
+    """As SageMaker applies MetricDefinitions (CreateTrainingJob, AlgorithmSpecification: "a list
+    of metric definition objects ... a regular expression", the Developer Guide's "Define metrics":
+    the first group of a match in a log line is the value): {name: [(line, value), ...]}."""
+    found = {d["Name"]: [] for d in definitions}
+    for line in lines:
+        for d in definitions:
+            m = re.search(d["Regex"], line)
+            if m:
+                found[d["Name"]].append((line, float(m.group(1))))
+    return found
+
+
+def rendered_metric_definitions():
+    req = json.loads(render(EXAMPLES / "isaac-lab-hyperpod-sagemaker.json", "sagemaker").stdout)
+    args = req["AlgorithmSpecification"]["ContainerArguments"]
+    assert args[args.index("--metrics-log-interval") + 1] == "60"
+    return req["AlgorithmSpecification"]["MetricDefinitions"], args
+
+
+def run_with_record(tmp_path, *extra, release=True):
+    """The real binary, one node, one worker: stderr lines as they come; the worker is released
+    once a record with a step was logged (an event, not a time), or at once."""
+    script = tmp_path / "train.py"
+    script.write_text(PROGRESS_SCRIPT)
+    release_file = tmp_path / "release"
+    if not release:
+        release_file.touch()
+    proc = subprocess.Popen([BIN, "run", "--preflight", "none", "--nproc-per-node", "1",
+                             "--failure-file", str(tmp_path / "failure"),
+                             "--termination-log", str(tmp_path / "termlog"), *extra,
+                             "--no-python", sys.executable, str(script), str(release_file)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, cwd=tmp_path)
+    lines = []
+    for line in proc.stderr:
+        lines.append(line.rstrip("\n"))
+        if release and "trainvisor metrics: " in line and " step=3" in line:
+            release_file.touch()
+    assert proc.wait(timeout=120) == 0, "\n".join(lines[-30:])
+    return lines
+
+
+def test_metric_definitions_read_trainvisors_record_while_it_trains(tmp_path):
+    definitions, _ = rendered_metric_definitions()
+    lines = run_with_record(tmp_path, "--progress-regex", "auto", "--metrics-log-interval", "0.2")
+    found = sagemaker_metrics(definitions, lines)
+    records = [line for line in lines if "trainvisor metrics: " in line]
+    assert len(records) >= 2, "a record while training and one at the end"
+    steps = [v for _, v in found["trainvisor:last_step"]]
+    assert steps and steps[-1] == 3
+    assert found["trainvisor:goodput"] and all(0 <= v <= 1 for _, v in found["trainvisor:goodput"])
+    assert [v for _, v in found["trainvisor:restarts"]][-1] == 0
+    assert [v for _, v in found["trainvisor:goodput_upper_bound"]][-1] == 0
+    for name, hits in found.items():  # only the record: never a line of the summary table
+        assert all("trainvisor metrics: " in line for line, _ in hits), (name, hits)
+    assert any("goodput summary" in line for line in lines)
+
+
+def test_an_upper_bound_goodput_is_read_too(tmp_path):
+    """Without a progress signal the summary writes `goodput <= 0.997`, which the regex render
+    wrote before (`goodput +([0-9.]+)`) never matched; the record's goodput is matched, and says it
+    is an upper bound."""
+    definitions, _ = rendered_metric_definitions()
+    lines = run_with_record(tmp_path, "--metrics-log-interval", "60", release=False)
+    summary_line = [line for line in lines if re.search(r"^\s+goodput\s+<=", line)]
+    assert summary_line and not re.search(r"goodput +([0-9.]+)", summary_line[0])
+    found = sagemaker_metrics(definitions, lines)
+    assert len(found["trainvisor:goodput"]) == 1  # the end-of-run record
+    assert found["trainvisor:goodput_upper_bound"][0][1] == 1
