@@ -11,6 +11,20 @@
 #endif
 
 namespace tv {
+namespace {
+
+// Runs `tick` every `seconds` on the loop's time until the timer is cancelled.
+void repeat(LoopTimer& timer, double seconds, std::function<void()> tick) {
+  timer.expires_after(
+      std::chrono::duration_cast<LoopClock::duration>(std::chrono::duration<double>(seconds)));
+  timer.async_wait([&timer, seconds, tick](const boost::system::error_code& ec) {
+    if (ec) return;
+    tick();
+    repeat(timer, seconds, tick);
+  });
+}
+
+}  // namespace
 
 Result<ObservabilityConfig> read_observability_options(const Options& o, bool in_kubernetes) {
   ObservabilityConfig c;
@@ -36,6 +50,9 @@ Result<ObservabilityConfig> read_observability_options(const Options& o, bool in
   auto interval = o.get_double("ledger-interval");
   if (!interval) return interval.error();
   c.ledger_interval = *interval;
+  auto every = o.get_double("metrics-log-interval");
+  if (!every) return every.error();
+  c.metrics_log_interval = *every;
   return c;
 }
 
@@ -56,6 +73,11 @@ Result<std::unique_ptr<Observability>> Observability::make(boost::asio::io_conte
     o->parser_.emplace(std::move(*p));
   }
   o->open_ledger(io, time);
+  if (o->cfg_.metrics_log_interval > 0 && o->cfg_.goodput.node_rank == 0) {
+    auto* self = o.get();
+    o->metrics_log_timer_ = std::make_unique<LoopTimer>(io, time);
+    repeat(*o->metrics_log_timer_, o->cfg_.metrics_log_interval, [self] { self->log_metrics(); });
+  }
   if (o->cfg_.metrics_port != 0) {
     auto* self = o.get();
     auto s = MetricsServer::listen(
@@ -87,17 +109,11 @@ void Observability::open_ledger(boost::asio::io_context& io, LoopTime& time) {
   }
   ledger_.emplace(LedgerFile::open(*cfg_.ledger_dir, cfg_.job_id));
   ledger_timer_ = std::make_unique<LoopTimer>(io, time);
-  heartbeat();
+  repeat(*ledger_timer_, cfg_.ledger_interval, [this] { write_ledger(false); });
 }
 
-void Observability::heartbeat() {
-  ledger_timer_->expires_after(std::chrono::duration_cast<LoopClock::duration>(
-      std::chrono::duration<double>(cfg_.ledger_interval)));
-  ledger_timer_->async_wait([this](const boost::system::error_code& ec) {
-    if (ec) return;
-    write_ledger(false);
-    heartbeat();
-  });
+void Observability::log_metrics() const {
+  spdlog::info("{}", format_metrics_line(accountant_.snapshot(), job_totals_now()));
 }
 
 ContainerRecord Observability::current_record(bool ended) const {
@@ -146,6 +162,10 @@ void Observability::gpu_health(const GpuHealthEvent& e) {
 
 void Observability::report() {
   if (ledger_timer_) ledger_timer_->cancel();
+  if (metrics_log_timer_) {
+    metrics_log_timer_->cancel();
+    log_metrics();  // the end-of-run values in the same record
+  }
   write_ledger(true);
   const auto snap = accountant_.snapshot();
   const auto job = job_totals_now();

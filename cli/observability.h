@@ -33,6 +33,8 @@ struct ObservabilityConfig {
   std::optional<std::string> ledger_dir;
   std::string job_id;  // "" or "none": no ledger
   double ledger_interval = 30;
+  // Node 0 logs format_metrics_line every metrics_log_interval seconds and at the end; 0: never.
+  double metrics_log_interval = 0;
 };
 
 // The options of the Observability section, checked (exit 64/78 naming the option); `goodput`
@@ -69,7 +71,7 @@ class Observability final : public RunObserver {
  private:
   Observability(ObservabilityConfig cfg, const Clock& clock, double started_at);
   void open_ledger(boost::asio::io_context& io, LoopTime& time);
-  void heartbeat();
+  void log_metrics() const;
   void write_ledger(bool ended);
   std::optional<JobTotals> job_totals_now() const;
   ContainerRecord current_record(bool ended) const;
@@ -83,7 +85,8 @@ class Observability final : public RunObserver {
   std::optional<std::int64_t> generation_step_;
   std::map<std::string, int> retry_decisions_;  // by the RootCauseJudge's rule
   std::optional<LedgerFile> ledger_;
-  std::unique_ptr<LoopTimer> ledger_timer_;  // every --ledger-interval, on the loop's time
+  std::unique_ptr<LoopTimer> ledger_timer_;       // every --ledger-interval, on the loop's time
+  std::unique_ptr<LoopTimer> metrics_log_timer_;  // every --metrics-log-interval
 };
 
 }  // namespace tv

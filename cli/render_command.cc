@@ -29,6 +29,11 @@ std::vector<OptionSpec> render_option_specs() {
        .help = "the platform to render for",
        .words = {"kubeflow", "sagemaker", "batch", "slurm"}},
       {.name = "output", .help = "write here (atomically) instead of stdout", .metavar = "PATH"},
+      {.name = "name-suffix",
+       .help = "sagemaker: appended to TrainingJobName as -S (letters, digits, '-'), so that a "
+               "second submission does not collide; default the UTC time (YYYYMMDD-HHMMSS); "
+               "none: the name as it is",
+       .metavar = "S|none"},
       {.name = "help", .type = T::kFlag, .help = "this text"}};
 }
 
@@ -80,7 +85,8 @@ int render_command(const Args& args, const Environment& env) {
   if (!opts) return fail(opts.error());
   if (opts->has("help")) {
     std::printf(
-        "usage: trainvisor render --config FILE --target kubeflow|sagemaker|batch|slurm\n\n%s",
+        "usage: trainvisor render --config FILE --target kubeflow|sagemaker|batch|slurm "
+        "[--output FILE] [--name-suffix S|none]\n\n%s",
         format_help(render_option_specs()).c_str());
     return exit_code::kOk;
   }
@@ -89,6 +95,11 @@ int render_command(const Args& args, const Environment& env) {
   auto out = render_from(*opts);
   if (!out) return fail(out.error());
   for (const auto& note : out->notes) spdlog::warn("render: {}", note);
+  if (opts->has("name-suffix") && opts->value_or("target", "") != "sagemaker")
+    spdlog::warn(
+        "render: --name-suffix is not used by {}: only a SageMaker training job's name "
+        "must be new on each submission",
+        opts->value_or("target", ""));
   if (auto path = opts->get("output")) {
     if (auto s = write_atomically(path->value, out->text); !s) return fail(s.error());
     return exit_code::kOk;

@@ -157,6 +157,14 @@ std::vector<OptionSpec> run_option_specs() {
        .default_value = "30",
        .max = 3600,
        .metavar = "SECONDS"},
+      {.name = "metrics-log-interval",
+       .type = T::kNumber,
+       .help = "seconds between node 0's one-line metrics records on stderr (`trainvisor "
+               "metrics: goodput=... restarts=...`, also at exit; SageMaker's MetricDefinitions "
+               "read them); 0 = none",
+       .default_value = "0",
+       .max = 86400,
+       .metavar = "SECONDS"},
       {.name = "summary-file",
        .help = "the goodput summary as JSON at the end of the run",
        .metavar = "PATH"},

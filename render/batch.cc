@@ -3,6 +3,7 @@
 
 #include "common/exit_codes.h"
 #include "common/stop_window.h"
+#include "render/platform_limits.h"
 #include "render/render.h"
 
 namespace tv {
@@ -98,15 +99,14 @@ Result<json> container(const JobConfig& c, const BatchConfig& b, int grace) {
 // First match wins; Batch retries when no entry matches, so the last entry exits on everything
 // else. 75 (a peer lost, the rendezvous timed out), 74 (a node fault: a GPU of this node failed;
 // the attempt's containers are gone with its instances' jobs and a new attempt is placed again)
-// and a host taken away are worth a new attempt; 78 (bad configuration) and 69 (preflight failed)
-// are not; a worker's own failure was already retried --max-restarts times inside the job.
+// and a host taken away are worth a new attempt; everything else exits at the last entry: 78 (bad
+// configuration), 69 (preflight failed) and a worker's own failure, which was already retried
+// --max-restarts times inside the job. Batch takes at most 5 entries (platform_limits.h).
 json retry_strategy(const BatchConfig& b) {
   return {{"attempts", b.attempts},
           {"evaluateOnExit", json::array({{{"onExitCode", "75"}, {"action", "RETRY"}},
                                           {{"onExitCode", "74"}, {"action", "RETRY"}},
                                           {{"onStatusReason", "Host EC2*"}, {"action", "RETRY"}},
-                                          {{"onExitCode", "78"}, {"action", "EXIT"}},
-                                          {{"onExitCode", "69"}, {"action", "EXIT"}},
                                           {{"onReason", "*"}, {"action", "EXIT"}}})}};
 }
 
@@ -115,17 +115,27 @@ json retry_strategy(const BatchConfig& b) {
 Result<Rendered> render_batch(const JobConfig& c) {
   const BatchConfig b = c.batch.value_or(BatchConfig{});
   const int grace = c.grace_period.value_or(stop_window("batch", false).grace_seconds);
+  const std::string name = b.definition_name.value_or(c.name);
+  if (auto s = check_name(platform_limits::kBatchJobDefinition,
+                          b.definition_name ? "batch.definition_name" : "name", name);
+      !s)
+    return s.error();
   auto ct = container(c, b, grace);
   if (!ct) return ct.error();
+  const json retry = retry_strategy(b);
+  if (retry["evaluateOnExit"].size() > platform_limits::kBatchEvaluateOnExitMax)
+    return Error{exit_code::kConfig,
+                 "retryStrategy.evaluateOnExit: " + std::to_string(retry["evaluateOnExit"].size()) +
+                     " entries, Batch takes at most 5 (RetryStrategy)"};
   json def = {
-      {"jobDefinitionName", c.name},
+      {"jobDefinitionName", name},
       {"type", "multinode"},
       {"platformCapabilities", json::array({"EC2"})},
       {"nodeProperties",
        {{"numNodes", c.nodes},
         {"mainNode", 0},
         {"nodeRangeProperties", json::array({{{"targetNodes", "0:"}, {"container", *ct}}})}}},
-      {"retryStrategy", retry_strategy(b)},
+      {"retryStrategy", retry},
       {"propagateTags", true}};
   if (c.timeout_s) def["timeout"] = {{"attemptDurationSeconds", *c.timeout_s}};
   Rendered out;

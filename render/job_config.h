@@ -43,6 +43,9 @@ struct SageMakerConfig {
 };
 
 struct BatchConfig {
+  // jobDefinitionName; default `name`. Batch takes upper case (platform_limits.h), so a seed's
+  // IsaacLabJobDefinition is kept as it is.
+  std::optional<std::string> definition_name;
   std::optional<int> vcpus;       // resourceRequirements VCPU; default: the instance's vCPUs
   std::optional<int> memory_mib;  // resourceRequirements MEMORY; default: 90% of the instance's
   int attempts = 3;               // retryStrategy.attempts
@@ -62,7 +65,9 @@ struct KubeflowConfig {
   bool auto_resume = true;  // HyperPod job auto-resume annotations
   bool node_health = true;  // HyperPod node-health toleration, affinity, deep-health preference
   std::string restart_policy = "OnFailure";  // ExitCode is refused (docs/exit-codes.md)
-  int max_retry = 3;  // HyperPod job-max-retry-count and runPolicy.backoffLimit
+  // Whole-job retries: HyperPod's job-max-retry-count, and runPolicy.backoffLimit =
+  // nodes x (max_retry + 1) (the operator counts every pod's restarts: render/kubeflow.cc).
+  int max_retry = 3;
   std::optional<std::string> token_secret;  // Secret name holding the rendezvous token
   std::string token_secret_key = "token";
   // Kubernetes quantities ("16", "500m", "64Gi") for the container's cpu and memory.

@@ -194,7 +194,7 @@ Status read_batch(Fields& f, JobConfig& c) {
   Fields bf = f.object("batch", **b);
   BatchConfig bc;
   if (auto r = check_all(
-          {bf.integer("vcpus", bc.vcpus, 1, 4096),
+          {bf.string("definition_name", bc.definition_name), bf.integer("vcpus", bc.vcpus, 1, 4096),
            bf.integer("memory_mib", bc.memory_mib, 4, 100000000),
            bf.integer("attempts", bc.attempts, 1, 10), bf.string("job_role_arn", bc.job_role_arn),
            bf.string("execution_role_arn", bc.execution_role_arn),

@@ -3,6 +3,8 @@
 
 #include "common/exit_codes.h"
 #include "common/stop_window.h"
+#include "render/json_fields.h"
+#include "render/platform_limits.h"
 #include "render/render.h"
 
 namespace tv {
@@ -109,12 +111,30 @@ json replica(const JobConfig& c, const KubeflowConfig& k, int replicas, int grac
           {"template", pod_template(c, k, grace)}};
 }
 
+// The job's name, and the longest of its pods' and Services' names (<name>-worker-<nodes - 2>).
+Status check_names(const JobConfig& c, const KubeflowConfig& k) {
+  using namespace platform_limits;
+  const std::string longest =
+      c.nodes > 1 ? c.name + "-worker-" + std::to_string(c.nodes - 2) : c.name + "-master-0";
+  return render_fields::check_all(
+      {check_name(kPyTorchJobName, "name", c.name), check_name(kKubernetesService, "name", longest),
+       check_name(kKubernetesNamespace, "kubeflow.namespace", k.namespace_name)});
+}
+
 }  // namespace
+
+// The operator fails the job once the container restarts summed over every running pod reach
+// backoffLimit (PastBackoffLimit, kubeflow/training-operator pkg/core/job.go: `result >=
+// BackoffLimit`). trainvisor ends every node of an attempt together (a lost node: the others exit
+// 75), so one whole-job retry restarts `nodes` containers: max_retry retries are nodes x max_retry
+// restarts, and the job fails at the restarts of the retry after them.
+int backoff_limit(int nodes, int max_retry) { return nodes * (max_retry + 1); }
 
 Result<Rendered> render_kubeflow(const JobConfig& c) {
   Rendered out;
   const KubeflowConfig k = c.kubeflow.value_or(KubeflowConfig{});
   const int grace = c.grace_period.value_or(stop_window("kubeflow", true).grace_seconds);
+  if (auto s = check_names(c, k); !s) return s.error();
   json annotations = json::object();
   if (k.auto_resume) {
     annotations["sagemaker.amazonaws.com/enable-job-auto-resume"] = "true";
@@ -122,7 +142,8 @@ Result<Rendered> render_kubeflow(const JobConfig& c) {
   }
   json specs = {{"Master", replica(c, k, 1, grace)}};
   if (c.nodes > 1) specs["Worker"] = replica(c, k, c.nodes - 1, grace);
-  json run_policy = {{"cleanPodPolicy", "None"}, {"backoffLimit", k.max_retry}};
+  json run_policy = {{"cleanPodPolicy", "None"},
+                     {"backoffLimit", backoff_limit(c.nodes, k.max_retry)}};
   if (c.timeout_s) run_policy["activeDeadlineSeconds"] = *c.timeout_s;
   json job = {{"apiVersion", "kubeflow.org/v1"},
               {"kind", "PyTorchJob"},
@@ -135,6 +156,13 @@ Result<Rendered> render_kubeflow(const JobConfig& c) {
       return Error{exit_code::kConfig, "secrets." + name +
                                            ".secret: missing for --target kubeflow (the "
                                            "Kubernetes Secret holding it; arn is for batch)"};
+  // "The job must be running under the kubeflow namespace or a namespace prefixed with hyperpod"
+  // (AWS, SageMaker HyperPod: Running jobs using the SageMaker HyperPod CLI, job auto-resume).
+  if (k.auto_resume && k.namespace_name != "kubeflow" && !k.namespace_name.starts_with("hyperpod"))
+    out.notes.push_back("kubeflow.auto_resume in namespace \"" + k.namespace_name +
+                        "\": HyperPod resumes jobs only in the namespace kubeflow or one whose "
+                        "name starts with hyperpod (AWS: job auto-resume), so the annotations do "
+                        "nothing there: set kubeflow.namespace, or auto_resume false");
   out.text = job.dump(2) + "\n";
   return out;
 }

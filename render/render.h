@@ -40,6 +40,10 @@ Result<Rendered> render_sagemaker(const JobConfig& config, const RenderOptions& 
 Result<Rendered> render_batch(const JobConfig& config);
 Result<Rendered> render_slurm(const JobConfig& config);
 
+// Kubeflow's runPolicy.backoffLimit for `max_retry` whole-job retries of `nodes` pods
+// (render/kubeflow.cc: the operator counts every pod's container restarts).
+int backoff_limit(int nodes, int max_retry);
+
 // `run --platform P --nnodes N --nproc-per-node G` (the topology is checked against the
 // platform's, not guessed), the restart/stop/checkpoint options, the user's run_args, the command.
 std::vector<std::string> trainvisor_run_args(const JobConfig& config, const std::string& platform,

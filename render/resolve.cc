@@ -78,6 +78,28 @@ void note_grace(const JobConfig& c, const std::string& target, std::vector<std::
                     "): the platform kills the workers before trainvisor's grace period ends");
 }
 
+// timeout_s is a different limit on each platform: said once, where it goes and what it bounds.
+void note_timeout(const JobConfig& c, const std::string& target, std::vector<std::string>& notes) {
+  if (!c.timeout_s || (target == "slurm" && c.slurm && c.slurm->time_limit)) return;
+  static const std::vector<std::pair<std::string, std::string>> becomes = {
+      {"kubeflow",
+       "runPolicy.activeDeadlineSeconds: a limit on the whole job from its start, across every "
+       "container restart and whole-job retry, not on one attempt (the operator's "
+       "PastActiveDeadline, kubeflow/training-operator pkg/core/job.go)"},
+      {"sagemaker",
+       "StoppingCondition.MaxRuntimeInSeconds: a limit on all the attempts of the job together "
+       "(with RetryStrategy, CreateTrainingJob's MaxRuntimeInSeconds)"},
+      {"batch",
+       "timeout.attemptDurationSeconds: a limit on each attempt (of batch.attempts) from its "
+       "start, "
+       "all its nodes together; an attempt ended by it is not retried (RegisterJobDefinition's "
+       "JobTimeout)"},
+      {"slurm", "sbatch --time (rounded up to a minute): the job's allocation's run time limit"}};
+  for (const auto& [t, what] : becomes)
+    if (t == target)
+      notes.push_back("timeout_s " + std::to_string(*c.timeout_s) + " s becomes " + what);
+}
+
 }  // namespace
 
 Result<Resolved> resolve_job(const JobConfig& config, const std::string& target) {
@@ -97,6 +119,7 @@ Result<Resolved> resolve_job(const JobConfig& config, const std::string& target)
   if (auto s = fill_memory(c, facts, target); !s) return s.error();
   spell_instance_type(c, target);
   note_grace(c, target, r.notes);
+  note_timeout(c, target, r.notes);
   for (auto& n : unused_settings(config, target)) r.notes.push_back(std::move(n));
   return r;
 }

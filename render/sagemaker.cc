@@ -6,6 +6,7 @@
 
 #include "common/exit_codes.h"
 #include "common/stop_window.h"
+#include "render/platform_limits.h"
 #include "render/render.h"
 
 namespace tv {
@@ -31,13 +32,37 @@ Status check_arguments(const std::vector<std::string>& args) {
   return ok_status();
 }
 
-// trainvisor's own lines, read from the job's CloudWatch log (its goodput summary at the end).
+// SageMaker applies each Regex to every line of the job's log and keeps its first group. They read
+// node 0's one-line record, `trainvisor metrics: goodput=0.930 ... restarts=1 step=1200`, logged
+// every kMetricsLogSeconds and at the end (format_metrics_line, launcher/observability/summary.h):
+// values while the job trains, and never a line of the goodput summary table, whose goodput is
+// written `<= 0.997` when it is an upper bound and whose job table repeats the names.
+constexpr int kMetricsLogSeconds = 60;
+
 json metric_definitions() {
-  return json::array(
-      {{{"Name", "trainvisor:goodput"}, {"Regex", "goodput +([0-9.]+)"}},
-       {{"Name", "trainvisor:productive_seconds"}, {"Regex", "productive +([0-9.]+) s"}},
-       {{"Name", "trainvisor:restarts"}, {"Regex", "restarts +([0-9]+)"}},
-       {{"Name", "trainvisor:last_step"}, {"Regex", "last step +([0-9]+)"}}});
+  const std::string record = "trainvisor metrics: ";
+  auto value = [&](const char* name, const char* key, const char* number) {
+    return json{{"Name", std::string("trainvisor:") + name},
+                {"Regex", record + (std::string(key) == "goodput" ? "" : ".* ") + key + "=(" +
+                              number + ")"}};
+  };
+  const char* real = "[0-9]+\\.?[0-9]*";
+  return json::array({value("goodput", "goodput", real),
+                      value("goodput_upper_bound", "goodput_upper_bound", "[01]"),
+                      value("productive_seconds", "productive_s", real),
+                      value("restarts", "restarts", "[0-9]+"), value("last_step", "step", "[0-9]+"),
+                      value("job_goodput", "job_goodput", real)});
+}
+
+// --metrics-log-interval, unless run_args set it.
+std::vector<std::string> with_metrics_record(std::vector<std::string> args, const JobConfig& c) {
+  for (const auto& a : c.run_args)
+    if (a.rfind("--metrics-log-interval", 0) == 0) return args;
+  // Before run_args and the command: after a "--" of run_args it would be the command's.
+  const auto at =
+      args.begin() + static_cast<long>(args.size() - c.command.size() - c.run_args.size());
+  args.insert(at, {"--metrics-log-interval", std::to_string(kMetricsLogSeconds)});
+  return args;
 }
 
 // CreateTrainingJob's Environment: at most 100 entries, values of at most 512 characters; it has
@@ -92,10 +117,14 @@ Result<Rendered> render_sagemaker(const JobConfig& c, const RenderOptions& o) {
   Rendered out;
   const SageMakerConfig& sm = *c.sagemaker;
   const int grace = c.grace_period.value_or(stop_window("sagemaker", false).grace_seconds);
-  const auto args = trainvisor_run_args(c, "sagemaker", grace, kCheckpointPath);
+  const auto args =
+      with_metrics_record(trainvisor_run_args(c, "sagemaker", grace, kCheckpointPath), c);
   if (auto s = check_arguments(args); !s) return s.error();
+  const std::string name = job_name(c.name, o.name_suffix);
+  if (auto s = check_name(platform_limits::kSageMakerTrainingJob, "name", name); !s)
+    return s.error();
   json req = {
-      {"TrainingJobName", job_name(c.name, o.name_suffix)},
+      {"TrainingJobName", name},
       {"RoleArn", sm.role_arn},
       {"AlgorithmSpecification",
        {{"TrainingImage", c.image},

@@ -115,6 +115,16 @@ nlohmann::json summary_json(const GoodputSnapshot& s, const MetricsIdentity& id)
   return j;
 }
 
+std::string format_metrics_line(const GoodputSnapshot& s, const std::optional<JobTotals>& job) {
+  std::string out = fmt::format(
+      "trainvisor metrics: goodput={:.3f} goodput_upper_bound={} productive_s={:.1f} wall_s={:.1f} "
+      "restarts={}",
+      s.goodput, s.progress_evidence ? 0 : 1, s.productive, s.wall, s.restarts);
+  if (s.step) out += fmt::format(" step={}", *s.step);
+  if (job) out += fmt::format(" job_goodput={:.3f}", job_goodput(*job));
+  return out;
+}
+
 std::string format_job_summary(const JobTotals& t) {
   const double wall = job_wall(t);
   std::string out = fmt::format("job summary (its ledger: {} container{} so far)\n", t.containers,

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 
 #include "common/result.h"
@@ -21,6 +22,13 @@ nlohmann::json summary_json(const GoodputSnapshot& s, const MetricsIdentity& id)
 // container's, and the "job" object of the JSON.
 std::string format_job_summary(const JobTotals& t);
 nlohmann::json job_summary_json(const JobTotals& t);
+
+// The one-line metrics record node 0 logs every --metrics-log-interval seconds and once at the end
+// of the run: `trainvisor metrics: goodput=0.930 goodput_upper_bound=0 productive_s=120.0
+// wall_s=129.0 restarts=1 step=1200 job_goodput=0.910` (step once a progress step was seen,
+// job_goodput with the job's ledger). Names and order are stable: SageMaker's MetricDefinitions
+// (render/sagemaker.cc) read them, one regex per value, over each log line.
+std::string format_metrics_line(const GoodputSnapshot& s, const std::optional<JobTotals>& job);
 
 // What a goodput without evidence of progress says beside it.
 inline constexpr const char* kNoProgressNote = "no progress signal: set --progress-regex";

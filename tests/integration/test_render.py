@@ -94,7 +94,8 @@ def test_batch_job_definition_passes_botocore():
     definition = json.loads(render(batch_example(), "batch").stdout)
     assert botocore_errors("batch", "RegisterJobDefinition", definition) == ""
     codes = {r.get("onExitCode"): r["action"] for r in definition["retryStrategy"]["evaluateOnExit"]}
-    assert codes["75"] == "RETRY" and codes["78"] == "EXIT" and codes["69"] == "EXIT"
+    assert codes["75"] == "RETRY" and "78" not in codes and "69" not in codes  # the last rule: EXIT
+    assert definition["retryStrategy"]["evaluateOnExit"][-1] == {"onReason": "*", "action": "EXIT"}
     bad = dict(definition, nodeProperties={"numNodes": 2})
     assert "mainNode" in botocore_errors("batch", "RegisterJobDefinition", bad)
 

@@ -132,6 +132,28 @@ TEST(HonestGoodput, WithoutEvidenceTheFigureSaysItIsAnUpperBound) {
   EXPECT_EQ(summary_json(with, id)["goodput_upper_bound"], false);
 }
 
+// The one-line record SageMaker's MetricDefinitions read (render/sagemaker.cc): stable names, one
+// line, the step once seen, the job's goodput with a ledger; an upper bound is a flag, not "<=".
+TEST(MetricsLine, OneStableLine) {
+  const auto with = sample();
+  const std::string line = format_metrics_line(with, std::nullopt);
+  EXPECT_EQ(line, fmt::format("trainvisor metrics: goodput={:.3f} goodput_upper_bound=0 "
+                              "productive_s={:.1f} wall_s={:.1f} restarts=1 step=4",
+                              with.goodput, with.productive, with.wall));
+  EXPECT_EQ(line.find('\n'), std::string::npos);
+  FakeClock clock;
+  GoodputAccountant g(clock, {});
+  clock.set(1), g.generation_started(0);
+  clock.set(10);
+  JobTotals job;
+  const std::string bound = format_metrics_line(g.snapshot(), job);
+  EXPECT_NE(bound.find("trainvisor metrics: goodput=0.900 goodput_upper_bound=1 "),
+            std::string::npos)
+      << bound;
+  EXPECT_EQ(bound.find(" step="), std::string::npos);
+  EXPECT_NE(bound.find(" job_goodput=0.000"), std::string::npos) << bound;
+}
+
 TEST(Metrics, MfuAndThePeakBesideGoodput) {
   FakeClock clock;
   GoodputConfig cfg;

@@ -79,7 +79,12 @@ TEST_F(TopologyTest, ForcedSageMakerWithAgreeingAndConflictingFlags) {
 
 // ---- Kubeflow ----
 
+// The training operator v1.7.0 .. v1.9.0 (kubeflow/training-operator pkg/controller.v1/pytorch
+// envvar.go setPodEnv, master.go): MASTER_* and PET_MASTER_* both, PET_NNODES, PET_NODE_RANK,
+// PET_NPROC_PER_NODE, WORLD_SIZE = replicas x nprocPerNode, RANK.
 TEST_F(TopologyTest, KubeflowPetVariables) {
+  set("MASTER_ADDR", "cosmos-sft-master-0");
+  set("MASTER_PORT", "23456");
   set("PET_NNODES", "4");
   set("PET_NODE_RANK", "3");
   set("PET_MASTER_ADDR", "cosmos-sft-master-0");
@@ -120,6 +125,8 @@ TEST_F(TopologyTest, KubeflowBadPetNnodes) {
   }
 }
 
+// The training operator v1.6.0 and before (setPodEnv, master.go): MASTER_ADDR, MASTER_PORT, RANK
+// and WORLD_SIZE = replicas; no PET_* variable.
 TEST_F(TopologyTest, KubeflowWorldSizeIsThePodCountWithoutNproc) {
   set("MASTER_ADDR", "train-master-0.train.ns.svc");
   set("MASTER_PORT", "23456");
