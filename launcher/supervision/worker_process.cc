@@ -129,7 +129,8 @@ void WorkerProcess::stream_closed(Stream& s) {
   s.splitter.finish([&](std::string_view line) { on_line(s, line); });
   if (s.tap) s.tap({});
   s.log.flush();
-  if (--open_streams_ == 0 && on_streams_closed_) on_streams_closed_();
+  // Before attach() nothing was counted (a worker that never started: its pipes closed unread).
+  if (open_streams_ > 0 && --open_streams_ == 0 && on_streams_closed_) on_streams_closed_();
 }
 
 void WorkerProcess::signal(int sig) const {
