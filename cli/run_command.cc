@@ -21,6 +21,7 @@
 #include "cli/run_options.h"
 #include "cli/start_banner.h"
 #include "cli/torchrun_options.h"
+#include "common/escape.h"
 #include "common/exit_codes.h"
 #include "common/file_system.h"
 #include "common/init.h"
@@ -562,6 +563,10 @@ std::string hook_resume(RunPlan& p, GoodputAccountant& goodput) {
   std::optional<std::optional<Checkpoint>> first{std::move(found.checkpoint)};
   p.sup.find_resume = [req = *p.resume, tmpl = p.resume_arg, &goodput,
                        first = std::move(first)]() mutable -> std::optional<ResumeTarget> {
+    // A later generation's lookup delays its start (seconds over a large tree): said first.
+    if (!first)
+      spdlog::info("checkpoint: looking under {} for the checkpoint to resume from",
+                   escape_control(req.dir));
     std::optional<Checkpoint> c = first ? std::move(*first) : find_resume_checkpoint(req);
     first.reset();
     goodput.resume_selected(c ? std::optional<std::int64_t>(c->step) : std::nullopt);
@@ -579,10 +584,13 @@ std::unique_ptr<CheckpointWatcher> watch_checkpoints(boost::asio::io_context& io
   auto w = std::make_unique<CheckpointWatcher>(
       *p.ckpt_dir, p.ckpt_format, [&io, &goodput](const CheckpointEvent& e) {
         boost::asio::post(io, [e, &goodput] {
-          spdlog::info(
-              "checkpoint complete: {} ({} bytes, written in {:.1f} s, {:.1f} s after the "
-              "previous)",
-              e.checkpoint.path, e.checkpoint.bytes, e.write_seconds, e.since_previous_seconds);
+          // since_previous_seconds is -1 for the first checkpoint this run has seen.
+          const std::string since =
+              e.since_previous_seconds < 0
+                  ? std::string("the first since trainvisor started")
+                  : fmt::format("{:.1f} s after the previous", e.since_previous_seconds);
+          spdlog::info("checkpoint complete: {} ({} bytes, written in {:.1f} s, {})",
+                       e.checkpoint.path, e.checkpoint.bytes, e.write_seconds, since);
           goodput.checkpoint_seen(
               {e.write_seconds, e.since_previous_seconds, e.checkpoint.bytes, e.checkpoint.step});
         });

@@ -123,22 +123,25 @@ void JobStateMachine::stopped(int node, int generation) {
 
 void JobStateMachine::after_stop() {
   const Verdict v = judge_.verdict();
-  if (v.retry)
-    spdlog::info("{}", v.line);
-  else
-    spdlog::error("{}", v.line);
   NodeFailure root = judge_.history().back();
-  root.verdict = v.line;
-  if (!v.retry) root.verdict_rule = v.rule;
   root.recent = judge_.recent();
-  // The decision was logged above, once; `why` (the coordinator logs it) only points at it.
-  if (!v.retry)
+  // The decision is logged here, once; `why` (the coordinator logs it) only points at it. A
+  // failure the judge would retry with no restart left is a give-up too, and says so (not
+  // "retried").
+  if (!v.retry) {
+    spdlog::error("{}", v.line);
+    root.verdict = v.line;
+    root.verdict_rule = v.rule;
     return end(ending(JobEnd::Kind::kGiveUp, "gave up early (" + v.rule + ")", 0, root));
+  }
   if (!policy_.may_restart(gen_)) {
     root.verdict = "job: giving up: restarts exhausted (" + std::to_string(gen_) +
-                   " of --max-restarts " + std::to_string(policy_.max_restarts) + ")";
-    return end(ending(JobEnd::Kind::kGiveUp, root.verdict, 0, root));
+                   " of --max-restarts " + std::to_string(policy_.max_restarts) +
+                   "): " + described(root) + " failed";
+    spdlog::error("{}", root.verdict);
+    return end(ending(JobEnd::Kind::kGiveUp, "gave up (restarts exhausted)", 0, root));
   }
+  spdlog::info("{}", v.line);
   retried_by_ = v.rule;
   state_ = State::kBackoff;
   spdlog::info("job: every node stopped; restart {} in {} ms", gen_ + 1,

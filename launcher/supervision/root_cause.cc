@@ -104,15 +104,17 @@ std::optional<std::chrono::system_clock::time_point> error_file_written(const st
       std::chrono::duration_cast<std::chrono::system_clock::duration>(since_epoch));
 }
 
+std::string root_cause_line(const FailureRecord& f) {
+  if (f.error && !f.error->message.empty()) return f.error->message;
+  if (!f.traceback.empty()) return f.traceback.back();
+  return f.tail.empty() ? std::string() : f.tail.back();
+}
+
 std::string summary_line(const FailureRecord& f) {
   std::ostringstream out;
   out << "rank " << f.rank << " (node " << f.node_rank << ", local " << f.local_rank
       << "): " << how_it_ended(f);
-  if (f.error && !f.error->message.empty()) {
-    out << ": " << escape_control(f.error->message);
-  } else if (!f.tail.empty()) {
-    out << ": " << escape_control(f.tail.back());
-  }
+  if (const std::string why = root_cause_line(f); !why.empty()) out << ": " << escape_control(why);
   return out.str();
 }
 
@@ -122,6 +124,8 @@ std::string detail_text(const FailureRecord& f) {
   if (f.error && !f.error->traceback.empty()) {
     out << escape_control_keep_lines(f.error->traceback);
     if (f.error->traceback.back() != '\n') out << "\n";
+  } else if (!f.traceback.empty()) {
+    for (const auto& l : f.traceback) out << escape_control_keep_lines(l) << "\n";
   } else if (!f.tail.empty()) {
     out << "last lines of output:\n";
     for (const auto& l : f.tail) out << "  " << escape_control(l) << "\n";
@@ -136,9 +140,8 @@ std::string format_failure_table(const std::vector<FailureRecord>& causes) {
     char row[64];
     std::snprintf(row, sizeof row, "%-10d  %-4d  %-4d  %-4d  ", f.generation, f.rank, f.node_rank,
                   f.exit_code);
-    std::string why = f.error && !f.error->message.empty() ? f.error->message
-                      : !f.tail.empty()                    ? f.tail.back()
-                                                           : how_it_ended(f);
+    std::string why = root_cause_line(f);
+    if (why.empty()) why = how_it_ended(f);
     out << row << how_it_ended(f) << (why == how_it_ended(f) ? "" : ": " + escape_control(why))
         << "\n";
   }

@@ -1,8 +1,8 @@
 // The root cause's record: a failed generation's first failure (chosen by RootCauseJudge,
 // launcher/supervision/root_cause_judge.h), with the message and traceback from the error file
-// torch's @record writes to TORCHELASTIC_ERROR_FILE, else its exit status and the last lines of its
-// output. Printed as a table at the end and written where the orchestrator shows it (SageMaker's
-// failure file, Kubernetes' termination log).
+// torch's @record writes to TORCHELASTIC_ERROR_FILE, else its exit status and the last traceback
+// on its stderr, else the last lines of its output. Printed as a table at the end and written where
+// the orchestrator shows it (SageMaker's failure file, Kubernetes' termination log).
 #pragma once
 
 #include <chrono>
@@ -39,7 +39,10 @@ struct FailureRecord {
   bool hang = false;
   std::string out_of_memory;  // a SIGKILL the cgroup counted as an OOM kill (cgroup_memory.h)
   std::optional<ErrorFileInfo> error;
-  std::vector<std::string> tail;  // last lines of output, when there is no error file
+  // The last Python traceback on its stderr (traceback_watch.h), its exception line last; empty
+  // when there was none. Kept apart from the tail: stdout read after it does not hide it.
+  std::vector<std::string> traceback;
+  std::vector<std::string> tail;  // last lines of output, both streams, in the order read
   // Lines after the summary: the stacks taken before it was stopped, the evidence files by path
   // (launcher/supervision/supervisor_stacks.cc).
   std::string evidence;
@@ -48,11 +51,16 @@ struct FailureRecord {
 // The mtime of the worker's error file when it is a regular file, else nullopt.
 std::optional<std::chrono::system_clock::time_point> error_file_written(const std::string& path);
 
+// The line that names the root cause, in this order: the error file's message, else the exception
+// line of the last traceback on stderr, else the last line of output; empty when there is none.
+std::string root_cause_line(const FailureRecord& f);
+
 // The worker's text (message, traceback, output) is escaped (common/escape.h): one summary line
 // stays one line, and no ANSI code or carriage return reaches the failure file or the log.
 // "rank 1 (node 0, local 1): exit 1: ValueError: boom"
 std::string summary_line(const FailureRecord& f);
-// Several lines: the summary, then the traceback or the output tail.
+// Several lines: the summary, then the error file's traceback, else the one on stderr, else the
+// output tail.
 std::string detail_text(const FailureRecord& f);
 // The end-of-job table, one row per generation's root cause.
 std::string format_failure_table(const std::vector<FailureRecord>& causes);

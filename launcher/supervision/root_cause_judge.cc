@@ -70,15 +70,15 @@ bool script_cannot_start(const FailureSignature& s) {
   return !s.step && std::find(kStartTypes.begin(), kStartTypes.end(), s.type) != kStartTypes.end();
 }
 
-std::string described(const NodeFailure& f) {
-  return "generation " + std::to_string(f.generation) + " (" + f.signature.text() + ")";
-}
-
 Verdict give_up(const char* rule, std::string why) {
   return {false, rule, "job: giving up, rule " + std::string(rule) + ": " + std::move(why)};
 }
 
 }  // namespace
+
+std::string described(const NodeFailure& f) {
+  return "generation " + std::to_string(f.generation) + " (" + f.signature.text() + ")";
+}
 
 std::string FailureSignature::text() const {
   std::string t = type.empty() ? (message.empty() ? "no exception recognized" : message)
@@ -129,12 +129,13 @@ FailureSignature failure_signature(const FailureRecord& rec, std::optional<std::
     return sig;
   }
   // Where the exception is named: torch's @record message, else its traceback's last line, else
-  // the last lines of output (a script without @record prints its traceback there).
+  // the last traceback on stderr (a script without @record), else the last lines of output.
   std::vector<std::string> lines;
   if (rec.error) {
     lines.push_back(rec.error->message);
     lines.push_back(last_line(rec.error->traceback));
   }
+  if (!rec.traceback.empty()) lines.push_back(rec.traceback.back());
   lines.insert(lines.end(), rec.tail.rbegin(), rec.tail.rend());
   for (const auto& l : lines) {
     sig.cuda_oom = sig.cuda_oom || mentions_cuda_oom(l);
@@ -196,7 +197,13 @@ Verdict RootCauseJudge::judge(const NodeFailure& now) const {
   if (now.signature.cuda_oom && before->signature.cuda_oom &&
       now.signature.step == before->signature.step)
     return give_up("cuda_oom_same_step", "CUDA out of memory at the same step: " + both);
-  if (!now.signature.type.empty() && now.signature == before->signature)
+  // No exception to compare (a signal, an exit code without a traceback): never "the same
+  // failure", and not a different one either, even when both read alike.
+  if (now.signature.type.empty())
+    return {true, "no_exception",
+            "job: " + here + " failed with no exception recognized: not compared with " +
+                described(*before) + "; retried (rule no_exception)"};
+  if (now.signature == before->signature)
     return give_up("same_failure", "the same failure on consecutive generations: " + both);
   return {true, "different_failure",
           "job: " + here + " differs from " + described(*before) +

@@ -40,10 +40,13 @@ std::optional<LocalFailure> earliest_local_failure(const std::vector<LocalFailur
 
 // A failure's signature: the exception type and its message with numbers, hex addresses and
 // paths normalized, the progress step it happened at, and whether it is a CUDA out-of-memory.
-// `tail`: the worker's last output lines (a script without @record prints its traceback there).
+// From the error file, else the last traceback on stderr (`traceback`), else the worker's last
+// output lines (`tail`).
 FailureSignature failure_signature(const FailureRecord& rec, std::optional<std::int64_t> step);
 // "/data/shard_17.bin at 0x7f3a2c00 step 40" -> "<path> at <addr> step <n>".
 std::string normalize_message(std::string_view text);
+// "generation 1 (ValueError: bad batch <n> at step 40)": a failure as the judge's lines name it.
+std::string described(const NodeFailure& f);
 
 // The root cause's text as the failure file / termination log show it: its first line (the
 // summary), then the judge's decision (f.verdict), then, with `recent`, the last generations'
@@ -53,7 +56,8 @@ std::string with_decision(const std::string& text, const NodeFailure& f, bool re
 struct Verdict {
   bool retry = true;
   // Why (the label of the /metrics counter): "cannot_start", "same_failure", "cuda_oom_same_step"
-  // (give up), "different_failure", "first_failure", "always" (retry as usual).
+  // (give up), "different_failure", "no_exception" (none recognized: nothing to compare),
+  // "first_failure", "always" (retry as usual).
   std::string rule;
   std::string line;  // one log line naming the rule and the failures it compared
 };

@@ -276,6 +276,9 @@ void Supervisor::post_end_worker(const WorkerPtr& w) {
 void Supervisor::end_worker(const WorkerPtr& w) {
   if (w->ended || !w->wait_status) return;
   w->ended = true;
+  // Everything it wrote before it died is in its pipes by now: read it before anything is decided
+  // (the drain window may have ended with a pipe a grandchild holds, or unread).
+  w->drain();
   const int status = *w->wait_status;
   WorkerEnd end;
   end.local_rank = w->id().local_rank;

@@ -153,6 +153,8 @@ void Supervisor::report_failure(int generation, const WorkerEnd& first) {
     rec.error = read_error_file(w->id().error_file, &why);
     if (!why.empty())
       spdlog::warn("rank {}: error file refused: {}; the output tail stands in", rec.rank, why);
+    w->drain();  // both pipes, whichever the loop read last (a stop from another node, too)
+    rec.traceback = w->last_traceback();
     rec.tail = w->tail();
   }
   rec.evidence = evidence_of(generation);

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <csignal>
 
 #include "common/output_sink.h"
@@ -10,7 +11,11 @@
 namespace tv {
 namespace {
 constexpr size_t kTailLines = 20;
-}
+constexpr int kReadsPerWakeup = 4;  // 64 KiB, then the loop runs its other handlers
+// A drain takes what is there: a pipe's whole buffer (64 KiB by default) and more, but stops after
+// 1 MiB when a grandchild that holds the pipe keeps writing.
+constexpr int kDrainReads = 64;
+}  // namespace
 
 WorkerProcess::WorkerProcess(boost::asio::io_context& io, LoopTime& time, Spawner& spawner,
                              Identity id, int log_dir_fd)
@@ -37,16 +42,22 @@ bool WorkerProcess::open_pipes(int* out_w, int* err_w) {
     ::close(o[1]);
     return false;
   }
-  out_.pipe.emplace(io_, o[0]);
-  err_.pipe.emplace(io_, e[0]);
+  own_pipe(out_, o[0]);
+  own_pipe(err_, e[0]);
   *out_w = o[1];
   *err_w = e[1];
   return true;
 }
 
 void WorkerProcess::adopt_pipes(int out_r, int err_r) {
-  out_.pipe.emplace(io_, out_r);
-  err_.pipe.emplace(io_, err_r);
+  own_pipe(out_, out_r);
+  own_pipe(err_, err_r);
+}
+
+void WorkerProcess::own_pipe(Stream& s, int fd) {
+  ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
+  s.pipe.emplace(io_, fd);
+  s.at_end = false;
 }
 
 void WorkerProcess::attach(pid_t pid, std::function<void()> on_streams_closed) {
@@ -54,47 +65,52 @@ void WorkerProcess::attach(pid_t pid, std::function<void()> on_streams_closed) {
   on_streams_closed_ = std::move(on_streams_closed);
   last_activity_ = time_.now();
   open_streams_ = 2;
-  read(out_);
-  read(err_);
-}
-
-void WorkerProcess::close_pipes() {
-  for (Stream* s : {&out_, &err_}) {
-    if (!s->pipe || !s->pipe->is_open()) continue;
-    drain_now(*s);
-    boost::system::error_code ec;
-    s->pipe->close(ec);
-  }
+  wait_readable(out_);
+  wait_readable(err_);
 }
 
 // Whatever the worker wrote before it died is forwarded before its pipe is closed, even when the
 // event loop has not got round to reading it yet.
-void WorkerProcess::drain_now(Stream& s) {
+void WorkerProcess::close_pipes() {
+  for (Stream* s : {&out_, &err_}) {
+    if (!s->pipe || !s->pipe->is_open()) continue;
+    read_now(*s, kDrainReads);
+    stream_closed(*s);
+    boost::system::error_code ec;
+    s->pipe->close(ec);  // the pending wait ends with operation_aborted: nothing left to do
+  }
+}
+
+void WorkerProcess::drain() {
+  for (Stream* s : {&out_, &err_}) read_now(*s, kDrainReads);
+}
+
+void WorkerProcess::wait_readable(Stream& s) {
+  auto self = shared_from_this();
+  s.pipe->async_wait(boost::asio::posix::stream_descriptor::wait_read,
+                     [this, self, &s](const boost::system::error_code& ec) {
+                       if (ec) return stream_closed(s);
+                       if (read_now(s, kReadsPerWakeup)) wait_readable(s);
+                     });
+}
+
+bool WorkerProcess::read_now(Stream& s, int max_reads) {
+  if (s.at_end || !s.pipe || !s.pipe->is_open()) return false;
   const int fd = s.pipe->native_handle();
-  ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
-  ssize_t n;
-  while ((n = ::read(fd, s.buf.data(), s.buf.size())) > 0) {
+  for (int i = 0; i < max_reads;) {
+    const ssize_t n = ::read(fd, s.buf.data(), s.buf.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return true;
+    if (n <= 0) {
+      stream_closed(s);  // end of stream (or a read error: nothing more will come)
+      return false;
+    }
     const std::string_view data(s.buf.data(), static_cast<size_t>(n));
     if (s.tap) s.tap(data);
     s.splitter.feed(data, [&](std::string_view line) { on_line(s, line); });
+    ++i;
   }
-  s.splitter.finish([&](std::string_view line) { on_line(s, line); });
-  if (s.tap) s.tap({});
-  s.log.flush();
-}
-
-void WorkerProcess::read(Stream& s) {
-  auto self = shared_from_this();
-  s.pipe->async_read_some(boost::asio::buffer(s.buf),
-                          [this, self, &s](const boost::system::error_code& ec, size_t n) {
-                            if (n > 0) {
-                              if (s.tap) s.tap(std::string_view(s.buf.data(), n));
-                              s.splitter.feed(std::string_view(s.buf.data(), n),
-                                              [&](std::string_view line) { on_line(s, line); });
-                            }
-                            if (ec) return stream_closed(s);
-                            read(s);
-                          });
+  return true;
 }
 
 void WorkerProcess::on_line(Stream& s, std::string_view line) {
@@ -102,15 +118,19 @@ void WorkerProcess::on_line(Stream& s, std::string_view line) {
   std::string text(line);
   s.log.write_line(text);
   (s.is_err ? stderr_sink() : stdout_sink()).push(prefix_ + text);
+  if (s.is_err) traceback_.line(text);
   tail_.push_back(std::move(text));
   if (tail_.size() > kTailLines) tail_.pop_front();
 }
 
 void WorkerProcess::stream_closed(Stream& s) {
+  if (s.at_end) return;
+  s.at_end = true;
   s.splitter.finish([&](std::string_view line) { on_line(s, line); });
   if (s.tap) s.tap({});
   s.log.flush();
-  if (--open_streams_ == 0 && on_streams_closed_) on_streams_closed_();
+  // Before attach() nothing was counted (a worker that never started: its pipes closed unread).
+  if (open_streams_ > 0 && --open_streams_ == 0 && on_streams_closed_) on_streams_closed_();
 }
 
 void WorkerProcess::signal(int sig) const {

@@ -3,13 +3,19 @@
 // life. Owned by the Supervisor (shared_ptr, so pending Asio reads keep it alive after the
 // generation ends). All methods run on the event loop. Its signals go through the Supervisor's
 // Spawner, its times (last sign of life, the drain timer) are the Supervisor's LoopTime.
+//
+// The pipes are read by this class alone, non-blocking, when the loop says they are readable
+// (async_wait): no read is ever in flight, so drain() can take everything already written at any
+// moment, in order. Besides the tail (both streams, in the order read) it keeps the last
+// traceback on stderr apart (traceback_watch.h): the root cause's line whichever pipe was read
+// last (root_cause.h).
 #pragma once
 
 #include <sys/types.h>
 
 #include <array>
 #include <boost/asio/io_context.hpp>
-#include <boost/asio/readable_pipe.hpp>
+#include <boost/asio/posix/stream_descriptor.hpp>
 #include <chrono>
 #include <deque>
 #include <filesystem>
@@ -22,6 +28,7 @@
 #include "common/loop_time.h"
 #include "launcher/supervision/line_splitter.h"
 #include "launcher/supervision/spawner.h"
+#include "launcher/supervision/traceback_watch.h"
 
 namespace tv {
 
@@ -51,6 +58,9 @@ class WorkerProcess : public std::enable_shared_from_this<WorkerProcess> {
   // After spawn: remembers the pid, closes the write ends, starts reading.
   void attach(pid_t pid, std::function<void()> on_streams_closed);
   void close_pipes();
+  // Reads what the worker has written so far on both pipes (never waits): before its root cause
+  // is taken, so nothing it wrote before it died is missing, whichever pipe the loop read first.
+  void drain();
   // Observers of the raw stdout/stderr bytes (an empty view: end of stream); set before attach().
   void set_taps(std::function<void(std::string_view)> out,
                 std::function<void(std::string_view)> err) {
@@ -73,20 +83,25 @@ class WorkerProcess : public std::enable_shared_from_this<WorkerProcess> {
   bool ended = false;                               // reported to the WorkerGroup
   LoopTimer drain_timer;
   std::vector<std::string> tail() const { return {tail_.begin(), tail_.end()}; }
+  // The last complete Python traceback on stderr, its exception line last; empty: none.
+  const std::vector<std::string>& last_traceback() const { return traceback_.last(); }
 
  private:
   struct Stream {
-    std::optional<boost::asio::readable_pipe> pipe;
+    std::optional<boost::asio::posix::stream_descriptor> pipe;
     LineSplitter splitter;
     std::array<char, 16384> buf{};
     LogFile log;
     bool is_err = false;
+    bool at_end = false;  // end of stream (or closed): reported once
     std::function<void(std::string_view)> tap;
   };
-  void read(Stream& s);
+  void own_pipe(Stream& s, int fd);
+  void wait_readable(Stream& s);
+  // Reads at most `max_reads` buffers of what is there now; false once the stream has ended.
+  bool read_now(Stream& s, int max_reads);
   void on_line(Stream& s, std::string_view line);
   void stream_closed(Stream& s);
-  void drain_now(Stream& s);
 
   boost::asio::io_context& io_;
   LoopTime& time_;
@@ -99,6 +114,7 @@ class WorkerProcess : public std::enable_shared_from_this<WorkerProcess> {
   Clock::time_point last_activity_;
   std::optional<std::filesystem::file_time_type> heartbeat_mtime_;
   std::deque<std::string> tail_;
+  TracebackWatch traceback_;  // stderr's
   std::string prefix_;
 };
 

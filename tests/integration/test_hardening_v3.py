@@ -8,6 +8,7 @@ Environment (set by ctest): TRAINVISOR_BIN, TV_HELPERS, TV_SOURCE_DIR, TV_PYTHON
 import contextlib
 import json
 import os
+import select
 import shutil
 import signal
 import socket
@@ -368,6 +369,22 @@ def node(rank, nnodes, ports, *extra, addr="127.0.0.1", cmd=("/bin/true",)):
         env=base_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
 
 
+def wait_for_line(proc, text, timeout=60):
+    """Reads `proc`'s output until a line holding `text` (the event); the timeout only guards
+    against a hang. The lines read are gone from proc.stdout."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        ready, _, _ = select.select([proc.stdout], [], [], max(0.0, deadline - time.monotonic()))
+        if not ready:
+            break
+        line = proc.stdout.readline()
+        if not line:
+            pytest.fail(f"it ended (exit {proc.wait()}) before logging {text!r}")
+        if text in line:
+            return line
+    pytest.fail(f"nothing logged {text!r} in {timeout} s")
+
+
 def ended(proc, timeout=45):
     """(exit code, output) of a node that must end by itself well before the rendezvous timeout."""
     out, _ = proc.communicate(timeout=timeout)
@@ -396,7 +413,7 @@ def test_a_node_refused_at_the_rendezvous_is_told_why_and_exits_78_at_once(case)
             why = "refused node rank 1: it expects 4 nodes, this job has 3"
         else:
             procs.append(node(1, 3, ports))
-            time.sleep(1.0)  # the first node 1 joins first
+            wait_for_line(procs[0], "rdzv: node 1 joined from")  # the first node 1 joins first
             refused = node(1, 3, ports)
             why = "refused node rank 1: node rank 1 is claimed by two nodes"
         procs.append(refused)
@@ -455,13 +472,30 @@ def test_sigterm_in_pid1s_first_moments_is_not_lost():
     assert time.monotonic() - t0 < 15
 
 
+def wait_for_a_stopped_child(pid, timeout=60):
+    """Returns once a child of `pid` (trainvisor's worker) is stopped (state T); the timeout only
+    guards against a hang."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        for t in os.listdir(f"/proc/{pid}/task"):
+            for c in Path(f"/proc/{pid}/task/{t}/children").read_text().split():
+                try:
+                    stat = Path(f"/proc/{c}/stat").read_text()
+                except OSError:
+                    continue
+                if stat[stat.rfind(")") + 2] == "T":
+                    return
+        time.sleep(0.01)
+    pytest.fail(f"no child of {pid} stopped")
+
+
 def test_stopped_worker_gets_sigcont_with_the_sigterm():
     p = subprocess.Popen([str(TRAINVISOR), "run", "--preflight", "none", "--grace-period", "40",
                           "--no-python", "/bin/sh", "-c", "echo stopping; kill -STOP $$; sleep 60"],
                          env=base_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         assert p.stdout.readline().strip() == "[rank0]: stopping"
-        time.sleep(0.5)
+        wait_for_a_stopped_child(p.pid)  # the event: the worker is stopped, not a time
         t0 = time.monotonic()
         p.send_signal(signal.SIGTERM)
         p.communicate(timeout=TIMEOUT)

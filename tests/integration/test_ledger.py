@@ -28,9 +28,12 @@ TOLERANCE_S = 1.0
 
 # Prints "step N" every 50 ms from where it resumed (skrl's agent_N.pt, a zip as torch.save
 # writes), saves a checkpoint every 10 steps, and exits 0 at step `last` (or runs until stopped).
+# At step `hold` (when given) it stops making progress and waits to be stopped: the step the
+# ledger last saw and the newest checkpoint are then known, whatever the machine's load.
 SCRIPT = textwrap.dedent(r"""
     import io, os, re, sys, time, zipfile
     ckpt, last = sys.argv[1], int(sys.argv[2])
+    hold = int(sys.argv[3]) if len(sys.argv) > 3 else None
     resume = os.environ.get("TRAINVISOR_RESUME_CHECKPOINT")
     start = int(re.search(r"agent_(\d+)\.pt$", resume).group(1)) if resume else 0
     run = os.path.join(ckpt, "Task", "2025-01-01_00-00-00_ppo_torch", "checkpoints")
@@ -45,11 +48,13 @@ SCRIPT = textwrap.dedent(r"""
             with open(tmp, "wb") as f:
                 f.write(buf.getvalue())
             os.rename(tmp, os.path.join(run, f"agent_{it}.pt"))
+        while it == hold:
+            time.sleep(1)
         time.sleep(0.05)
 """)
 
 
-def argv(tmp, *extra, job=JOB, last=100000, summary=None):
+def argv(tmp, *extra, job=JOB, last=100000, summary=None, hold=None):
     return [str(tvtest.BIN), "run", "--preflight", "none", "--nproc-per-node", "1",
             "--checkpoint-dir", str(tmp / "ckpt"), "--checkpoint-format", "skrl",
             "--progress-regex", r"step (?<step>\d+)", "--run-id", job,
@@ -57,7 +62,7 @@ def argv(tmp, *extra, job=JOB, last=100000, summary=None):
             "--summary-file", str(summary or tmp / "summary.json"),
             "--failure-file", str(tmp / "failure"), "--termination-log", str(tmp / "termlog"),
             *extra, "--no-python", tvtest.PYTHON, str(tmp / "train.py"), str(tmp / "ckpt"),
-            str(last)]
+            str(last), *([] if hold is None else [str(hold)])]
 
 
 def ledger_path(ckpt):
@@ -90,9 +95,22 @@ def wait_for_record(proc, ckpt, index, step, timeout=60):
     pytest.fail(f"record {index} never reached step {step}: {read_ledger(ckpt)}")
 
 
-def start(tmp, *extra, **kw):
+def start(tmp, *extra, stderr=subprocess.PIPE, **kw):
     return subprocess.Popen(argv(tmp, *extra, **kw), env=tvtest.base_env(), cwd=tmp,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            stdout=subprocess.PIPE, stderr=stderr, text=True)
+
+
+def wait_for_line(proc, path, text, timeout=60):
+    """Waits until the log file `path` of `proc` has a line holding `text`; returns the log."""
+    until = time.time() + timeout
+    while time.time() < until:
+        log = path.read_text()
+        if text in log:
+            return log
+        if proc.poll() is not None:
+            pytest.fail(f"trainvisor exited {proc.returncode} before logging {text!r}: {log}")
+        time.sleep(0.05)
+    pytest.fail(f"never logged {text!r}: {path.read_text()}")
 
 
 @pytest.fixture
@@ -105,19 +123,31 @@ def job_dir(tmp_path):
 def test_three_containers_give_one_account_that_adds_up(job_dir):
     tmp, ckpt = job_dir, job_dir / "ckpt"
     t_first = time.time()
-    a = start(tmp)
-    wait_for_record(a, ckpt, 0, 25)   # a checkpoint at step 20 exists; step 25 is on the ledger
+    # Each container holds at step 25 (then 45) once it gets there: the ledger's last step is 25
+    # and the newest checkpoint agent_20.pt when it is stopped, so exactly 5 steps are done again
+    # at each boundary (a worker that ran on while the test waited for the ledger used to reach
+    # agent_30.pt first on a busy machine: nothing lost).
+    a = start(tmp, hold=25)
+    wait_for_record(a, ckpt, 0, 25)
     a.send_signal(signal.SIGKILL)
     a.communicate(timeout=30)
     gap1 = 1.0
     time.sleep(gap1)
 
-    b = start(tmp)
+    log_b = tmp / "b.log"
+    with open(log_b, "w") as f:
+        b = start(tmp, hold=45, stderr=f)
     first_b = wait_for_record(b, ckpt, 1, 45)
+    wait_for_line(b, log_b, "agent_40.pt (")  # the watcher has reported its newest checkpoint
     b.send_signal(signal.SIGTERM)
-    _, err_b = b.communicate(timeout=30)
+    b.communicate(timeout=30)
+    err_b = log_b.read_text()
     assert b.returncode == 143, err_b
     assert "container 2 of job 'ledger-job-1'" in err_b
+    # The first checkpoint it saw says so (issue 39: it said "-1.0 s after the previous").
+    seen = [l for l in err_b.splitlines() if "checkpoint complete:" in l]
+    assert seen and seen[0].endswith("s, the first since trainvisor started)"), err_b
+    assert all(re.search(r"s, [\d.]+ s after the previous\)$", l) for l in seen[1:]), err_b
     gap2 = 1.0
     time.sleep(gap2)
 
@@ -136,9 +166,9 @@ def test_three_containers_give_one_account_that_adds_up(job_dir):
     # one interval) and each process's start and exit around trainvisor's own clock.
     outside = job["badput_seconds"]["outside"]
     assert gap1 + gap2 - 0.05 <= outside <= gap1 + gap2 + INTERVAL + TOLERANCE_S, job
-    # Across the first boundary: resumed from agent_20.pt after reaching step >= 25.
-    assert first_b["start_step"] >= 20
-    assert job["lost_steps"] >= 5, job
+    # Across the first boundary: resumed from agent_20.pt after reaching step 25.
+    assert first_b["start_step"] == 20, first_b
+    assert job["lost_steps"] == 10, job  # 25 - 20 at the first boundary, 45 - 40 at the second
     assert job["badput_seconds"]["lost_progress"] > 0, job
     assert job["goodput_upper_bound"] is False
     assert "job summary (its ledger: 3 containers so far)" in err_c
@@ -247,18 +277,26 @@ def test_a_link_at_the_ledger_is_not_followed(job_dir, tmp_path_factory):
 def test_goodput_without_progress_is_an_upper_bound(tmp_path):
     port = tvtest.free_port()
     summary = tmp_path / "summary.json"
+    # The worker prints nothing and runs until the test has scraped the running phase (a worker
+    # of 2 s ended before the first scrape on a busy machine).
+    go = tmp_path / "go"
+    worker = f"import os, time\nwhile not os.path.exists({str(go)!r}):\n    time.sleep(0.05)\n"
     p = subprocess.Popen([str(tvtest.BIN), "run", "--preflight", "none", "--nproc-per-node", "1",
                           "--metrics-port", str(port), "--summary-file", str(summary),
-                          "--no-python", str(tvtest.HELPERS / "tv_silent"), "2"],
+                          "--no-python", tvtest.PYTHON, "-c", worker],
                          env=tvtest.base_env(), cwd=tmp_path, stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE, text=True)
-    text, until = "", time.time() + 30
-    while "trainvisor_current_phase{phase=\"running\"} 1" not in text and time.time() < until:
-        try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as r:
-                text = r.read().decode()
-        except OSError:
-            time.sleep(0.05)
+    text, until = "", time.time() + 120  # only guards against a hang
+    try:
+        while "trainvisor_current_phase{phase=\"running\"} 1" not in text:
+            assert time.time() < until and p.poll() is None, text
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as r:
+                    text = r.read().decode()
+            except OSError:
+                time.sleep(0.05)
+    finally:
+        go.touch()
     _, err = p.communicate(timeout=60)
     assert "trainvisor_goodput_upper_bound 1\n" in text
     j = json.loads(summary.read_text())

@@ -8,6 +8,8 @@ import signal
 import subprocess
 import time
 
+import pytest
+
 BIN = os.environ.get("TRAINVISOR_BIN", "trainvisor")
 SRC = os.environ.get("TV_SOURCE_DIR", os.path.join(os.path.dirname(__file__), "..", ".."))
 MARKER = "31.4159"  # the worker's sleep argument: a worker process would carry it
@@ -28,6 +30,25 @@ def make_tree(root, n=100_000):
             os.link(first, path)
 
 
+def wait_for_lookup(proc, tree, timeout=120):
+    """Returns once trainvisor has a file or directory of `tree` open: its resume lookup is under
+    way (the event, not a time; the lookup takes seconds, the wait only guards against a hang)."""
+    tree = os.path.realpath(tree) + "/"
+    fds = f"/proc/{proc.pid}/fd"
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            pytest.fail(f"trainvisor exited {proc.returncode} before its resume lookup")
+        for fd in os.listdir(fds):
+            try:
+                if os.readlink(f"{fds}/{fd}").startswith(tree):
+                    return
+            except OSError:
+                pass  # closed meanwhile
+        time.sleep(0.002)
+    pytest.fail("trainvisor never opened the checkpoint tree")
+
+
 def workers_left():
     left = []
     for pid in filter(str.isdigit, os.listdir("/proc")):
@@ -46,7 +67,7 @@ def test_sigterm_during_first_resume_lookup_exits_143_without_workers(tmp_path):
     p = subprocess.Popen([BIN, "run", "--preflight", "none", "--checkpoint-dir", str(tmp_path),
                           "--no-python", "--",
                           "/bin/sleep", MARKER], stdout=log, stderr=subprocess.STDOUT)
-    time.sleep(0.2)
+    wait_for_lookup(p, tmp_path / "logs")
     p.send_signal(signal.SIGTERM)
     # Only guards against a hang (the lookup alone takes seconds; the answer takes milliseconds).
     assert p.wait(timeout=60) == 143
@@ -81,6 +102,12 @@ def test_sigterm_during_a_later_generations_resume_lookup_exits_143_without_work
                 break
             time.sleep(0.02)
         assert "generation 0 failed" in out, out[-2000:]
+        # Generation 1's lookup has begun: its line is logged first, on the loop that then runs
+        # it (the tree's open files would not tell: the checkpoint watcher walks it too).
+        while "checkpoint: looking under" not in out and p.poll() is None:
+            assert time.monotonic() < deadline, out[-2000:]
+            time.sleep(0.02)
+            out = open(tmp_path / "run.log").read()
         p.send_signal(signal.SIGTERM)  # inside generation 1's lookup, as long as the first one
         assert p.wait(timeout=60) == 143
     finally:

@@ -4,16 +4,23 @@
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <spdlog/sinks/base_sink.h>
+#include <spdlog/spdlog.h>
 #include <sys/prctl.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <condition_variable>
 #include <csignal>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <mutex>
 #include <optional>
+#include <sstream>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "common/children.h"
 
@@ -63,6 +70,53 @@ int zombie_children() {
   return n;
 }
 
+// Waits (a guard of 30 s, against a hang only) until `pid` is gone: reaped, not only exited.
+bool reaped(pid_t pid) {
+  for (int i = 0; i < 3000; ++i) {
+    if (::kill(pid, 0) != 0 && errno == ESRCH) return true;
+    std::this_thread::sleep_for(10ms);
+  }
+  return false;
+}
+
+// What spdlog logs at any level while it lives; wait_for blocks until a message holds `text`.
+class LogWatch final : public spdlog::sinks::base_sink<std::mutex> {
+ public:
+  static std::shared_ptr<LogWatch> install() {
+    auto sink = std::make_shared<LogWatch>();
+    sink->old_ = spdlog::default_logger();
+    auto logger = std::make_shared<spdlog::logger>("watch", sink);
+    logger->set_level(spdlog::level::trace);
+    spdlog::set_default_logger(logger);
+    return sink;
+  }
+  void uninstall() { spdlog::set_default_logger(old_); }
+  bool wait_for(const std::string& text, std::chrono::seconds limit = 30s) {
+    std::unique_lock lock(seen_mu_);
+    return cv_.wait_for(lock, limit, [&] {
+      for (const auto& m : seen_)
+        if (m.find(text) != std::string::npos) return true;
+      return false;
+    });
+  }
+
+ protected:
+  void sink_it_(const spdlog::details::log_msg& msg) override {
+    {
+      std::lock_guard lock(seen_mu_);
+      seen_.emplace_back(msg.payload.data(), msg.payload.size());
+    }
+    cv_.notify_all();
+  }
+  void flush_() override {}
+
+ private:
+  std::shared_ptr<spdlog::logger> old_;
+  std::mutex seen_mu_;
+  std::condition_variable cv_;
+  std::vector<std::string> seen_;
+};
+
 class InitTest : public ::testing::Test {
  protected:
   Init init;
@@ -92,11 +146,24 @@ TEST_F(InitTest, OrphansComeBackAndAreReapedWithoutAnOwner) {
   ::prctl(PR_GET_CHILD_SUBREAPER, &subreaper);
   EXPECT_EQ(subreaper, 1);
   Waiter w;
-  // The sleeps outlive their parent: they are re-parented to us and must not stay zombies.
-  ASSERT_TRUE(init.spawn(sh("sleep 0.2 & sleep 0.2 & exit 0"), [&](pid_t, int) { w.set(0); }).ok());
+  int fds[2];
+  ASSERT_EQ(::pipe2(fds, O_CLOEXEC), 0);
+  // The sleeps outlive their parent: they are re-parented to us and must not stay zombies. Their
+  // pids come back on the pipe; each is waited for until it is reaped (the event, not a time).
+  ASSERT_TRUE(init.spawn(sh("sleep 0.2 & echo $!; sleep 0.2 & echo $!; exit 0", fds[1]),
+                         [&](pid_t, int) { w.set(0); })
+                  .ok());
+  ::close(fds[1]);
   ASSERT_TRUE(w.wait().has_value());
-  for (int i = 0; i < 100 && zombie_children() > 0; ++i) std::this_thread::sleep_for(50ms);
-  std::this_thread::sleep_for(500ms);  // the orphans have ended by now
+  std::string pids;
+  char buf[128];
+  ssize_t n;
+  while ((n = ::read(fds[0], buf, sizeof buf)) > 0) pids.append(buf, static_cast<size_t>(n));
+  ::close(fds[0]);
+  std::istringstream in(pids);
+  int orphans = 0;
+  for (pid_t pid; in >> pid; ++orphans) EXPECT_TRUE(reaped(pid)) << pid;
+  EXPECT_EQ(orphans, 2) << pids;
   EXPECT_EQ(zombie_children(), 0);
 }
 
@@ -107,10 +174,12 @@ TEST_F(InitTest, RoutedSignalsGoToTheRouteOnly) {
     ::kill(::getpid(), SIGUSR1);
     EXPECT_EQ(got.wait(), SIGUSR1);
   }
-  // Without a route USR1/USR2 are dropped (TERM/INT/HUP would end the process).
+  // Without a route USR1/USR2 are dropped (TERM/INT/HUP would end the process): Init says so,
+  // and this process is still here to see it.
+  auto log = LogWatch::install();
   ::kill(::getpid(), SIGUSR2);
-  std::this_thread::sleep_for(100ms);
-  SUCCEED();
+  EXPECT_TRUE(log->wait_for("SIGUSR2 before any worker exists: ignored"));
+  log->uninstall();
 }
 
 TEST_F(InitTest, ChildrenStartWithAnEmptySignalMaskAndTheirOwnGroup) {
@@ -135,7 +204,11 @@ TEST_F(InitTest, ChildrenStartWithAnEmptySignalMaskAndTheirOwnGroup) {
 
 TEST_F(InitTest, ChildGroupKillsWhatRunsPastTheDeadline) {
   ChildGroup group;
-  ASSERT_TRUE(group.spawn(sh("exit 3")).ok());
+  const auto quick = group.spawn(sh("exit 3"));
+  ASSERT_TRUE(quick.ok());
+  // It has ended before the deadline is set (reaped: its end is the group's), however slowly a
+  // busy machine started it.
+  ASSERT_TRUE(reaped(*quick));
   ASSERT_TRUE(group.spawn(sh("sleep 60")).ok());
   const auto t0 = ChildGroup::Clock::now();
   auto ends = group.wait_all(t0 + 300ms);
@@ -155,8 +228,7 @@ TEST_F(InitTest, ADestroyedChildGroupLeavesNothingRunning) {
     ASSERT_TRUE(p.ok());
     pid = *p;
   }
-  for (int i = 0; i < 200 && ::kill(pid, 0) == 0; ++i) std::this_thread::sleep_for(50ms);
-  EXPECT_NE(::kill(pid, 0), 0);
+  EXPECT_TRUE(reaped(pid));
 }
 
 TEST(ProcessTest, OnePathLookupWith127And126) {

@@ -3,6 +3,10 @@
 #include "launcher/supervision/root_cause_judge.h"
 
 #include <gtest/gtest.h>
+#include <spdlog/sinks/ringbuffer_sink.h>
+#include <spdlog/spdlog.h>
+
+#include <memory>
 
 #include "launcher/supervision/job_state.h"
 
@@ -106,6 +110,19 @@ TEST(RootCauseJudge, SignatureFromTheErrorFileOrTheTracebackInTheOutput) {
   EXPECT_EQ(failure_signature(hung, 3).type, "");
 }
 
+// The traceback on stderr names the failure even when stdout's lines were read after it (the tail
+// ends with them) and the tail holds another exception line printed earlier.
+TEST(RootCauseJudge, SignatureFromTheStderrTracebackBeforeTheTail) {
+  FailureRecord r = from_tail({"ValueError: a warning printed as text", "log line 199"});
+  r.traceback = {"Traceback (most recent call last):", "  File \"t.py\", line 2",
+                 "RuntimeError: NCCL error: unhandled system error"};
+  const auto s = failure_signature(r, std::nullopt);
+  EXPECT_EQ(s.type, "RuntimeError");
+  EXPECT_EQ(s.message, "NCCL error: unhandled system error");
+  r.error = ErrorFileInfo{"KeyError: 'lr'", "", 0};
+  EXPECT_EQ(failure_signature(r, std::nullopt).type, "KeyError");
+}
+
 TEST(RootCauseJudge, CudaOutOfMemoryInTheErrorFileOrTheOutput) {
   for (const char* line :
        {"torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB",
@@ -153,9 +170,18 @@ TEST(RootCauseJudge, DifferentMessageOrStepIsRetried) {
             "different_failure");
   RootCauseJudge l;
   EXPECT_TRUE(judge_all(l, {{"ValueError", "x", 40, false}, {"ValueError", "y", 40, false}}).retry);
-  // Without an exception type the same last line is retried (a peer's collateral, a signal).
+  // Without an exception type the same last line is retried (a peer's collateral, a signal), and
+  // the line does not call two alike "different".
   RootCauseJudge m;
-  EXPECT_TRUE(judge_all(m, {{"", "killed", 4, false}, {"", "killed", 4, false}}).retry);
+  const Verdict alike = judge_all(m, {{"", "killed", 4, false}, {"", "killed", 4, false}});
+  EXPECT_TRUE(alike.retry);
+  EXPECT_EQ(alike.rule, "no_exception");
+  EXPECT_EQ(alike.line,
+            "job: generation 1 (killed at step 4) failed with no exception recognized: not "
+            "compared with generation 0 (killed at step 4); retried (rule no_exception)");
+  RootCauseJudge o;  // two signal deaths with no output at all
+  EXPECT_EQ(judge_all(o, {{"", "", 4, false}, {"", "", 4, false}}).line.find("differs"),
+            std::string::npos);
   // Not consecutive: 0 and 2 the same, 1 different.
   RootCauseJudge n;
   const FailureSignature a{"ValueError", "x", 40, false};
@@ -214,6 +240,46 @@ struct Actions : JobActions {
   void finish(const JobEnd& e) override { ends.push_back(e); }
   int fresh_port() override { return 40000; }
 };
+
+// What spdlog logs while it lives (the judge's decisions are log lines).
+class LogLines {
+ public:
+  LogLines() : old_(spdlog::default_logger()) {
+    spdlog::set_default_logger(std::make_shared<spdlog::logger>("capture", sink_));
+  }
+  ~LogLines() { spdlog::set_default_logger(old_); }
+  std::string text() const {
+    std::string t;
+    for (const auto& l : sink_->last_formatted()) t += l;
+    return t;
+  }
+
+ private:
+  std::shared_ptr<spdlog::sinks::ringbuffer_sink_mt> sink_ =
+      std::make_shared<spdlog::sinks::ringbuffer_sink_mt>(64);
+  std::shared_ptr<spdlog::logger> old_;
+};
+
+// --max-restarts 0: the first failure would be retried, but nothing may restart. The one decision
+// line says it gives up, never "retried" right before the give-up.
+TEST(RootCauseJudge, NoRestartLeftIsAGiveUpInTheLogNotARetry) {
+  LogLines log;
+  Actions a;
+  JobStateMachine m(1, RestartPolicy{0}, 29500, false, a);
+  const JobStateMachine::Clock::time_point t{};
+  m.all_present(t);
+  m.failure(failed(0, {"ValueError", "bad", 40, false}), t);
+  m.stopped(0, 0);
+  ASSERT_EQ(a.ends.size(), 1u);
+  EXPECT_EQ(a.ends[0].kind, JobEnd::Kind::kGiveUp);
+  const std::string line =
+      "job: giving up: restarts exhausted (0 of --max-restarts 0): generation 0 (ValueError: bad "
+      "at step 40) failed";
+  EXPECT_EQ(a.ends[0].failure.verdict, line);
+  const std::string text = log.text();
+  EXPECT_NE(text.find(line), std::string::npos) << text;
+  EXPECT_EQ(text.find("retried"), std::string::npos) << text;
+}
 
 TEST(RootCauseJudge, TheJobGivesUpOnItsVerdictBeforeTheRestartsAreSpent) {
   Actions a;

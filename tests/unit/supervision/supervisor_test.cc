@@ -350,6 +350,37 @@ TEST_F(SupervisorTest, AnExitWaitsAtMostTheDrainWindowForPipesAGrandchildHoldsOp
   EXPECT_EQ(end(), 2);
 }
 
+// A worker without @record prints a lot on stdout and raises: its traceback on stderr is read
+// before the rest of stdout (the loop reads the two pipes in any order). The root cause is the
+// exception line, in the summary, the signature and the failure file, not stdout's last line.
+TEST_F(SupervisorTest, TheTracebackOnStderrIsTheRootCauseWhicheverPipeWasReadLast) {
+  begin();
+  const auto w = workers(0);
+  for (int i = 0; i < 100; ++i) spawner_.write(w[0], "log line " + std::to_string(i) + "\n");
+  time_.run_ready();
+  spawner_.write(w[0],
+                 "Traceback (most recent call last):\n  File \"/w/train.py\", line 9, in "
+                 "<module>\nRuntimeError: NCCL error: unhandled system error\n",
+                 /*to_stderr=*/true);
+  time_.run_ready();
+  for (int i = 100; i < 200; ++i) spawner_.write(w[0], "log line " + std::to_string(i) + "\n");
+  spawner_.exit_code(w[0], 1);
+  time_.run_ready();
+  ASSERT_EQ(cluster_->failures.size(), 1u);
+  const NodeFailure& f = cluster_->failures[0];
+  EXPECT_EQ(f.summary,
+            "rank 0 (node 0, local 0): exit 1: RuntimeError: NCCL error: unhandled system error");
+  EXPECT_EQ(f.signature.type, "RuntimeError");
+  EXPECT_EQ(f.signature.message, "NCCL error: unhandled system error");
+  spawner_.exit(w[1], W_EXITCODE(0, SIGTERM));
+  time_.run_ready();
+  EXPECT_EQ(end(), 1);
+  const std::string failure = read_file(cfg_.failure_file);
+  EXPECT_EQ(failure.rfind(f.summary + "\n", 0), 0u) << failure;
+  EXPECT_NE(failure.find("\n  File \"/w/train.py\", line 9"), std::string::npos) << failure;
+  EXPECT_EQ(failure.find("log line"), std::string::npos) << failure;
+}
+
 // Rank 0 wrote its error file (torch's @record does so as the exception leaves it) and is still
 // in teardown when rank 1's collateral failure ends first: rank 0 is the root cause, its SIGTERM
 // waits for the root-cause exit window (2 s, supervisor_failure.cc) and its own exit is reported.

@@ -185,6 +185,30 @@ TEST(RootCause, SummaryPrefersErrorFileThenTail) {
   EXPECT_NE(format_failure_table({r}).find("ValueError: boom"), std::string::npos);
 }
 
+// The root cause's line: the error file, else the last traceback on stderr, else the last output
+// line, whatever came after the traceback on stdout.
+TEST(RootCause, SummaryIsTheErrorFileThenTheStderrTracebackThenTheLastLine) {
+  FailureRecord r;
+  r.tail = {"Traceback (most recent call last):", "RuntimeError: NCCL error", "log line 199"};
+  EXPECT_EQ(root_cause_line(r), "log line 199");
+  EXPECT_EQ(summary_line(r), "rank 0 (node 0, local 0): exit 1: log line 199");
+  r.traceback = {"Traceback (most recent call last):", "  File \"t.py\", line 2, in <module>",
+                 "RuntimeError: NCCL error: unhandled system error"};
+  EXPECT_EQ(summary_line(r),
+            "rank 0 (node 0, local 0): exit 1: RuntimeError: NCCL error: unhandled system error");
+  EXPECT_NE(format_failure_table({r}).find("exit 1: RuntimeError: NCCL error: unhandled"),
+            std::string::npos);
+  // The details are the traceback, not the tail of stdout.
+  EXPECT_EQ(detail_text(r), summary_line(r) +
+                                "\nTraceback (most recent call last):\n  File \"t.py\", line 2, in "
+                                "<module>\nRuntimeError: NCCL error: unhandled system error\n");
+  r.error = ErrorFileInfo{"ValueError: from @record", "", 1};
+  EXPECT_EQ(root_cause_line(r), "ValueError: from @record");
+  r.error = ErrorFileInfo{"", "", 1};  // an error file without a message: the traceback stands
+  EXPECT_EQ(root_cause_line(r), "RuntimeError: NCCL error: unhandled system error");
+  EXPECT_EQ(root_cause_line(FailureRecord{}), "");
+}
+
 TEST(RootCause, ErrorFileTimeIsTheRegularFilesMtime) {
   const auto dir =
       std::filesystem::temp_directory_path() / ("tv_rc_mtime_" + std::to_string(::getpid()));
