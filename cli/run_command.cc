@@ -17,6 +17,7 @@
 #include "checkpoint/resume.h"
 #include "checkpoint/watcher.h"
 #include "cli/commands.h"
+#include "cli/master_port.h"
 #include "cli/observability.h"
 #include "cli/run_options.h"
 #include "cli/start_banner.h"
@@ -271,6 +272,25 @@ Status read_rendezvous(const Options& o, RunPlan& p) {
   return ok_status();
 }
 
+// The ports this node's trainvisor listens on, which the workers' MASTER_PORT must not be.
+std::vector<OwnPort> own_ports(const Options& o, const RunPlan& p) {
+  std::vector<OwnPort> own;
+  const auto named = [&o](const char* name, const char* var) {
+    auto v = o.get(name);
+    return v && (v->origin == std::string("--") + name || v->origin == var);
+  };
+  if (p.topology.nnodes > 1) {
+    auto v = o.get("rdzv-port");
+    own.push_back({p.rdzv_port, "the rendezvous coordinator's port",
+                   v ? v->origin : "default (master port + 1)",
+                   named("rdzv-port", "TRAINVISOR_RDZV_PORT")});
+  }
+  if (auto v = o.get("metrics-port"))
+    own.push_back({p.observability.metrics_port, "the metrics server's port", v->origin,
+                   named("metrics-port", "TRAINVISOR_METRICS_PORT")});
+  return own;
+}
+
 Result<RunPlan> plan_run(const Options& o, const Environment& env) {
   RunPlan p;
   auto topo = resolve_topology(o, env, RealFileSystem(), RealGpuCounter(env), RealHostAddress());
@@ -292,6 +312,7 @@ Result<RunPlan> plan_run(const Options& o, const Environment& env) {
   // After every option value is checked (a bad value is 64/78 first), before anything starts.
   if (auto s = check_python_script(o, RealFileSystem()); !s) return s.error();
   p.observability = *obs;
+  if (auto s = keep_master_port_apart(p.topology, own_ports(o, p)); !s) return s.error();
   const Topology& t = p.topology;
   p.observability.goodput.nnodes = t.nnodes;
   p.observability.goodput.node_rank = t.node_rank;
