@@ -71,6 +71,15 @@ std::string job_run_id(const Options& o, const Topology& t) {
   return t.job_id.empty() ? "none" : t.job_id;
 }
 
+// Which job a ledger is (docs/observability.md, "Which job"): the platform's job identity when it
+// gives one, else the run id. A fixed --rdzv_id on a launcher line never makes a new platform
+// job continue an old one's ledger.
+std::string ledger_job_id(const Options& o, const Topology& t) {
+  auto id = o.get("rdzv-id");
+  const bool from_rdzv_id = id && t.origin.count("job_id") && t.origin.at("job_id") == id->origin;
+  return !t.job_id.empty() && !from_rdzv_id ? t.job_id : job_run_id(o, t);
+}
+
 std::optional<std::string> checkpoint_dir(const Options& o) {
   if (auto v = o.get("checkpoint-dir")) return v->value;
   if (RealFileSystem().is_directory("/opt/ml/checkpoints"))
@@ -128,7 +137,7 @@ Status assign(Result<T> parsed, U& out) {
 // --grace-period, else a few seconds under the platform's stop window (common/stop_window.h).
 Result<milliseconds> grace_period(const Options& o, const Environment& env, const Topology& t) {
   if (o.has("grace-period")) return seconds_option(o, "grace-period");
-  const StopWindow w = stop_window(t.platform, env.has("KUBERNETES_SERVICE_HOST"));
+  const StopWindow w = stop_window(t.runs_on, env.has("KUBERNETES_SERVICE_HOST"));
   return milliseconds(w.grace_seconds * 1000L);
 }
 
@@ -320,7 +329,7 @@ Result<RunPlan> plan_run(const Options& o, const Environment& env) {
   p.observability.goodput.checkpoints_watched = p.ckpt_dir.has_value();
   p.observability.goodput.gpus = t.nnodes * t.nproc_per_node;
   p.observability.ledger_dir = p.ckpt_dir;
-  p.observability.job_id = job_run_id(o, t);
+  p.observability.job_id = ledger_job_id(o, t);
   p.sup.layout = WorkerLayout{t.nnodes,
                               t.node_rank,
                               t.nproc_per_node,
