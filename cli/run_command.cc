@@ -80,8 +80,20 @@ std::string ledger_job_id(const Options& o, const Topology& t) {
   return !t.job_id.empty() && !from_rdzv_id ? t.job_id : job_run_id(o, t);
 }
 
+// Every path a worker is given is absolute: a worker that changes directory (Hydra does) still
+// finds its error file, heartbeat and checkpoints. The current directory is trainvisor's, which
+// never changes.
+std::string absolute_path(const std::string& path) {
+  std::error_code ec;
+  auto abs = std::filesystem::absolute(path, ec);
+  if (ec) return path;
+  std::string out = abs.lexically_normal().string();
+  while (out.size() > 1 && out.back() == '/') out.pop_back();
+  return out;
+}
+
 std::optional<std::string> checkpoint_dir(const Options& o) {
-  if (auto v = o.get("checkpoint-dir")) return v->value;
+  if (auto v = o.get("checkpoint-dir")) return absolute_path(v->value);
   if (RealFileSystem().is_directory("/opt/ml/checkpoints"))
     return std::string("/opt/ml/checkpoints");
   return std::nullopt;
@@ -547,7 +559,7 @@ Status make_work_dir(const Options& o, const Environment& env, WorkDir& wd) {
       return Error{exit_code::kConfig,
                    v->origin + "=\"" + v->value + "\": cannot create directory: " + ec.message()};
     warn_if_shared(v->value, v->origin);
-    wd.path = v->value;
+    wd.path = absolute_path(v->value);
     return ok_status();
   }
   // Not std::filesystem::temp_directory_path(): it throws when TMPDIR is not a directory.
@@ -558,7 +570,7 @@ Status make_work_dir(const Options& o, const Environment& env, WorkDir& wd) {
                  std::string(env.has("TMPDIR") ? "TMPDIR" : "TMPDIR (unset)") + "=\"" + tmpdir +
                      "\": cannot create a temporary directory there (" + std::strerror(errno) +
                      "): expected a writable directory (or pass --log-dir)"};
-  wd.path = tmpl;
+  wd.path = absolute_path(tmpl);
   wd.temporary = true;
   return ok_status();
 }
