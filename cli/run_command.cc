@@ -36,6 +36,7 @@
 #include "health/torch_version.h"
 #include "launcher/observability/gpu_peak.h"
 #include "launcher/rendezvous/network_cluster.h"
+#include "launcher/supervision/attempt_number.h"
 #include "launcher/supervision/local_cluster.h"
 #include "launcher/supervision/model_export.h"
 #include "launcher/supervision/root_cause.h"
@@ -531,6 +532,7 @@ BannerFacts banner_facts(const RunPlan& p, const Environment& env, const std::st
 struct WorkDir {
   std::string path;
   bool temporary = false;
+  int first_attempt = 0;  // generation 0's attempt_<k> (launcher/supervision/attempt_number.h)
   ~WorkDir() {
     std::error_code ec;
     if (temporary) std::filesystem::remove_all(path, ec);
@@ -560,6 +562,11 @@ Status make_work_dir(const Options& o, const Environment& env, WorkDir& wd) {
                    v->origin + "=\"" + v->value + "\": cannot create directory: " + ec.message()};
     warn_if_shared(v->value, v->origin);
     wd.path = absolute_path(v->value);
+    wd.first_attempt = first_free_attempt(RealFileSystem().list(wd.path));
+    if (wd.first_attempt > 0)
+      spdlog::info(
+          "{} {}: attempt_0 to attempt_{} are an earlier run's; generation 0 writes attempt_{}",
+          v->origin, wd.path, wd.first_attempt - 1, wd.first_attempt);
     return ok_status();
   }
   // Not std::filesystem::temp_directory_path(): it throws when TMPDIR is not a directory.
@@ -741,6 +748,7 @@ int run_command(const Args& args, const Environment& env) {
   if (auto s = make_work_dir(*opts, env, wd); !s) return refuse(s.error());
   plan->sup.work_dir = wd.path;
   plan->sup.keep_logs = opts->has("log-dir");
+  plan->sup.first_attempt = wd.first_attempt;
 
   if (!cluster) cluster = make_cluster(io, *plan);
   InitSpawner spawner(io);
