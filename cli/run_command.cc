@@ -452,9 +452,12 @@ Status run_preflight_if_asked(RunPlan& p, const Environment& env, boost::asio::i
   if (level == "none") return ok_status();
   PreflightConfig cfg;
   cfg.level = level;
-  // GPUs are expected only where the container sees some: CPU-only (gloo) jobs still pass.
-  const bool gpus = RealGpuCounter(env).count() > 0;
-  cfg.expected_gpus = gpus ? p.topology.nproc_per_node : -1;
+  // GPUs are expected only on a node that has some (health/preflight.h, resolve_expected_gpus):
+  // CPU-only (gloo) jobs still pass, a GPU node without its driver fails.
+  const int visible = RealGpuCounter(env).count();
+  const bool gpus = visible > 0;
+  cfg.expected_gpus = resolve_expected_gpus(p.topology.nproc_per_node, visible,
+                                            nvidia_gpu_functions(RealFileSystem()));
   cfg.nnodes = p.topology.nnodes;
   cfg.require_transport = p.require_transport;
   cfg.min_busbw = p.min_busbw;
