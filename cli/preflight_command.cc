@@ -14,6 +14,7 @@
 #include "health/nccl_log.h"
 #include "health/preflight.h"
 #include "health/transport.h"
+#include "launcher/topology/gpu_count.h"
 
 namespace tv {
 
@@ -120,11 +121,17 @@ Result<PreflightConfig> make_config(const Options& opts, const Environment& env,
   auto bw = opts.get_double("min-busbw");
   if (!bw) return bw.error();
   cfg.min_busbw = *bw;
+  // `run`'s rule (health/preflight.h): its workers, and on a node with no GPU device its `auto`
+  // is one worker; the count is checked only where the node has NVIDIA GPUs.
+  const int visible = RealGpuCounter(env).count();
+  int workers = visible > 0 ? -1 : 1;
   if (auto n = opts.get("nproc-per-node"); n && n->value != "auto") {
     auto v = opts.get_int("nproc-per-node");
     if (!v) return v.error();
-    cfg.expected_gpus = static_cast<int>(*v);
+    workers = static_cast<int>(*v);
   }
+  cfg.expected_gpus =
+      resolve_expected_gpus(workers, visible, nvidia_gpu_functions(RealFileSystem()));
   if (auto lib = opts.get("nccl-lib")) cfg.nccl_lib = lib->value;
   cfg.single_node_net = opts.flag("single-node-net");
   cfg.log_dir = opts.value_or("log-dir", "");

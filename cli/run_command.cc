@@ -17,6 +17,7 @@
 #include "checkpoint/resume.h"
 #include "checkpoint/watcher.h"
 #include "cli/commands.h"
+#include "cli/master_port.h"
 #include "cli/observability.h"
 #include "cli/run_options.h"
 #include "cli/start_banner.h"
@@ -36,6 +37,7 @@
 #include "health/torch_version.h"
 #include "launcher/observability/gpu_peak.h"
 #include "launcher/rendezvous/network_cluster.h"
+#include "launcher/supervision/attempt_number.h"
 #include "launcher/supervision/local_cluster.h"
 #include "launcher/supervision/model_export.h"
 #include "launcher/supervision/root_cause.h"
@@ -71,8 +73,29 @@ std::string job_run_id(const Options& o, const Topology& t) {
   return t.job_id.empty() ? "none" : t.job_id;
 }
 
+// Which job a ledger is (docs/observability.md, "Which job"): the platform's job identity when it
+// gives one, else the run id. A fixed --rdzv_id on a launcher line never makes a new platform
+// job continue an old one's ledger.
+std::string ledger_job_id(const Options& o, const Topology& t) {
+  auto id = o.get("rdzv-id");
+  const bool from_rdzv_id = id && t.origin.count("job_id") && t.origin.at("job_id") == id->origin;
+  return !t.job_id.empty() && !from_rdzv_id ? t.job_id : job_run_id(o, t);
+}
+
+// Every path a worker is given is absolute: a worker that changes directory (Hydra does) still
+// finds its error file, heartbeat and checkpoints. The current directory is trainvisor's, which
+// never changes.
+std::string absolute_path(const std::string& path) {
+  std::error_code ec;
+  auto abs = std::filesystem::absolute(path, ec);
+  if (ec) return path;
+  std::string out = abs.lexically_normal().string();
+  while (out.size() > 1 && out.back() == '/') out.pop_back();
+  return out;
+}
+
 std::optional<std::string> checkpoint_dir(const Options& o) {
-  if (auto v = o.get("checkpoint-dir")) return v->value;
+  if (auto v = o.get("checkpoint-dir")) return absolute_path(v->value);
   if (RealFileSystem().is_directory("/opt/ml/checkpoints"))
     return std::string("/opt/ml/checkpoints");
   return std::nullopt;
@@ -128,7 +151,7 @@ Status assign(Result<T> parsed, U& out) {
 // --grace-period, else a few seconds under the platform's stop window (common/stop_window.h).
 Result<milliseconds> grace_period(const Options& o, const Environment& env, const Topology& t) {
   if (o.has("grace-period")) return seconds_option(o, "grace-period");
-  const StopWindow w = stop_window(t.platform, env.has("KUBERNETES_SERVICE_HOST"));
+  const StopWindow w = stop_window(t.runs_on, env.has("KUBERNETES_SERVICE_HOST"));
   return milliseconds(w.grace_seconds * 1000L);
 }
 
@@ -272,6 +295,25 @@ Status read_rendezvous(const Options& o, RunPlan& p) {
   return ok_status();
 }
 
+// The ports this node's trainvisor listens on, which the workers' MASTER_PORT must not be.
+std::vector<OwnPort> own_ports(const Options& o, const RunPlan& p) {
+  std::vector<OwnPort> own;
+  const auto named = [&o](const char* name, const char* var) {
+    auto v = o.get(name);
+    return v && (v->origin == std::string("--") + name || v->origin == var);
+  };
+  if (p.topology.nnodes > 1) {
+    auto v = o.get("rdzv-port");
+    own.push_back({p.rdzv_port, "the rendezvous coordinator's port",
+                   v ? v->origin : "default (master port + 1)",
+                   named("rdzv-port", "TRAINVISOR_RDZV_PORT")});
+  }
+  if (auto v = o.get("metrics-port"))
+    own.push_back({p.observability.metrics_port, "the metrics server's port", v->origin,
+                   named("metrics-port", "TRAINVISOR_METRICS_PORT")});
+  return own;
+}
+
 Result<RunPlan> plan_run(const Options& o, const Environment& env) {
   RunPlan p;
   auto topo = resolve_topology(o, env, RealFileSystem(), RealGpuCounter(env), RealHostAddress());
@@ -293,6 +335,7 @@ Result<RunPlan> plan_run(const Options& o, const Environment& env) {
   // After every option value is checked (a bad value is 64/78 first), before anything starts.
   if (auto s = check_python_script(o, RealFileSystem()); !s) return s.error();
   p.observability = *obs;
+  if (auto s = keep_master_port_apart(p.topology, own_ports(o, p)); !s) return s.error();
   const Topology& t = p.topology;
   p.observability.goodput.nnodes = t.nnodes;
   p.observability.goodput.node_rank = t.node_rank;
@@ -300,7 +343,7 @@ Result<RunPlan> plan_run(const Options& o, const Environment& env) {
   p.observability.goodput.checkpoints_watched = p.ckpt_dir.has_value();
   p.observability.goodput.gpus = t.nnodes * t.nproc_per_node;
   p.observability.ledger_dir = p.ckpt_dir;
-  p.observability.job_id = job_run_id(o, t);
+  p.observability.job_id = ledger_job_id(o, t);
   p.sup.layout = WorkerLayout{t.nnodes,
                               t.node_rank,
                               t.nproc_per_node,
@@ -410,9 +453,12 @@ Status run_preflight_if_asked(RunPlan& p, const Environment& env, boost::asio::i
   if (level == "none") return ok_status();
   PreflightConfig cfg;
   cfg.level = level;
-  // GPUs are expected only where the container sees some: CPU-only (gloo) jobs still pass.
-  const bool gpus = RealGpuCounter(env).count() > 0;
-  cfg.expected_gpus = gpus ? p.topology.nproc_per_node : -1;
+  // GPUs are expected only on a node that has some (health/preflight.h, resolve_expected_gpus):
+  // CPU-only (gloo) jobs still pass, a GPU node without its driver fails.
+  const int visible = RealGpuCounter(env).count();
+  const bool gpus = visible > 0;
+  cfg.expected_gpus = resolve_expected_gpus(p.topology.nproc_per_node, visible,
+                                            nvidia_gpu_functions(RealFileSystem()));
   cfg.nnodes = p.topology.nnodes;
   cfg.require_transport = p.require_transport;
   cfg.min_busbw = p.min_busbw;
@@ -490,6 +536,7 @@ BannerFacts banner_facts(const RunPlan& p, const Environment& env, const std::st
 struct WorkDir {
   std::string path;
   bool temporary = false;
+  int first_attempt = 0;  // generation 0's attempt_<k> (launcher/supervision/attempt_number.h)
   ~WorkDir() {
     std::error_code ec;
     if (temporary) std::filesystem::remove_all(path, ec);
@@ -518,7 +565,12 @@ Status make_work_dir(const Options& o, const Environment& env, WorkDir& wd) {
       return Error{exit_code::kConfig,
                    v->origin + "=\"" + v->value + "\": cannot create directory: " + ec.message()};
     warn_if_shared(v->value, v->origin);
-    wd.path = v->value;
+    wd.path = absolute_path(v->value);
+    wd.first_attempt = first_free_attempt(RealFileSystem().list(wd.path));
+    if (wd.first_attempt > 0)
+      spdlog::info(
+          "{} {}: attempt_0 to attempt_{} are an earlier run's; generation 0 writes attempt_{}",
+          v->origin, wd.path, wd.first_attempt - 1, wd.first_attempt);
     return ok_status();
   }
   // Not std::filesystem::temp_directory_path(): it throws when TMPDIR is not a directory.
@@ -529,7 +581,7 @@ Status make_work_dir(const Options& o, const Environment& env, WorkDir& wd) {
                  std::string(env.has("TMPDIR") ? "TMPDIR" : "TMPDIR (unset)") + "=\"" + tmpdir +
                      "\": cannot create a temporary directory there (" + std::strerror(errno) +
                      "): expected a writable directory (or pass --log-dir)"};
-  wd.path = tmpl;
+  wd.path = absolute_path(tmpl);
   wd.temporary = true;
   return ok_status();
 }
@@ -707,6 +759,7 @@ int run_command(const Args& args, const Environment& env) {
   if (auto s = make_work_dir(*opts, env, wd); !s) return refuse(s.error());
   plan->sup.work_dir = wd.path;
   plan->sup.keep_logs = opts->has("log-dir");
+  plan->sup.first_attempt = wd.first_attempt;
 
   if (!cluster) cluster = make_cluster(io, *plan);
   InitSpawner spawner(io);

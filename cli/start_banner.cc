@@ -87,8 +87,10 @@ std::vector<BannerItem> banner_items(const BannerFacts& f) {
       {"node rank", std::to_string(t.node_rank) + from(t, "node_rank"), nullptr},
       {"nodes", std::to_string(t.nnodes) + from(t, "nnodes"), nullptr},
       {"master",
-       t.master_addr + from(t, "master_addr") + ", port " + std::to_string(t.master_port) +
-           from(t, "master_port"),
+       t.master_addr + from(t, "master_addr") + ", port " +
+           (t.master_port == 0 && t.origin.count("master_port")
+                ? t.origin.at("master_port")
+                : std::to_string(t.master_port) + from(t, "master_port")),
        nullptr},
       {"workers",
        std::to_string(t.nproc_per_node) + " per node" + from(t, "nproc_per_node") + ", world " +

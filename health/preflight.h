@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "common/environment.h"
+#include "common/file_system.h"
 
 namespace tv {
 
@@ -91,6 +92,16 @@ bool efa_devices_present();  // sysfs: /sys/class/infiniband/* with driver efa
 // job will use, "basic" otherwise; none|basic|full are returned unchanged.
 std::string resolve_preflight_level(const std::string& requested, int nnodes,
                                     bool efa_devices_present);
+
+// NVIDIA GPUs on this node's PCI bus, driver or not: the functions under `dir` whose `vendor` is
+// 0x10de and whose `class` is a VGA (0x0300xx) or 3D (0x0302xx) controller (NVSwitches and audio
+// functions are not GPUs).
+int nvidia_gpu_functions(const FileSystem& fs, const std::string& dir = "/sys/bus/pci/devices");
+// The one rule for how many GPUs the preflight expects, used by `run` and by `preflight` alike:
+// `workers` (-1: no count check) on a node with NVIDIA GPUs, as device nodes the container sees
+// (`visible_gpus`) or, without a driver, as PCI functions (`pci_gpus`), so a GPU node whose driver
+// is missing fails both; -1 on a node with none, whose workers run on the CPU (gloo): both pass.
+int resolve_expected_gpus(int workers, int visible_gpus, int pci_gpus);
 
 // Helpers shared by the commands.
 const char* outcome_name(Outcome o);  // "pass" | "warn" | "fail" | "skip"

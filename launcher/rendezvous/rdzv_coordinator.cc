@@ -188,16 +188,20 @@ void RdzvCoordinator::on_join(const Conn& conn, const Message& m, const rdzv::No
              std::to_string(config_.nnodes);
   else if (rank >= config_.nnodes)
     refuse = "unexpected node rank " + std::to_string(rank);
-  // Too late is not the node's mistake (a pod that restarted): it keeps retrying as before.
+  // Too late is not the node's mistake (a pod that restarted): it keeps retrying as before. A
+  // second node claiming the rank of a live node is: 78 on every node (late_clash).
   const bool late =
       refuse.empty() && (machine_.generation() != 0 || machine_.state() != State::kGathering);
   if (late) refuse = rank_text(rank) + " joined after the job started";
-  if (!refuse.empty() && (m.type != MsgType::kJoin || late)) return pending_.drop(conn, refuse);
+  const bool clash_late = late && m.type == MsgType::kJoin && held_by_another(rank, m);
+  if (!refuse.empty() && (m.type != MsgType::kJoin || (late && !clash_late)))
+    return pending_.drop(conn, refuse);
   pending_.release(conn);
   conn->set_context(
       rdzv::make_context(nonce, rdzv::nonce_from_hex(m.body["nonce"].get<std::string>())));
-  if (!refuse.empty()) return refuse_join(conn, rank, refuse);
   const rdzv::NodeIdentity who = rdzv::identity_from(m);
+  if (clash_late) return late_clash(conn, rank, who);
+  if (!refuse.empty()) return refuse_join(conn, rank, refuse);
   if (rank == rdzv::kRankUnassigned) return assign_rank(conn, who);
   if (const std::string clash = rank_clash(rank, who, address_of(conn->peer())); !clash.empty()) {
     refuse_join(conn, rank, clash);
@@ -272,6 +276,25 @@ std::string RdzvCoordinator::rank_clash(int rank, const rdzv::NodeIdentity& who,
            rdzv::describe(assigned_[rank]->who, assigned_[rank]->address) + ", and " +
            rdzv::describe(who, address) + " claims it" + fix;
   return "";
+}
+
+// A join with rank `rank` while a live node with another identity holds it: two nodes claim one
+// rank (a restarted pod's old connection is gone by the time it joins again: its process died).
+bool RdzvCoordinator::held_by_another(int rank, const Message& join) const {
+  if (rank < 0 || rank >= static_cast<int>(agents_.size()) || !agents_[rank]) return false;
+  return agents_[rank]->who.node_id != rdzv::identity_from(join).node_id;
+}
+
+// Two nodes claim one rank after the job started: the job cannot go on as configured. Both are
+// told, as before generation 0 (README, docs/coordination.md "Node ranks"): the newcomer by
+// refuse_join, every node of the job (the holder too) by the job's give-up, 78 with the reason.
+void RdzvCoordinator::late_clash(const Conn& conn, int rank, const rdzv::NodeIdentity& who) {
+  const std::string clash = rank_clash(rank, who, address_of(conn->peer())) +
+                            " (the second joined after the job started)";
+  refuse_join(conn, rank, clash);
+  machine_.refuse(node_failure(
+      machine_.generation(), rank, exit_code::kConfig,
+      "the rendezvous on node 0 refused node rank " + std::to_string(rank) + ": " + clash));
 }
 
 // An authenticated join that cannot be part of this job (a second node rank 1, another --nnodes):

@@ -80,6 +80,8 @@ class RdzvCoordinator final : private JobActions {
   // "" when every node that said runs as many workers; else each node's count.
   std::string unequal_nproc() const;
   void refuse_join(const Conn& conn, int rank, const std::string& why);
+  bool held_by_another(int rank, const rdzv::Message& join) const;
+  void late_clash(const Conn& conn, int rank, const rdzv::NodeIdentity& who);
   void on_join(const Conn& conn, const rdzv::Message& m, const rdzv::Nonce& nonce);
   // A join without a rank: the next free rank in join order (rank 0 is this node's), answered
   // with a welcome, then the connection is closed; the node joins again with it.

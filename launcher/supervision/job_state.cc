@@ -68,10 +68,13 @@ void JobStateMachine::preflight_result(int node, bool passed, const std::string&
 }
 
 void JobStateMachine::start_generation(Clock::time_point now) {
-  master_port_ = gen_ == 0 ? base_master_port_ : actions_.fresh_port();
+  // A base port of 0: generation 0 takes a fresh one too (the given one is a port trainvisor
+  // itself listens on: cli/master_port.h).
+  const bool fresh = gen_ > 0 || base_master_port_ == 0;
+  master_port_ = fresh ? actions_.fresh_port() : base_master_port_;
   if (master_port_ == 0) {
-    spdlog::warn("job: no fresh MASTER_PORT from the kernel; reusing {}", base_master_port_);
-    master_port_ = base_master_port_;
+    master_port_ = base_master_port_ != 0 ? base_master_port_ : kNoFreshPort;
+    spdlog::warn("job: no fresh MASTER_PORT from the kernel; using {}", master_port_);
   }
   succeeded_.clear();
   stopped_.clear();

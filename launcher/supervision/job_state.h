@@ -16,8 +16,9 @@
 // RootCauseJudge's (root_cause_judge.h): every failure report is offered to it, and once every
 // node stopped its verdict may give up before the restarts are spent.
 // Generation g is restart g (TORCHELASTIC_RESTART_COUNT). Generation 0 uses the base
-// MASTER_PORT; every later one a fresh port from JobActions::fresh_port (the old one may still be
-// held by a dying TCPStore, or taken by another job on the node).
+// MASTER_PORT (a fresh one when the base is 0); every later one a fresh port from
+// JobActions::fresh_port (the old one may still be held by a dying TCPStore, or taken by another
+// job on the node).
 //
 // Restart pause (restart_pause): none for the first restart, nor after a generation that ran at
 // least kSettled (a crash after a long run restarts at once); a generation that was itself a
@@ -66,6 +67,8 @@ class JobStateMachine {
   using Clock = LoopClock;
   enum class State { kGathering, kPreflight, kBackoff, kRunning, kStopping, kFinished };
   static constexpr std::chrono::seconds kSettled{10};
+  // MASTER_PORT when the base is 0 and the kernel gives no fresh port (a bad bind address).
+  static constexpr int kNoFreshPort = 29500;
 
   JobStateMachine(int nnodes, RestartPolicy policy, int base_master_port, bool preflight,
                   JobActions& actions);

@@ -157,7 +157,8 @@ void Supervisor::on_start(const GenerationPlan& plan) {
 }
 
 std::string Supervisor::attempt_dir(int generation, int rank) const {
-  return cfg_.work_dir + "/attempt_" + std::to_string(generation) + "/rank_" + std::to_string(rank);
+  return cfg_.work_dir + "/attempt_" + std::to_string(cfg_.first_attempt + generation) + "/rank_" +
+         std::to_string(rank);
 }
 
 Result<UniqueFd> Supervisor::open_attempt_dir(int generation, int rank) const {
@@ -165,7 +166,7 @@ Result<UniqueFd> Supervisor::open_attempt_dir(int generation, int rank) const {
   if (!work.valid())
     return Error{exit_code::kConfig,
                  cfg_.work_dir + ": cannot open (" + std::strerror(errno) + ")"};
-  const std::string attempt = "attempt_" + std::to_string(generation);
+  const std::string attempt = "attempt_" + std::to_string(cfg_.first_attempt + generation);
   auto a = open_own_directory(work.get(), attempt, cfg_.work_dir + "/" + attempt);
   if (!a) return a.error();
   return open_own_directory(a->get(), "rank_" + std::to_string(rank),

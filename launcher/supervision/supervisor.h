@@ -77,6 +77,9 @@ struct SupervisorConfig {
   bool stacks = true;
   std::string work_dir;    // error files and heartbeats live under it
   bool keep_logs = false;  // --log-dir: per-rank files under work_dir
+  // Generation g writes attempt_<first_attempt + g>/: past the attempts an earlier container left
+  // in a --log-dir that outlives it (launcher/supervision/attempt_number.h).
+  int first_attempt = 0;
   // Inside a Slurm step, Slurm delivers every signal of the step to every process of it, the
   // workers included: forwarding would deliver each twice (docs/supervision.md, "Signals").
   bool signals_reach_workers = false;
@@ -141,7 +144,7 @@ class Supervisor final : public GroupActions {
   void log_exit() const;
   void release_workers();
   std::string attempt_dir(int generation, int rank) const;
-  // attempt_<g>/rank_<r> under the work dir, each a directory of trainvisor's own
+  // attempt_<first_attempt + g>/rank_<r> under the work dir, each a directory of trainvisor's own
   // (common/own_dir.h: created 0755, or reused only when it is its own and nobody else's to write).
   Result<UniqueFd> open_attempt_dir(int generation, int rank) const;
   void stop_standbys();

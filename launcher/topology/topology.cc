@@ -58,7 +58,41 @@ Result<std::pair<std::string, std::string>> chosen_platform(const Options& opts)
   return std::make_pair(std::string("local"), sv.origin);
 }
 
-Result<Topology> explicit_source(const Explicit& ex) {
+// The detected platform's facts that no explicit option names stay (docs/topology.md, "Explicit
+// values"): the job id, its master port, the workers' variables, the platform it runs on (its
+// stop window); its master address and hosts only when it counts the same nodes.
+void keep_platform_facts(const Topology& p, Topology& t) {
+  const auto from = [&p](const std::string& key) {
+    auto it = p.origin.find(key);
+    return (it == p.origin.end() ? "the platform" : it->second) + " (--platform " + p.platform +
+           ")";
+  };
+  t.runs_on = p.platform;
+  if (!p.job_id.empty()) {
+    t.job_id = p.job_id;
+    t.origin["job_id"] = from("job_id");
+  }
+  if (p.origin.count("master_port")) {
+    t.master_port = p.master_port;
+    t.origin["master_port"] = from("master_port");
+  }
+  for (const auto& [k, v] : p.worker_env) {
+    t.worker_env[k] = v;
+    t.origin["worker_env." + k] = from("worker_env." + k);
+  }
+  if (p.nnodes != t.nnodes) return;
+  if (auto m = p.origin.find("master_addr");
+      m != p.origin.end() && !m->second.starts_with("default")) {
+    t.master_addr = p.master_addr;
+    t.origin["master_addr"] = from("master_addr");
+  }
+  if (p.hosts.empty()) return;
+  t.hosts = p.hosts;
+  t.origin["hosts"] = from("hosts");
+}
+
+// `platform`: the detected platform's topology, or null when none was.
+Result<Topology> explicit_source(const Explicit& ex, const Topology* platform) {
   Topology t;
   t.platform = "explicit";
   t.origin["nnodes"] = t.origin["node_rank"] = t.origin["master_addr"] = "default";
@@ -68,7 +102,8 @@ Result<Topology> explicit_source(const Explicit& ex) {
     t.nnodes = *n;
     t.origin["nnodes"] = ex.nnodes->origin;
   }
-  if (ex.nnodes && t.nnodes > 1 && !ex.master_addr)
+  if (platform) keep_platform_facts(*platform, t);
+  if (ex.nnodes && t.nnodes > 1 && !ex.master_addr && t.origin["master_addr"] == "default")
     return config_error(ex.nnodes->origin + "=\"" + ex.nnodes->value +
                         "\" without --master-addr: expected --master-addr (or "
                         "TRAINVISOR_MASTER_ADDR), the address of node rank 0, for more than "
@@ -105,16 +140,18 @@ Result<Topology> platform_source(const Options& opts, const Environment& env, co
   return topo::local_source();
 }
 
-// Explicit values for more than one node with no --node-rank (torchrun's Batch line): the rank is
-// the detected platform's (Batch, SageMaker, Slurm, Kubeflow RANK) when it counts the same nodes;
-// with none, the rendezvous assigns it (rank_by_rendezvous).
+// Explicit values (--nnodes, --node-rank, --master-addr) override only what they name: the
+// detected platform's other facts stay (keep_platform_facts). A multi-node job with no
+// --node-rank (torchrun's Batch line) takes the platform's rank (Batch, SageMaker, Slurm, Kubeflow
+// RANK) when it counts the same nodes; with none, the rendezvous assigns it (rank_by_rendezvous).
 Result<Topology> explicit_over_platform(const Options& opts, const Environment& env,
                                         const FileSystem& fs, const HostAddress& self,
                                         const Explicit& ex) {
-  auto t = explicit_source(ex);
-  if (!t || ex.node_rank || t->nnodes < 2) return t;
   auto p = platform_source(opts, env, fs, self, ex.master_addr.has_value());
-  if (!p || p->platform == "local" || p->nnodes != t->nnodes) {
+  const bool platform = p && p->platform != "local";
+  auto t = explicit_source(ex, platform ? &*p : nullptr);
+  if (!t || ex.node_rank || t->nnodes < 2) return t;
+  if (!platform || p->nnodes != t->nnodes) {
     // No rank anywhere: the rendezvous finds it (docs/coordination.md, "Node ranks").
     t->rank_by_rendezvous = true;
     t->origin["node_rank"] =
@@ -295,6 +332,7 @@ Result<Topology> resolve_topology(const Options& opts, const Environment& env, c
     t->origin["job_id"] = id->origin;
   }
   t->origin["platform"] = forced ? platform->second : detected_by(*t, opts, env, ex);
+  if (t->platform != "explicit") t->runs_on = t->platform;
   if (forced)
     if (auto st = apply_explicit(ex, *t); !st) return st.error();
   if (auto st = apply_rank_and_master(ex, *t); !st) return st.error();

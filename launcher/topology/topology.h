@@ -32,6 +32,9 @@ namespace tv {
 
 struct Topology {
   std::string platform;  // "explicit" "sagemaker" "kubeflow" "batch" "slurm" "local"
+  // The platform the job runs on: `platform`, or for an explicit topology the detected platform
+  // whose other facts it kept (its job id, ports, stop window); "" for none.
+  std::string runs_on;
   int nnodes = 1, node_rank = 0, nproc_per_node = 1, master_port = 29500;
   // More than one node and no rank from the options or a platform: node_rank is not known until
   // the rendezvous (NetworkCluster::assign_rank); origin["node_rank"] says so.

@@ -30,8 +30,8 @@ struct FakeActions : JobActions {
 
 class JobState : public ::testing::Test {
  protected:
-  JobStateMachine make(int nnodes, int max_restarts, bool preflight = false) {
-    return JobStateMachine(nnodes, RestartPolicy{max_restarts}, 29500, preflight, actions);
+  JobStateMachine make(int nnodes, int max_restarts, bool preflight = false, int base = 29500) {
+    return JobStateMachine(nnodes, RestartPolicy{max_restarts}, base, preflight, actions);
   }
   NodeFailure fail(int node, int gen, int code = 1) {
     return node_failure(gen, node, code, "boom");
@@ -82,6 +82,28 @@ TEST_F(JobState, NoFreshPortFallsBackToTheBasePort) {
   crash(m, 1, 1s);
   ASSERT_EQ(actions.starts.size(), 2u);
   EXPECT_EQ(actions.starts[1].master_port, 29500);
+}
+
+// Base port 0: the given port was one trainvisor listens on (cli/master_port.h), so generation 0
+// takes a fresh one as every restart does.
+TEST_F(JobState, ABasePortOfZeroGivesGenerationZeroAFreshPortToo) {
+  for (int nnodes : {1, 2}) {
+    actions = FakeActions{};
+    auto m = make(nnodes, 1, false, 0);
+    m.all_present(now);
+    crash(m, nnodes, 1s);
+    ASSERT_EQ(actions.starts.size(), 2u) << nnodes;
+    EXPECT_EQ(actions.starts[0].master_port, 40000);
+    EXPECT_EQ(actions.starts[1].master_port, 40001);
+  }
+}
+
+TEST_F(JobState, ABasePortOfZeroAndNoFreshPortNeverStartsOnPortZero) {
+  actions.next_port = 0;
+  auto m = make(1, 0, false, 0);
+  m.all_present(now);
+  ASSERT_EQ(actions.starts.size(), 1u);
+  EXPECT_EQ(actions.starts[0].master_port, JobStateMachine::kNoFreshPort);
 }
 
 TEST_F(JobState, FirstRestartAndRestartAfterALongRunAreImmediateQuickFailuresBackOff) {
