@@ -146,8 +146,12 @@ class Recognizer {
   std::uint32_t up(std::uint32_t d, int n) const { return tree_.ancestor(d, n); }
   bool stamped(std::uint32_t run) const { return stamp_dir_[run] == run; }
 
-  // The run of a candidate whose container directory is `c`.
+  // The run of a candidate whose container directory is `c`. A container above the walked root
+  // (kNoDir: a Lightning .ckpt, a DCP or Orbax directory at the top of --checkpoint-dir) is the
+  // root: the run directory is never outside the tree, so every index into the per-directory
+  // arrays (stamp_dir_, top_, run_ns_) is a directory of the tree.
   void set_run(Key& k, std::uint32_t c) {
+    if (c == kNoDir) c = kRoot;
     if (stamp_dir_[c] != kNoDir) {
       k.run = stamp_dir_[c];
       return;
@@ -402,6 +406,7 @@ class Recognizer {
   }
 
   static constexpr std::uint32_t kNoTop = 0xFFFFFFFF;
+  static constexpr std::uint32_t kRoot = 0;  // Tree::dirs[0]: the root, when anything was listed
   struct LastModule {
     std::uint32_t dir = kNoDir;
     std::string_view name, ext;

@@ -225,6 +225,31 @@ TEST(Lightning, LastCkptStepComesFromItsContent) {
   EXPECT_EQ(c->format, "lightning");
 }
 
+// ModelCheckpoint(dirpath=D) writes its files at the top of D: no container directory above them
+// (issue 38: the run of a file with none was indexed with kNoDir, SIGSEGV).
+TEST(Lightning, FilesAtTheTopOfTheCheckpointDirectory) {
+  FakeCheckpointFs fs;
+  auto ckpt = [](std::int64_t step) {
+    testing::PickleWriter w;
+    w.empty_dict().mark().str("epoch").integer(1).str("global_step").integer(step).setitems();
+    return make_zip(w.stop());
+  };
+  fs.add_file(kRoot + "/epoch=0-step=5.ckpt", ckpt(5), fs.now() - 300 * kS);
+  fs.add_file(kRoot + "/epoch=1-step=10.ckpt", ckpt(10), fs.now() - 200 * kS);
+  fs.add_file(kRoot + "/last.ckpt", "1\n", fs.now() - 100 * kS);  // no step in it: not newer
+  auto c = latest(fs);
+  EXPECT_EQ(path_of(c), kRoot + "/epoch=1-step=10.ckpt");
+  EXPECT_EQ(c->step, 10);
+  EXPECT_EQ(c->run_dir, kRoot);
+  EXPECT_EQ(path_of(latest(fs, "lightning")), kRoot + "/epoch=1-step=10.ckpt");
+  fs.add_file(kRoot + "/last.ckpt", ckpt(10), fs.now() - 100 * kS);  // written after step 10's
+  EXPECT_EQ(path_of(latest(fs)), kRoot + "/last.ckpt");
+  // A DCP directory, an Orbax step and a .metadata at the top: the same (no container above).
+  FakeCheckpointFs top;
+  testing::dcp(top, kRoot, top.now() - 10 * kS);
+  EXPECT_EQ(path_of(latest(top)), kRoot);
+}
+
 TEST(DeepSpeed, LatestIsWrittenAfterEveryRank) {
   FakeCheckpointFs fs;
   const std::string d = kRoot + "/ds";
