@@ -57,6 +57,7 @@ inline bool is_module_name(std::string_view m) {
 //   %y-%m-%d_%H-%M-%S-%f   plain skrl (2-digit year, microseconds)
 //   %Y%m%d%H%M%S           cosmos-rl output directories (14 digits, no digit after them)
 //   %Y%m%d_%H%M%S          names that end in a time stamp (cosmos-predict2.5 job names)
+//   %Y%m%d-%H%M%S          ms-swift v<N>-<stamp> run directories, timm <stamp>-<model>-<size>
 //   %b%d_%H-%M-%S          legged_gym (no year: read as the year 2000)
 std::optional<std::int64_t> run_stamp_ns(std::string_view name);
 

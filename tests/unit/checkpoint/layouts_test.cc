@@ -35,6 +35,27 @@ TEST(Names, RunStamps) {
   EXPECT_EQ(*number_between("global_step12", "global_step", ""), 12);
 }
 
+// ms-swift names each run output/v<N>-%Y%m%d-%H%M%S (swift/utils/utils.py
+// add_version_to_work_dir) and saves HF Trainer checkpoint-<N> directories in it: restored with
+// every mtime equal, the run's stamp orders the runs, not the older run's higher step.
+TEST(MsSwift, RunDirectoriesOrderByTheirStamp) {
+  EXPECT_EQ(*run_stamp_ns("v1-19700101-000003"), 3 * kS);
+  EXPECT_EQ(*run_stamp_ns("19700101-000003-resnet50-224"), 3 * kS);  // timm's train.py
+  EXPECT_FALSE(run_stamp_ns("v1-19700101-0000031"));
+  FakeCheckpointFs fs;
+  const std::int64_t synced = fs.now() - 100 * kS;
+  auto save = [&](const std::string& d, int step) {
+    fs.add_file(d + "/pytorch_model.bin", make_zip(), synced);
+    fs.add_file(d + "/trainer_state.json", R"({"global_step": )" + std::to_string(step) + "}",
+                synced);
+  };
+  save(kRoot + "/output/v0-20250101-100000/checkpoint-900", 900);
+  save(kRoot + "/output/v1-20250102-090000/checkpoint-100", 100);
+  const auto c = latest(fs);
+  EXPECT_EQ(path_of(c), kRoot + "/output/v1-20250102-090000/checkpoint-100");
+  EXPECT_EQ(c->run, "v1-20250102-090000");
+}
+
 TEST(Skrl, PlainSkrlRunsWithTwoDigitYearsOrderByName) {
   FakeCheckpointFs fs;
   const std::string old_run = kRoot + "/runs/25-01-02_10-00-00-123456_PPO/checkpoints";
