@@ -433,11 +433,27 @@ class Materializer {
     c_.primary = join_path(dir_.path, ".rank_0_complete");
   }
 
-  // HF Trainer (checkpoint-N: trainer_state.json is written last) and accelerate (checkpoint_N:
-  // random_states_0.pkl last): every file and DCP directory inside is a part.
+  // Which of the two saved it: the content decides, the name (Trainer checkpoint-N, accelerate's
+  // automatic checkpoint_N) only when the content does not tell. accelerate's save_state into
+  // checkpoint-N (every Diffusers example script) has no Trainer file; a Trainer save writes
+  // training_args.bin first (save_model) and rng_state*.pth, accelerate random_states_<p>.pkl
+  // and optimizer.bin / scheduler.bin (src/accelerate/utils/constants.py).
+  bool saved_by_trainer() const {
+    if (dir_.files.contains("trainer_state.json") || dir_.files.contains("training_args.bin"))
+      return true;
+    bool accelerate = dir_.files.contains("optimizer.bin") || dir_.files.contains("scheduler.bin");
+    for (std::size_t f = 0; f < dir_.files.size(); ++f) {
+      if (dir_.files[f].starts_with("rng_state")) return true;
+      accelerate = accelerate || dir_.files[f].starts_with("random_states_");
+    }
+    return !accelerate && dir_.name().starts_with("checkpoint-");
+  }
+
+  // HF Trainer (trainer_state.json is written last) and accelerate (random_states_0.pkl last):
+  // every file and DCP directory inside is a part.
   void hf() {
     c_.write_once = false;
-    const bool trainer = dir_.name().starts_with("checkpoint-");
+    const bool trainer = saved_by_trainer();
     const char* marker = trainer ? "trainer_state.json" : "random_states_0.pkl";
     if (!dir_.files.contains(marker))
       missing(std::string("no ") + marker + " (written last; save interrupted?)");
@@ -470,7 +486,7 @@ class Materializer {
     std::size_t expected = mine;
     for (std::uint32_t i = 0; i < tree_.dirs.size(); ++i)
       if (i != key_.dir && tree_.dirs[i].parent == dir_.parent &&
-          number_between(tree_.dirs[i].name(), "checkpoint_", ""))
+          number_between(tree_.dirs[i].name(), dir_.name().substr(0, 11), ""))
         expected = std::max(expected, count(tree_.dirs[i]));
     if (mine < expected)
       missing("custom_checkpoint_" + std::to_string(mine) +
