@@ -224,13 +224,15 @@ TEST(Hf, ShardedWeightsNeedEveryShardTheIndexNames) {
   EXPECT_EQ(path_of(latest(fs)), d2);
 }
 
+// A Lightning checkpoint: a torch.save zip of {"epoch": 1, "global_step": step}.
+std::string ckpt(std::int64_t step) {
+  testing::PickleWriter w;
+  w.empty_dict().mark().str("epoch").integer(1).str("global_step").integer(step).setitems();
+  return make_zip(w.stop());
+}
+
 TEST(Lightning, LastCkptStepComesFromItsContent) {
   FakeCheckpointFs fs;
-  auto ckpt = [](std::int64_t step) {
-    testing::PickleWriter w;
-    w.empty_dict().mark().str("epoch").integer(1).str("global_step").integer(step).setitems();
-    return make_zip(w.stop());
-  };
   const std::string v0 = kRoot + "/lightning_logs/version_0/checkpoints";
   const std::string v1 = kRoot + "/lightning_logs/version_1/checkpoints";
   fs.add_file(v0 + "/epoch=4-step=500.ckpt", ckpt(500), fs.now() - 100 * kS);
@@ -250,11 +252,6 @@ TEST(Lightning, LastCkptStepComesFromItsContent) {
 // (issue 38: the run of a file with none was indexed with kNoDir, SIGSEGV).
 TEST(Lightning, FilesAtTheTopOfTheCheckpointDirectory) {
   FakeCheckpointFs fs;
-  auto ckpt = [](std::int64_t step) {
-    testing::PickleWriter w;
-    w.empty_dict().mark().str("epoch").integer(1).str("global_step").integer(step).setitems();
-    return make_zip(w.stop());
-  };
   fs.add_file(kRoot + "/epoch=0-step=5.ckpt", ckpt(5), fs.now() - 300 * kS);
   fs.add_file(kRoot + "/epoch=1-step=10.ckpt", ckpt(10), fs.now() - 200 * kS);
   fs.add_file(kRoot + "/last.ckpt", "1\n", fs.now() - 100 * kS);  // no step in it: not newer
