@@ -264,11 +264,10 @@ inline std::string check_selection(FakeCheckpointFs& fs, const std::string& root
   return "";
 }
 
-// Every lookup `run`, `checkpoint latest` and `checkpoint watch` make: each --checkpoint-format
-// name, latest and best, and the watcher's pass (every candidate judged). "" or what broke.
-inline std::string run_every_lookup(FakeCheckpointFs& fs, const std::string& root) {
-  std::vector<std::string> formats = {"auto", "glob:*/*.pt"};
-  for (const auto& e : catalog()) formats.emplace_back(e.format);
+// The lookups `run`, `checkpoint latest` and `checkpoint watch` make: each of `formats`, latest
+// and best, and the watcher's pass (every candidate judged). "" or what broke.
+inline std::string run_lookups(FakeCheckpointFs& fs, const std::string& root,
+                               const std::vector<std::string>& formats) {
   for (const auto& format : formats)
     for (const char* mode : {"latest", "best"}) {
       ResumeRequest r{root, format, mode};
@@ -285,6 +284,17 @@ inline std::string run_every_lookup(FakeCheckpointFs& fs, const std::string& roo
         evaluate(c, fs, Judge{fs.now_ns(), 2 * FakeCheckpointFs::kSecond, {}});
       });
   return bad;
+}
+
+// Every --checkpoint-format name (and a glob).
+inline std::vector<std::string> every_format() {
+  std::vector<std::string> formats = {"auto", "glob:*/*.pt"};
+  for (const auto& e : catalog()) formats.emplace_back(e.format);
+  return formats;
+}
+
+inline std::string run_every_lookup(FakeCheckpointFs& fs, const std::string& root) {
+  return run_lookups(fs, root, every_format());
 }
 
 }  // namespace tv::testing
