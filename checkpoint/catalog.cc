@@ -23,10 +23,12 @@ constexpr std::array<CatalogEntry, static_cast<std::size_t>(Layout::kGlob)> kCat
      kTimeOrder, "the zip is complete", "rsl_rl rsl_rl/runners/on_policy_runner.py save",
      "Recognizer::torch_rl, Materializer::single"},
     {Layout::kRlGames, "rl_games", "rl_games",
-     "nn/last_<name>_ep_<e>_rew_<r>.pth, the final nn/last_<name>ep<e>rew[<r>].pth, best "
-     "nn/<name>.pth",
-     "the digits before the last 'rew' after 'ep'", kTimeOrder, "the zip is complete",
-     "rl_games rl_games/common/a2c_common.py train_epoch / save",
+     "nn/last_<name>_ep_<e>_rew_<r>.pth, the final saves nn/last_<name>_ep_<e>_rew__<r>_.pth, "
+     "nn/last_<name>_frame_<f>_rew__<r>_.pth, nn/last_<name>_custom_stop_ep_<e>.pth and the "
+     "older nn/last_<name>ep<e>rew[<r>].pth, best nn/<name>.pth",
+     "the digits before the last 'rew' after 'ep', or after '_custom_stop_ep_'; a _frame_ save "
+     "(written at the last epoch, after that epoch's save): the highest epoch beside it",
+     kTimeOrder, "the zip is complete", "rl_games rl_games/common/a2c_common.py train (262cf20)",
      "Recognizer::rl_games, Materializer::single"},
     {Layout::kDcp, "dcp", "dcp,torchtitan", "a directory holding .metadata or *.distcp",
      "the number in the directory's name", kTimeOrder,
@@ -110,6 +112,32 @@ constexpr std::array<CatalogEntry, static_cast<std::size_t>(Layout::kGlob)> kCat
      "parse when other saves of the directory have them",
      "stable-baselines3 stable_baselines3/common/callbacks.py CheckpointCallback._checkpoint_path",
      "Recognizer::sb3, Materializer::sb3"},
+    {Layout::kVerl, "verl", "verl",
+     "global_step_<N>/ holding actor/ (critic/): <kind>_world_size_<W>_rank_<R>.pt per rank, "
+     "one checkpoint (a rank's shard is never a checkpoint by itself)",
+     "the global_step_ digits", kTimeOrder,
+     "every kind's shard for every rank 0..W-1 is complete; latest_checkpointed_iteration.txt, "
+     "when there, is not behind",
+     "verl verl/utils/checkpoint/fsdp_checkpoint_manager.py save_checkpoint; "
+     "verl/trainer/ppo/ray_trainer.py _save_checkpoint",
+     "Recognizer::directory, Materializer::verl"},
+    {Layout::kTimm, "timm", "timm",
+     "last.pth.tar, checkpoint-<E>.pth.tar, recovery-<E>-<B>.pth.tar, best model_best.pth.tar "
+     "(tmp.pth.tar is a save in progress)",
+     "the epoch of the name; last.pth.tar: the epoch in its content, after that epoch's other "
+     "saves",
+     kTimeOrder, "the zip is complete",
+     "pytorch-image-models timm/utils/checkpoint_saver.py CheckpointSaver.save_checkpoint, "
+     "save_recovery",
+     "Recognizer::timm, Materializer::single"},
+    {Layout::kFairseq, "fairseq", "fairseq",
+     "checkpoint<E>.pt (end of epoch), checkpoint_<E>_<U>.pt (every --save-interval-updates), "
+     "checkpoint_last.pt, best checkpoint_best.pt and checkpoint.best_<metric>_<v>.pt",
+     "the updates U (an end-of-epoch save: none); ordered by epoch, then updates, the end of an "
+     "epoch after its updates; checkpoint_last.pt: the newest save beside it",
+     kTimeOrder, "the zip is complete", "fairseq fairseq/checkpoint_utils.py save_checkpoint",
+     "Recognizer::fairseq, "
+     "Materializer::single"},
 }};
 
 bool listed(std::string_view names, std::string_view name) {

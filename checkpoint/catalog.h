@@ -14,11 +14,11 @@
 namespace tv {
 
 enum class Layout : std::uint8_t {
-  kSkrl,       // <module>_<t>.pt / .pickle, best_<module>.pt (Isaac Lab, plain skrl, jax)
-  kRslRl,      // model_<iter>.pt
-  kRlGames,    // nn/last_<name>_ep_<e>_rew_<r>.pth, last_<name>ep<e>rew[<r>].pth, nn/<name>.pth
-  kDcp,        // a DCP directory (torchtitan checkpoint/step-<N>)
-  kCosmosDcp,  // checkpoints/iter_<09d>/{model,optim,scheduler,trainer}/ (DCP)
+  kSkrl,            // <module>_<t>.pt / .pickle, best_<module>.pt (Isaac Lab, plain skrl, jax)
+  kRslRl,           // model_<iter>.pt
+  kRlGames,         // nn/last_<name>_ep_<e>_rew_<r>.pth, ..._frame_<f>_..., ..._custom_stop_ep_<e>
+  kDcp,             // a DCP directory (torchtitan checkpoint/step-<N>)
+  kCosmosDcp,       // checkpoints/iter_<09d>/{model,optim,scheduler,trainer}/ (DCP)
   kCosmosPredict2,  // checkpoints/{model,optim,scheduler,trainer}/iter_<09d>.pt
   kCosmosPolicy,    // <stamp>/checkpoints/step_<N>/policy/*_rank_<r>.pth + .rank_<r>_complete
   kHf,              // checkpoint-<N>/ (Trainer) or checkpoint_<N>/ (accelerate)
@@ -27,8 +27,11 @@ enum class Layout : std::uint8_t {
   kMegatron,        // iter_<07d>/ (torch_dist: metadata.json last; legacy: mp_rank_*/) + tracker
   kNemo,            // <name>--...-step=<N>-consumed_samples=<M>[-last][.ckpt]/, -unfinished marker
   kTorchtune,       // <output_dir>/epoch_<N>/ (sharded safetensors + index)
-  kOrbax,  // <dir>/<step>/_CHECKPOINT_METADATA; <step>.orbax-checkpoint-tmp-<n> in progress
-  kSb3,    // <prefix>_<N>_steps.zip (+ replay_buffer_/vecnormalize_ .pkl)
+  kOrbax,    // <dir>/<step>/_CHECKPOINT_METADATA; <step>.orbax-checkpoint-tmp-<n> in progress
+  kSb3,      // <prefix>_<N>_steps.zip (+ replay_buffer_/vecnormalize_ .pkl)
+  kVerl,     // global_step_<N>/{actor,critic}/<kind>_world_size_<W>_rank_<R>.pt + tracker
+  kTimm,     // last.pth.tar, checkpoint-<E>.pth.tar, recovery-<E>-<B>.pth.tar, model_best.pth.tar
+  kFairseq,  // checkpoint<E>.pt, checkpoint_<E>_<U>.pt, checkpoint_last.pt, checkpoint_best.pt
   kGlob,
   kCount
 };

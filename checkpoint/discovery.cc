@@ -203,7 +203,7 @@ Selection select_glob(CheckpointFs& fs, const Tree& tree, const std::string& spe
 bool looks_like_checkpoint(std::string_view n) {
   static constexpr std::string_view kExts[] = {
       ".pt",     ".pth", ".ckpt", ".bin",     ".safetensors", ".distcp", ".pkl",
-      ".pickle", ".zip", ".nemo", ".msgpack", ".h5",          ".npz"};
+      ".pickle", ".zip", ".nemo", ".msgpack", ".h5",          ".npz",    ".tar"};
   for (const auto e : kExts)
     if (n.ends_with(e)) return true;
   return n == ".metadata" || n == "_CHECKPOINT_METADATA" || n == "metadata.json";

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 #include "checkpoint/checkpoint_fs.h"
 
@@ -11,5 +12,7 @@ namespace tv {
 
 // -1 when it cannot be read (e.g. the file is still being written).
 std::int64_t lightning_global_step(CheckpointFs& fs, const std::string& path);
+// The integer `key` of the dict a torch.save zip holds (timm's "epoch"), or -1.
+std::int64_t torch_int_field(CheckpointFs& fs, const std::string& path, std::string_view key);
 
 }  // namespace tv

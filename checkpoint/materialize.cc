@@ -83,6 +83,13 @@ class Materializer {
         single();
         unfinished_marker();
         break;
+      case Layout::kVerl:
+        verl();
+        break;
+      case Layout::kFairseq:
+        c_.checkpoint.step = fairseq_updates(key_.step);
+        single();
+        break;
       default:
         single();
         break;  // rsl_rl, rl_games, lightning
@@ -112,9 +119,58 @@ class Materializer {
       c_.pointer = join_path(tree_.dirs[d].path, file);
   }
 
+  // One file. Rewritten in place: best files, Lightning's, and the "last" of timm and fairseq.
   void single() {
-    c_.write_once = !key_.best && c_.layout != Layout::kLightning;
+    const bool last = key_.name != kNoDir && (dir_.files[key_.name] == "last.pth.tar" ||
+                                              dir_.files[key_.name] == "checkpoint_last.pt");
+    c_.write_once = !key_.best && c_.layout != Layout::kLightning && !last;
     add(c_.checkpoint.path, PartKind::kTorch);
+  }
+
+  // verl: global_step_<N>/<role>/<kind>_world_size_<W>_rank_<R>.pt, every rank writing its own
+  // (fsdp_checkpoint_manager.py save_checkpoint); a save is complete when every role directory
+  // holds every kind it has for every rank 0..W-1, and the tracker the trainer writes after it
+  // (ray_trainer.py _save_checkpoint: latest_checkpointed_iteration.txt) is not behind.
+  void verl() {
+    c_.write_once = false;
+    for (std::uint32_t i : children(key_.dir)) {
+      verl_role(tree_.dirs[i]);
+      for (std::uint32_t u : children(i))  // the Megatron backend: DCP directories (dist_ckpt)
+        if (is_unit(tree_.dirs[u])) add(tree_.dirs[u].path, PartKind::kDcp);
+    }
+    for (std::size_t f = 0; f < dir_.files.size(); ++f)  // data.pt (the dataloader's state)
+      if (dir_.files[f].ends_with(".pt"))
+        add(join_path(dir_.path, dir_.files[f]), PartKind::kTorch);
+    if (c_.parts.empty())
+      missing("no <kind>_world_size_<W>_rank_<R>.pt shards and no DCP directory");
+    else
+      c_.primary = c_.parts.front().path;
+    pointer_in(dir_.parent, "latest_checkpointed_iteration.txt");
+  }
+  void verl_role(const ListedDir& role) {
+    std::set<std::string, std::less<>> kinds;
+    std::int64_t world = 0;
+    for (std::size_t f = 0; f < role.files.size(); ++f) {
+      const std::string_view n = role.files[f];
+      const auto at = n.rfind("_world_size_");
+      const auto r = n.rfind("_rank_");
+      if (at == std::string_view::npos || r == std::string_view::npos || r < at ||
+          !n.ends_with(".pt"))
+        continue;
+      if (auto w = parse_digits(n.substr(at + 12, r - at - 12))) {
+        kinds.emplace(n.substr(0, at));
+        world = std::max(world, std::min<std::int64_t>(*w, 4096));
+      }
+    }
+    for (const auto& kind : kinds)
+      for (std::int64_t rank = 0; rank < world; ++rank) {
+        const std::string f =
+            kind + "_world_size_" + std::to_string(world) + "_rank_" + std::to_string(rank) + ".pt";
+        if (role.files.contains(f))
+          add(join_path(role.path, f), PartKind::kTorch);
+        else
+          missing("no " + join_path(role.path, f) + " (every rank writes its own shard)");
+      }
   }
 
   // skrl: every module file of the step (store_separately) or of best_*; the set must have every
@@ -433,11 +489,27 @@ class Materializer {
     c_.primary = join_path(dir_.path, ".rank_0_complete");
   }
 
-  // HF Trainer (checkpoint-N: trainer_state.json is written last) and accelerate (checkpoint_N:
-  // random_states_0.pkl last): every file and DCP directory inside is a part.
+  // Which of the two saved it: the content decides, the name (Trainer checkpoint-N, accelerate's
+  // automatic checkpoint_N) only when the content does not tell. accelerate's save_state into
+  // checkpoint-N (every Diffusers example script) has no Trainer file; a Trainer save writes
+  // training_args.bin first (save_model) and rng_state*.pth, accelerate random_states_<p>.pkl
+  // and optimizer.bin / scheduler.bin (src/accelerate/utils/constants.py).
+  bool saved_by_trainer() const {
+    if (dir_.files.contains("trainer_state.json") || dir_.files.contains("training_args.bin"))
+      return true;
+    bool accelerate = dir_.files.contains("optimizer.bin") || dir_.files.contains("scheduler.bin");
+    for (std::size_t f = 0; f < dir_.files.size(); ++f) {
+      if (dir_.files[f].starts_with("rng_state")) return true;
+      accelerate = accelerate || dir_.files[f].starts_with("random_states_");
+    }
+    return !accelerate && dir_.name().starts_with("checkpoint-");
+  }
+
+  // HF Trainer (trainer_state.json is written last) and accelerate (random_states_0.pkl last):
+  // every file and DCP directory inside is a part.
   void hf() {
     c_.write_once = false;
-    const bool trainer = dir_.name().starts_with("checkpoint-");
+    const bool trainer = saved_by_trainer();
     const char* marker = trainer ? "trainer_state.json" : "random_states_0.pkl";
     if (!dir_.files.contains(marker))
       missing(std::string("no ") + marker + " (written last; save interrupted?)");
@@ -470,7 +542,7 @@ class Materializer {
     std::size_t expected = mine;
     for (std::uint32_t i = 0; i < tree_.dirs.size(); ++i)
       if (i != key_.dir && tree_.dirs[i].parent == dir_.parent &&
-          number_between(tree_.dirs[i].name(), "checkpoint_", ""))
+          number_between(tree_.dirs[i].name(), dir_.name().substr(0, 11), ""))
         expected = std::max(expected, count(tree_.dirs[i]));
     if (mine < expected)
       missing("custom_checkpoint_" + std::to_string(mine) +

@@ -84,6 +84,9 @@ std::optional<std::int64_t> stamp_at(std::string_view n) {
   if (has_shape(n, "dddddddd_dddddd") && (n.size() == 15 || !is_digit(n[15])))
     return stamp(num(n, 0, 4), num(n, 4, 2), num(n, 6, 2), num(n, 9, 2), num(n, 11, 2),
                  num(n, 13, 2), 0);
+  if (has_shape(n, "dddddddd-dddddd") && (n.size() == 15 || !is_digit(n[15])))
+    return stamp(num(n, 0, 4), num(n, 4, 2), num(n, 6, 2), num(n, 9, 2), num(n, 11, 2),
+                 num(n, 13, 2), 0);
   if (has_shape(n, "dddddddddddddd") && (n.size() == 14 || !is_digit(n[14])))
     return stamp(num(n, 0, 4), num(n, 4, 2), num(n, 6, 2), num(n, 8, 2), num(n, 10, 2),
                  num(n, 12, 2), 0);

@@ -30,6 +30,20 @@ std::int64_t step_in_name(std::string_view name);
 // The number after `key` ("step=" in "epoch=3-step=1200.ckpt" -> 1200), or -1.
 std::int64_t number_after(std::string_view name, std::string_view key);
 
+// fairseq's saves in one order: epoch E, then updates U within it; the end of the epoch
+// (checkpoint<E>.pt, u = -1) after its updates. -1 when out of range.
+inline constexpr std::int64_t kFairseqUpdates = std::int64_t{1} << 40;
+inline std::int64_t fairseq_step(std::int64_t e, std::int64_t u) {
+  if (e >= (std::int64_t{1} << 22) || u >= kFairseqUpdates - 1) return -1;
+  return e * kFairseqUpdates + (u < 0 ? kFairseqUpdates - 1 : u);
+}
+// The updates of that order (the step reported), -1 for an end-of-epoch save.
+inline std::int64_t fairseq_updates(std::int64_t step) {
+  if (step < 0) return -1;
+  const std::int64_t u = step % kFairseqUpdates;
+  return u == kFairseqUpdates - 1 ? -1 : u;
+}
+
 // skrl's one-file-per-save names: agent_<t>.pt, agent_<t>.pickle, best_agent.pt/.pickle.
 inline bool skrl_agent_file(std::string_view n) {
   const auto dot = n.rfind('.');
@@ -57,6 +71,7 @@ inline bool is_module_name(std::string_view m) {
 //   %y-%m-%d_%H-%M-%S-%f   plain skrl (2-digit year, microseconds)
 //   %Y%m%d%H%M%S           cosmos-rl output directories (14 digits, no digit after them)
 //   %Y%m%d_%H%M%S          names that end in a time stamp (cosmos-predict2.5 job names)
+//   %Y%m%d-%H%M%S          ms-swift v<N>-<stamp> run directories, timm <stamp>-<model>-<size>
 //   %b%d_%H-%M-%S          legged_gym (no year: read as the year 2000)
 std::optional<std::int64_t> run_stamp_ns(std::string_view name);
 

@@ -91,6 +91,21 @@ std::int64_t rl_games_epoch(std::string_view n) {
   return -1;
 }
 
+// rl_games' max_frames save: last_<name>_frame_<f>_rew_...
+bool rl_games_frame_save(std::string_view stem) {
+  const auto at = stem.rfind("_frame_");
+  if (at == std::string_view::npos) return false;
+  std::size_t end = at + 7;
+  while (end < stem.size() && std::isdigit(static_cast<unsigned char>(stem[end]))) ++end;
+  return end > at + 7 && stem.substr(end).starts_with("_rew");
+}
+
+// A per-rank shard (<kind>_rank_<r>.pt, verl's <kind>_world_size_<w>_rank_<r>.pt): a part of a
+// save of every rank, never a save by itself, and its rank is no step.
+bool is_rank_shard(std::string_view module) {
+  return module == "rank" || module.ends_with("_rank");
+}
+
 bool is_cosmos_part(std::string_view n) {
   return n == "model" || n == "optim" || n == "scheduler" || n == "trainer";
 }
@@ -146,8 +161,12 @@ class Recognizer {
   std::uint32_t up(std::uint32_t d, int n) const { return tree_.ancestor(d, n); }
   bool stamped(std::uint32_t run) const { return stamp_dir_[run] == run; }
 
-  // The run of a candidate whose container directory is `c`.
+  // The run of a candidate whose container directory is `c`. A container above the walked root
+  // (kNoDir: a Lightning .ckpt, a DCP or Orbax directory at the top of --checkpoint-dir) is the
+  // root: the run directory is never outside the tree, so every index into the per-directory
+  // arrays (stamp_dir_, top_, run_ns_) is a directory of the tree.
   void set_run(Key& k, std::uint32_t c) {
+    if (c == kNoDir) c = kRoot;
     if (stamp_dir_[c] != kNoDir) {
       k.run = stamp_dir_[c];
       return;
@@ -215,6 +234,11 @@ class Recognizer {
     }
     if (auto s = number_between(n, "global_step", "")) {
       if (on(Layout::kDeepSpeed)) emit(Layout::kDeepSpeed, i, kNoDir, *s, p);
+      return;
+    }
+    if (auto s = number_between(n, "global_step_", ""); s && d.subdirs.contains("actor")) {
+      claim(i);  // the rank shards inside are parts of it
+      if (on(Layout::kVerl)) emit(Layout::kVerl, i, kNoDir, *s, p);
       return;
     }
     const Facts f = facts_of(d);
@@ -289,8 +313,10 @@ class Recognizer {
     const ListedDir& d = tree_.dirs[i];
     const bool nn = d.name() == "nn";
     agent_mode_ = -1;
+    later_ = {};
     for (std::uint32_t f = 0; f < d.files.size(); ++f) {
       const std::string_view n = d.files[f];
+      if (n.starts_with("checkpoint") && n.ends_with(".pt") && fairseq(i, f, n)) continue;
       if (n.ends_with(".pt") || n.ends_with(".pickle"))
         torch_rl(i, f, n);
       else if (n.ends_with(".ckpt"))
@@ -299,6 +325,66 @@ class Recognizer {
         rl_games(i, f, n);
       else if (n.ends_with("_steps.zip"))
         sb3(i, f, n);
+      else if (n.ends_with(".pth.tar"))
+        timm(i, f, n);
+    }
+    // Saves whose step is the newest save beside them (written last, named without a step).
+    if (later_.rl_games_frame != kNoDir)
+      emit(Layout::kRlGames, i, later_.rl_games_frame, std::max<std::int64_t>(later_.rl_games, 0),
+           i, false, 2);
+    if (later_.fairseq_last != kNoDir)
+      emit(Layout::kFairseq, i, later_.fairseq_last, later_.fairseq, i, false, 1);
+  }
+
+  // fairseq (checkpoint_utils.py save_checkpoint): checkpoint<E>.pt at the end of epoch E,
+  // checkpoint_<E>_<U>.pt after U updates within it, checkpoint_last.pt a copy of the newest,
+  // checkpoint_best.pt and checkpoint.best_<metric>_<v>.pt the best. Ordered by (E, U), the end of
+  // an epoch after its updates (fairseq_step). false: not a fairseq name.
+  bool fairseq(std::uint32_t i, std::uint32_t f, std::string_view n) {
+    const std::string_view stem = n.substr(0, n.size() - 3);
+    std::int64_t step = -1;
+    if (stem == "checkpoint_last") {
+      if (on(Layout::kFairseq)) later_.fairseq_last = f;
+      return true;
+    }
+    if (stem == "checkpoint_best" || stem.starts_with("checkpoint.best_")) {
+      if (on(Layout::kFairseq)) emit(Layout::kFairseq, i, f, -1, i, true);
+      return true;
+    }
+    if (auto e = number_between(stem, "checkpoint", "")) {
+      step = fairseq_step(*e, -1);
+    } else if (stem.starts_with("checkpoint_")) {
+      const std::string_view rest = stem.substr(11);
+      const auto us = rest.find('_');
+      if (us == std::string_view::npos) return false;
+      const auto e = parse_digits(rest.substr(0, us)), u = parse_digits(rest.substr(us + 1));
+      if (!e || !u) return false;
+      step = fairseq_step(*e, *u);
+    } else {
+      return false;
+    }
+    if (step < 0 || !on(Layout::kFairseq)) return true;
+    later_.fairseq = std::max(later_.fairseq, step);
+    emit(Layout::kFairseq, i, f, step, i);
+    return true;
+  }
+
+  // timm CheckpointSaver: last.pth.tar (renamed from tmp.pth.tar after every epoch), then
+  // checkpoint-<E>.pth.tar a hard link of it, recovery-<E>-<B>.pth.tar within an epoch,
+  // model_best.pth.tar the best. Within one epoch: recovery, then checkpoint-<E>, then last.
+  void timm(std::uint32_t i, std::uint32_t f, std::string_view n) {
+    if (!on(Layout::kTimm)) return;
+    const std::string_view stem = n.substr(0, n.size() - 8);  // ".pth.tar"
+    if (stem == "model_best") return emit(Layout::kTimm, i, f, -1, i, true);
+    if (stem == "last") {
+      const std::int64_t epoch = torch_int_field(fs_, join_path(tree_.dirs[i].path, n), "epoch");
+      return emit(Layout::kTimm, i, f, epoch, i, false, 2);
+    }
+    if (auto e = number_between(stem, "checkpoint-", ""))
+      return emit(Layout::kTimm, i, f, *e, i, false, 1);
+    if (stem.starts_with("recovery-")) {
+      const std::string_view rest = stem.substr(9);
+      if (auto e = parse_digits(rest.substr(0, rest.find('-')))) emit(Layout::kTimm, i, f, *e, i);
     }
   }
 
@@ -325,6 +411,7 @@ class Recognizer {
     if (us == std::string_view::npos || us == 0) return;
     const auto step = parse_digits(stem.substr(us + 1));
     if (!step) return;
+    if (is_rank_shard(stem.substr(0, us))) return;
     const bool rsl = stem.substr(0, us) == "model" && ext == ".pt";
     const Layout l = rsl ? Layout::kRslRl : Layout::kSkrl;
     if (!on(l)) return;
@@ -347,11 +434,28 @@ class Recognizer {
     if (const auto step = parse_digits(stem.substr(us + 1))) emit(Layout::kSb3, i, f, *step, i);
   }
 
+  // rl_games a2c_common.py train: last_<name>_ep_<e>_rew_<r> every save_freq epochs; at the end
+  // last_<name>_ep_<e>_rew__<r>_ (max_epochs), last_<name>_frame_<f>_rew__<r>_ (max_frames: its
+  // step is the highest epoch beside it, emitted after the pass) or last_<name>_custom_stop_ep_<e>
+  // (stop_fn), each after that epoch's periodic save; best <name>.
   void rl_games(std::uint32_t i, std::uint32_t f, std::string_view n) {
     if (!on(Layout::kRlGames)) return;
     const std::string_view stem = n.substr(0, n.size() - 4);
     if (!stem.starts_with("last_")) return emit(Layout::kRlGames, i, f, -1, i, true);  // best
-    if (const std::int64_t ep = rl_games_epoch(stem); ep >= 0) emit(Layout::kRlGames, i, f, ep, i);
+    if (const auto at = stem.rfind("_custom_stop_ep_"); at != std::string_view::npos) {
+      if (auto ep = parse_digits(stem.substr(at + 16))) {
+        later_.rl_games = std::max(later_.rl_games, *ep);
+        emit(Layout::kRlGames, i, f, *ep, i, false, 1);
+      }
+      return;
+    }
+    const std::int64_t ep = rl_games_epoch(stem);
+    if (ep < 0) {
+      if (rl_games_frame_save(stem)) later_.rl_games_frame = f;
+      return;
+    }
+    later_.rl_games = std::max(later_.rl_games, ep);
+    emit(Layout::kRlGames, i, f, ep, i, false, stem.ends_with("_") ? 1 : 0);
   }
 
   void lightning(std::uint32_t i, std::uint32_t f, std::string_view n) {
@@ -402,6 +506,7 @@ class Recognizer {
   }
 
   static constexpr std::uint32_t kNoTop = 0xFFFFFFFF;
+  static constexpr std::uint32_t kRoot = 0;  // Tree::dirs[0]: the root, when anything was listed
   struct LastModule {
     std::uint32_t dir = kNoDir;
     std::string_view name, ext;
@@ -422,6 +527,15 @@ class Recognizer {
   std::vector<bool> in_unit_;  // below a directory that is one checkpoint
   std::vector<bool> unit_;     // directories that are one checkpoint each
   int agent_mode_ = -1;        // files(): -1 not known yet, 0/1
+  // files(): saves named without their step, emitted after the pass with the newest step beside
+  // them (rl_games' _frame_ save, fairseq's checkpoint_last.pt).
+  struct Later {
+    std::uint32_t rl_games_frame = kNoDir;
+    std::int64_t rl_games = -1;
+    std::uint32_t fairseq_last = kNoDir;
+    std::int64_t fairseq = -1;
+  };
+  Later later_;
   LastModule last_;
   std::vector<std::int64_t> run_ns_;
   bool unstamped_ = false;

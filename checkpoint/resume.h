@@ -74,7 +74,8 @@ std::optional<Checkpoint> find_resume_checkpoint(const ResumeRequest& request, C
 inline constexpr const char* kCheckpointFormats =
     "auto, skrl, rsl_rl, rl_games, dcp (torchtitan), cosmos-rl, cosmos-predict2, hf "
     "(accelerate), lightning, deepspeed, megatron, nemo, torchtune, orbax, sb3 "
-    "(stable-baselines3), glob:PATTERN[,done=SUFFIX|marker=NAME|pointer=FILE|settle=SECONDS]";
+    "(stable-baselines3), verl, timm, fairseq, "
+    "glob:PATTERN[,done=SUFFIX|marker=NAME|pointer=FILE|settle=SECONDS]";
 
 // One of kCheckpointFormats; anything else is exit 78 naming --checkpoint-format.
 Status validate_checkpoint_format(const std::string& format);

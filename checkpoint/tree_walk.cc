@@ -61,9 +61,12 @@ class Walker {
     dir.files = std::move(listing.files);
     const std::vector<bool> skip =
         cut_ ? older_of_families(listing.others, index) : std::vector<bool>();
-    for (std::size_t i = 0; i < listing.others.size(); ++i)
-      if (skip.empty() || !skip[i])
-        classify(p, listing.others[i].name, listing.others[i].type, dir, index);
+    // Links last: a directory is walked under its own name, not under a link beside it that
+    // names it too (LeRobot's checkpoints/last -> 000100).
+    for (const bool links : {false, true})
+      for (std::size_t i = 0; i < listing.others.size(); ++i)
+        if ((skip.empty() || !skip[i]) && (listing.others[i].type == EntryType::kSymlink) == links)
+          classify(p, listing.others[i].name, listing.others[i].type, dir, index);
     tree_.dirs.push_back(std::move(dir));
   }
 
@@ -119,13 +122,27 @@ class Walker {
     if (st->is_regular) return add(dir.files, p, name);
     if (!st->is_directory) return;
     if (!visited_.insert({st->device, st->inode}).second) {
-      if (type == EntryType::kSymlink)
-        spdlog::warn("checkpoint: not following {}: directory already visited (link loop?)", path);
+      if (type != EntryType::kSymlink) return;
+      if (is_above(p, *st))
+        spdlog::warn("checkpoint: not following {}: it links to a directory above it (link loop)",
+                     path);
+      else  // a second name of a directory walked already: an ordinary `last` or `latest` link
+        spdlog::debug("checkpoint: not following {}: its directory is walked under another name",
+                      path);
       return;
     }
     if (!dir.subdirs.add(name)) return spdlog::warn("checkpoint: skipping {}: name too long", path);
     std::string rel = p.rel.empty() ? std::string(name) : p.rel + "/" + std::string(name);
     stack_.push_back({path, std::move(rel), index, *st});
+  }
+
+  // `st` is the directory being listed or one of the directories above it.
+  bool is_above(const Pending& p, const FileStat& st) const {
+    auto same = [&](const FileStat& d) { return d.device == st.device && d.inode == st.inode; };
+    if (same(p.stat)) return true;
+    for (std::uint32_t d = p.parent; d != kNoDir; d = tree_.dirs[d].parent)
+      if (same(tree_.dirs[d].stat)) return true;
+    return false;
   }
 
   CheckpointFs& fs_;

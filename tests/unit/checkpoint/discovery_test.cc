@@ -2,8 +2,11 @@
 #include "checkpoint/discovery.h"
 
 #include <gtest/gtest.h>
+#include <spdlog/sinks/ostream_sink.h>
+#include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <sstream>
 
 #include "checkpoint/resume.h"
 #include "resume_helpers.h"
@@ -168,6 +171,40 @@ TEST(Discovery, SymlinkLoopsEnd) {
   fs.add_symlink(kRoot + "/self", kRoot + "/self");  // ELOOP
   fs.add_symlink(kRoot + "/dangling", "/nowhere");
   EXPECT_EQ(path_of(latest(fs)), kRun1 + "/agent_7.pt");
+}
+
+// The warnings a walk logs, captured.
+std::string warnings_of_walk(FakeCheckpointFs& fs) {
+  std::ostringstream out;
+  auto sink = std::make_shared<spdlog::sinks::ostream_sink_mt>(out);
+  auto previous = spdlog::default_logger();
+  spdlog::set_default_logger(std::make_shared<spdlog::logger>("walk", sink));
+  spdlog::set_level(spdlog::level::warn);
+  walk_tree(fs, kRoot);
+  spdlog::set_default_logger(previous);
+  spdlog::set_level(spdlog::level::info);
+  return out.str();
+}
+
+// LeRobot (src/lerobot/common/train_utils.py update_last_checkpoint) points checkpoints/last at
+// the newest checkpoints/<step> after every save: a second name of a directory, not a link loop.
+TEST(Discovery, ALastLinkBesideItsTargetIsNoLinkLoop) {
+  FakeCheckpointFs fs;
+  const std::string ckpts = kRoot + "/outputs/train/act/checkpoints";
+  for (const char* step : {"000100", "000200"}) {
+    fs.add_file(ckpts + "/" + step + "/pretrained_model/model.safetensors", "w");
+    fs.add_file(ckpts + "/" + step + "/training_state/training_step.json", "{}");
+  }
+  fs.add_symlink(ckpts + "/last", ckpts + "/000200");
+  fs.add_symlink(ckpts + "/0_last", ckpts + "/000200");  // a link listed before its target
+  fs.add_symlink(kRun1 + "/loop", kRoot);                // a real loop is still one
+  const std::string log = warnings_of_walk(fs);
+  EXPECT_EQ(log.find("last"), std::string::npos) << log;
+  EXPECT_NE(log.find(kRun1 + "/loop: it links to a directory above it"), std::string::npos) << log;
+  // The directory is walked under its own name.
+  const Tree tree = walk_tree(fs, kRoot);
+  EXPECT_NE(tree.find(ckpts + "/000200/pretrained_model"), kNoDir);
+  EXPECT_EQ(tree.find(ckpts + "/0_last"), kNoDir);
 }
 
 TEST(Discovery, VeryDeepTree) {

@@ -48,6 +48,7 @@ class FakeCheckpointFs final : public CheckpointFs {
   // File system calls, counted (what a steady scan costs).
   int stats = 0;
   int lists = 0;
+  int reads = 0;
   void deny(const std::string& path) { denied_.push_back(path); }
   void set_now(std::int64_t ns) { now_ = ns; }
   std::int64_t now() const { return now_; }
@@ -91,6 +92,7 @@ class FakeCheckpointFs final : public CheckpointFs {
   }
   Result<std::string> read_range(const std::string& path, std::uint64_t offset,
                                  std::uint64_t length) override {
+    ++reads;
     auto r = resolve(path);
     if (!r) return r.error();
     if (is_denied(*r) || is_denied(parent(*r))) return denied();

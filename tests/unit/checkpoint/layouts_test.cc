@@ -35,6 +35,27 @@ TEST(Names, RunStamps) {
   EXPECT_EQ(*number_between("global_step12", "global_step", ""), 12);
 }
 
+// ms-swift names each run output/v<N>-%Y%m%d-%H%M%S (swift/utils/utils.py
+// add_version_to_work_dir) and saves HF Trainer checkpoint-<N> directories in it: restored with
+// every mtime equal, the run's stamp orders the runs, not the older run's higher step.
+TEST(MsSwift, RunDirectoriesOrderByTheirStamp) {
+  EXPECT_EQ(*run_stamp_ns("v1-19700101-000003"), 3 * kS);
+  EXPECT_EQ(*run_stamp_ns("19700101-000003-resnet50-224"), 3 * kS);  // timm's train.py
+  EXPECT_FALSE(run_stamp_ns("v1-19700101-0000031"));
+  FakeCheckpointFs fs;
+  const std::int64_t synced = fs.now() - 100 * kS;
+  auto save = [&](const std::string& d, int step) {
+    fs.add_file(d + "/pytorch_model.bin", make_zip(), synced);
+    fs.add_file(d + "/trainer_state.json", R"({"global_step": )" + std::to_string(step) + "}",
+                synced);
+  };
+  save(kRoot + "/output/v0-20250101-100000/checkpoint-900", 900);
+  save(kRoot + "/output/v1-20250102-090000/checkpoint-100", 100);
+  const auto c = latest(fs);
+  EXPECT_EQ(path_of(c), kRoot + "/output/v1-20250102-090000/checkpoint-100");
+  EXPECT_EQ(c->run, "v1-20250102-090000");
+}
+
 TEST(Skrl, PlainSkrlRunsWithTwoDigitYearsOrderByName) {
   FakeCheckpointFs fs;
   const std::string old_run = kRoot + "/runs/25-01-02_10-00-00-123456_PPO/checkpoints";
@@ -203,13 +224,15 @@ TEST(Hf, ShardedWeightsNeedEveryShardTheIndexNames) {
   EXPECT_EQ(path_of(latest(fs)), d2);
 }
 
+// A Lightning checkpoint: a torch.save zip of {"epoch": 1, "global_step": step}.
+std::string ckpt(std::int64_t step) {
+  testing::PickleWriter w;
+  w.empty_dict().mark().str("epoch").integer(1).str("global_step").integer(step).setitems();
+  return make_zip(w.stop());
+}
+
 TEST(Lightning, LastCkptStepComesFromItsContent) {
   FakeCheckpointFs fs;
-  auto ckpt = [](std::int64_t step) {
-    testing::PickleWriter w;
-    w.empty_dict().mark().str("epoch").integer(1).str("global_step").integer(step).setitems();
-    return make_zip(w.stop());
-  };
   const std::string v0 = kRoot + "/lightning_logs/version_0/checkpoints";
   const std::string v1 = kRoot + "/lightning_logs/version_1/checkpoints";
   fs.add_file(v0 + "/epoch=4-step=500.ckpt", ckpt(500), fs.now() - 100 * kS);
@@ -223,6 +246,26 @@ TEST(Lightning, LastCkptStepComesFromItsContent) {
   EXPECT_EQ(path_of(c), v1 + "/last.ckpt");
   EXPECT_EQ(c->step, 800);
   EXPECT_EQ(c->format, "lightning");
+}
+
+// ModelCheckpoint(dirpath=D) writes its files at the top of D: no container directory above them
+// (issue 38: the run of a file with none was indexed with kNoDir, SIGSEGV).
+TEST(Lightning, FilesAtTheTopOfTheCheckpointDirectory) {
+  FakeCheckpointFs fs;
+  fs.add_file(kRoot + "/epoch=0-step=5.ckpt", ckpt(5), fs.now() - 300 * kS);
+  fs.add_file(kRoot + "/epoch=1-step=10.ckpt", ckpt(10), fs.now() - 200 * kS);
+  fs.add_file(kRoot + "/last.ckpt", "1\n", fs.now() - 100 * kS);  // no step in it: not newer
+  auto c = latest(fs);
+  EXPECT_EQ(path_of(c), kRoot + "/epoch=1-step=10.ckpt");
+  EXPECT_EQ(c->step, 10);
+  EXPECT_EQ(c->run_dir, kRoot);
+  EXPECT_EQ(path_of(latest(fs, "lightning")), kRoot + "/epoch=1-step=10.ckpt");
+  fs.add_file(kRoot + "/last.ckpt", ckpt(10), fs.now() - 100 * kS);  // written after step 10's
+  EXPECT_EQ(path_of(latest(fs)), kRoot + "/last.ckpt");
+  // A DCP directory, an Orbax step and a .metadata at the top: the same (no container above).
+  FakeCheckpointFs top;
+  testing::dcp(top, kRoot, top.now() - 10 * kS);
+  EXPECT_EQ(path_of(latest(top)), kRoot);
 }
 
 TEST(DeepSpeed, LatestIsWrittenAfterEveryRank) {

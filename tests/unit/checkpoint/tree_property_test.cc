@@ -1,0 +1,89 @@
+// Property: no checkpoint tree crashes, hangs or costs more than linear work. Thousands of seeded
+// random trees from the catalog's own name vocabulary (random_tree.h), every lookup on each; and
+// trees of N and 8N entries, whose file system calls must grow by about 8, not 64.
+#include <gtest/gtest.h>
+#include <spdlog/spdlog.h>
+
+#include <cstdio>
+#include <random>
+
+#include "random_tree.h"
+
+namespace tv {
+namespace {
+
+using testing::ByteSource;
+using testing::FakeCheckpointFs;
+using testing::RandomTree;
+
+const std::string kRoot = "/ckpt";
+
+std::vector<std::uint8_t> seeded_bytes(std::uint32_t seed, std::size_t n) {
+  std::mt19937 gen(seed);
+  std::vector<std::uint8_t> out(n);
+  for (auto& b : out) b = static_cast<std::uint8_t>(gen());
+  return out;
+}
+
+class QuietLog : public ::testing::Test {
+ protected:
+  void SetUp() override { spdlog::set_level(spdlog::level::off); }
+  void TearDown() override { spdlog::set_level(spdlog::level::info); }
+};
+
+using TreeProperty = QuietLog;
+
+TEST_F(TreeProperty, TheVocabularyHasEveryLayoutsNames) {
+  FakeCheckpointFs fs;
+  RandomTree t(fs, kRoot);
+  const auto& p = t.patterns();
+  for (const char* name :
+       {"agent_<t>.pt", "model_<iter>.pt", "last_<name>_ep_<e>_rew_<r>.pth", ".metadata",
+        "iter_<09d>", "checkpoint-<N>", "last.ckpt", "global_step<N>", "_CHECKPOINT_METADATA",
+        "<prefix>_<N>_steps.zip", "epoch_<N>", "step=<N>", "nn", "latest"})
+    EXPECT_NE(std::find(p.begin(), p.end(), name), p.end()) << name;
+}
+
+TEST_F(TreeProperty, NoRandomTreeCrashesOrAnswersOutsideItself) {
+  constexpr std::uint32_t kTrees = 1500;
+  for (std::uint32_t seed = 0; seed < kTrees; ++seed) {
+    FakeCheckpointFs fs;
+    RandomTree tree(fs, kRoot);
+    const auto bytes = seeded_bytes(seed, 64 + seed % 512);
+    ByteSource in(bytes);
+    tree.build(in, 200);
+    const std::string bad = testing::run_every_lookup(fs, kRoot);
+    ASSERT_EQ(bad, "") << "seed " << seed;
+  }
+}
+
+// The file system calls of the whole lookup on a tree of `entries` random entries.
+long operations(std::uint32_t seed, std::size_t entries) {
+  FakeCheckpointFs fs;
+  RandomTree tree(fs, kRoot);
+  const auto bytes = seeded_bytes(seed, entries * 64);
+  ByteSource in(bytes);
+  tree.build(in, entries);
+  EXPECT_EQ(tree.entries(), entries);
+  fs.stats = fs.lists = fs.reads = 0;
+  ResumeRequest r{kRoot, "auto", "latest"};
+  lookup_checkpoint(r, fs);
+  r.mode = "best";
+  lookup_checkpoint(r, fs);
+  return fs.stats + fs.lists + fs.reads;
+}
+
+TEST_F(TreeProperty, EightTimesTheEntriesCostAboutEightTimesTheCalls) {
+  constexpr std::size_t kN = 400;
+  for (std::uint32_t seed : {1u, 2u, 3u, 4u, 5u}) {
+    const long small = operations(seed, kN), large = operations(seed + 100, 8 * kN);
+    EXPECT_GT(small, 0) << "seed " << seed;
+    std::printf("seed %u: %zu entries: %ld calls; %zu entries: %ld calls\n", seed, kN, small,
+                8 * kN, large);
+    // Linear: about 8x (each tree is its own draw: up to 2x either way); quadratic would be 64x.
+    EXPECT_LE(large, 16 * small) << "seed " << seed << ": " << small << " -> " << large;
+  }
+}
+
+}  // namespace
+}  // namespace tv
