@@ -185,10 +185,10 @@ void Init::reap() {
 }
 
 void Init::on_signal(int sig) {
-  if (sig != SIGUSR1 && sig != SIGUSR2) stop_requested_ = true;
+  if (is_stop_signal(sig)) stop_requested_ = true;  // never the stacks signal: it changes nothing
   std::lock_guard route_lock(route_mu_);
   if (route_) return route_(sig);
-  if (sig == SIGUSR1 || sig == SIGUSR2 || sig == stacks_signal()) {
+  if (!is_stop_signal(sig)) {
     spdlog::debug("SIG{} before any worker exists: ignored", sigabbrev_np(sig));
     return;
   }
@@ -248,7 +248,7 @@ int Init::wait_for_stop_signal() {
   std::condition_variable cv;
   int stop = 0;
   const Route route = route_signals([&](int sig) {
-    if (sig == SIGUSR1 || sig == SIGUSR2 || sig == stacks_signal()) return;
+    if (!is_stop_signal(sig)) return;
     {
       std::lock_guard lock(mu);
       if (stop == 0) stop = sig;

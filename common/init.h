@@ -96,7 +96,8 @@ class Init final : public SignalSource {
   // Names what the process is doing, for the log line of a signal that ends it ("preflight").
   void set_phase(std::string phase);
 
-  // Set (for good) by the signal thread when TERM, INT or HUP arrives, before the route runs: long
+  // Set (for good) by the signal thread when TERM, INT or HUP arrives (is_stop_signal: never
+  // USR1/USR2 or the stacks signal, which change nothing), before the route runs: long
   // work on a routed thread (a later generation's resume lookup, on the Supervisor's loop) polls
   // it to end early instead of keeping the posted signal waiting.
   const std::atomic<bool>& stop_requested() const override { return stop_requested_; }
