@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
 #include <cerrno>
@@ -218,8 +219,13 @@ Status read_export(const Options& o, const Environment& env, RunPlan& p) {
                      "\": no export directory: expected --export-dir DIR or SM_MODEL_DIR "
                      "(SageMaker's /opt/ml/model)"};
   }
+  // Copying the export directory into itself: refused before anything starts.
+  if (auto overlap = export_overlap(p.export_what.value(), p.export_dir))
+    return Error{exit_code::kConfig, *overlap};
   return ok_status();
 }
+
+constexpr std::size_t kSkippedNamed = 20;  // paths the export's one warning names
 
 // The run succeeded: --export's copy decides the exit code. A failed copy is 73 with its reason
 // in the failure file and the termination log, so a job whose model is missing never reads as
@@ -231,9 +237,13 @@ int export_after_success(const RunPlan& p) {
   if (r) {
     spdlog::info("export: {} file(s), {} bytes from {} into {} ({})", r->files, r->bytes,
                  *p.export_what, p.export_dir, fmt::join(r->moved, ", "));
-    if (!r->skipped.empty())
-      spdlog::warn("export: skipped {} link(s) or special file(s) (links are never followed): {}",
-                   r->skipped.size(), r->skipped.front());
+    if (!r->skipped.empty()) {  // one line, each path once (the first few of a long list)
+      const auto named = static_cast<std::ptrdiff_t>(std::min(r->skipped.size(), kSkippedNamed));
+      spdlog::warn("export: skipped {} link(s) or special file(s) (links are never followed): {}{}",
+                   r->skipped.size(),
+                   fmt::join(r->skipped.begin(), r->skipped.begin() + named, ", "),
+                   r->skipped.size() > kSkippedNamed ? ", ..." : "");
+    }
     return exit_code::kOk;
   }
   const std::string text = "the workers succeeded, but --export failed: " + r.error().message;
