@@ -81,10 +81,7 @@ int dispatch(int argc, char** argv) {
 // kernel, and the job would run on). What remains is exec and the loader itself
 // (docs/supervision.md, "PID 1").
 void block_owned_signals_early(int, char**, char**) {
-  sigset_t set;
-  sigemptyset(&set);
-  for (int s : {SIGTERM, SIGINT, SIGHUP, SIGUSR1, SIGUSR2, SIGCHLD, SIGRTMIN + 8})
-    sigaddset(&set, s);  // SIGRTMIN + 8: tv::stacks_signal() (common/init.h)
+  const sigset_t set = tv::owned_signal_set();  // no allocation, no static state (common/init.h)
   sigprocmask(SIG_BLOCK, &set, nullptr);
 }
 

@@ -339,13 +339,7 @@ void Supervisor::on_signal(int sig) {
       return spdlog::info("stacks signal: ignored (workers stopping or stacks being collected)");
     return collect_stacks("on request", nullptr);
   }
-  const bool user = sig == SIGUSR1 || sig == SIGUSR2;
-  if (user && cfg_.signals_reach_workers)
-    return spdlog::info(
-        "received SIG{}: not forwarded, Slurm delivered it to every process of "
-        "the step (the workers too)",
-        sigabbrev_np(sig));
-  if (user) return group_.forward(sig);
+  if (!is_stop_signal(sig)) return forward_signal(sig);
   if (finishing_) return on_signal_while_finishing(sig);
   shutdown_signal_ = sig;
   stop_standbys();
@@ -361,6 +355,21 @@ void Supervisor::on_signal(int sig) {
   cluster_.leave(sig);
   if (group_.running() == 0) return stop_loop();
   group_.stop(cfg_.signals_reach_workers ? 0 : sig);  // 0: no signal, only the grace period
+}
+
+// QUIT, USR1, WINCH ... (is_forwarded_signal): passed on to every running worker's process group,
+// nothing else changes. A worker that dies of it (SIGQUIT's default action) is a failure like any
+// other. Those whose default action is to do nothing are logged at debug (a terminal's resize).
+void Supervisor::forward_signal(int sig) {
+  const bool quiet = sig == SIGWINCH || sig == SIGCONT || sig == SIGURG;
+  const auto level = quiet ? spdlog::level::debug : spdlog::level::info;
+  if (cfg_.signals_reach_workers)
+    return spdlog::log(level,
+                       "received {}: not forwarded, Slurm delivered it to every process of the "
+                       "step (the workers too)",
+                       signal_name(sig));
+  spdlog::log(level, "received {}: forwarded to {} worker(s)", signal_name(sig), group_.running());
+  group_.forward(sig);
 }
 
 // The outcome is decided (exit_code_, its workers stopping): a termination signal now does not

@@ -126,6 +126,7 @@ class Supervisor final : public GroupActions {
   void on_start(const GenerationPlan& plan);
   void on_signal(int sig);
   void on_signal_while_finishing(int sig);
+  void forward_signal(int sig);
   void on_child_exit(pid_t pid, int status);
   void maybe_end_worker(const WorkerPtr& w);
   void end_worker(const WorkerPtr& w);
