@@ -145,6 +145,9 @@ class Supervisor final : public GroupActions {
   // attempt_<g>/rank_<r> under the work dir, each a directory of trainvisor's own
   // (common/own_dir.h: created 0755, or reused only when it is its own and nobody else's to write).
   Result<UniqueFd> open_attempt_dir(int generation, int rank) const;
+  // Every local rank's directory of `generation` into rank_dirs_, before any worker of it starts;
+  // false when one is refused: this node then ends with 78 naming it.
+  bool open_rank_dirs(int generation);
   void stop_standbys();
   // The GPU health watch's events: a fatal one ends this node with exit_code::kNodeFault.
   void on_gpu_health(const GpuHealthEvent& e);
@@ -189,6 +192,7 @@ class Supervisor final : public GroupActions {
       keep_running_;
   std::vector<WorkerPtr> workers_;        // this generation's, by local rank
   std::vector<Environment> rank_env_;     // this generation's worker environments, by local rank
+  std::vector<UniqueFd> rank_dirs_;       // this generation's rank directories (open_rank_dirs)
   std::unique_ptr<StandbySet> standbys_;  // warm standbys; null when off
   std::unique_ptr<GpuHealthWatch> gpu_watch_;  // null when off
   std::set<std::string> gpu_logged_;           // the GPU conditions logged already (once each)
