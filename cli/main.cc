@@ -1,4 +1,6 @@
 // trainvisor: the first process of a GPU training container. main() only dispatches.
+#include <boost/system/system_error.hpp>
+#include <cerrno>
 #include <csignal>
 #include <cstdio>
 #include <cstring>
@@ -88,6 +90,16 @@ void block_owned_signals_early(int, char**, char**) {
 [[gnu::section(".preinit_array"),
   gnu::used]] void (*const tv_preinit)(int, char**, char**) = block_owned_signals_early;
 
+// One line and 71 when trainvisor's own descriptors run out (run checks RLIMIT_NOFILE first:
+// check_open_files; this is for any other command, or a limit lowered from outside).
+int out_of_descriptors(const char* what) {
+  std::fprintf(stderr,
+               "trainvisor: out of file descriptors (%s): RLIMIT_NOFILE (ulimit -n) is too low "
+               "for trainvisor's own descriptors\n",
+               what);
+  return tv::exit_code::kOsError;
+}
+
 }  // namespace
 
 // std::thread throws std::system_error(EAGAIN) when the kernel will not start one more thread: a
@@ -96,7 +108,14 @@ void block_owned_signals_early(int, char**, char**) {
 int main(int argc, char** argv) {
   try {
     return dispatch(argc, argv);
+  } catch (const boost::system::system_error& e) {  // Boost.Asio's epoll or eventfd
+    const int err = e.code().value();
+    if (err != EMFILE && err != ENFILE) throw;
+    return out_of_descriptors(e.what());
   } catch (const std::system_error& e) {
+    if (e.code() == std::errc::too_many_files_open ||
+        e.code() == std::errc::too_many_files_open_in_system)
+      return out_of_descriptors(e.what());
     if (e.code() != std::errc::resource_unavailable_try_again) throw;
     std::fprintf(stderr,
                  "trainvisor: cannot start a thread (%s): the pids limit of this container or "

@@ -26,6 +26,7 @@
 #include "common/file_system.h"
 #include "common/init.h"
 #include "common/log.h"
+#include "common/open_files.h"
 #include "common/process.h"
 #include "common/stop_window.h"
 #include "health/gpu_check.h"
@@ -279,6 +280,20 @@ Status read_rendezvous(const Options& o, RunPlan& p) {
                      p.topology.origin["master_port"] +
                      "): expected at most 65535; pick a lower master port or set --rdzv-port"};
   return ok_status();
+}
+
+// Below what a run needs, trainvisor's own descriptors would run out part way (Boost's event loop
+// aborts, a worker's pipes fail as if its command could not run): one line and 71 before anything.
+Status check_open_files(int workers) {
+  const OpenFileLimit limit = open_file_limit();
+  const std::uint64_t needed = open_files_needed(workers);
+  if (limit.soft == 0 || limit.soft >= needed) return ok_status();
+  return Error{exit_code::kOsError,
+               "RLIMIT_NOFILE (ulimit -n) is " + std::to_string(limit.soft) +
+                   ": trainvisor needs at least " + std::to_string(needed) + " open files for " +
+                   std::to_string(workers) +
+                   " worker(s) on this node: raise it (ulimit -n, docker run --ulimit nofile=, "
+                   "the container runtime's limits)"};
 }
 
 Result<RunPlan> plan_run(const Options& o, const Environment& env) {
@@ -681,6 +696,7 @@ int run_command(const Args& args, const Environment& env) {
   init.set_phase("topology resolution");
   auto plan = plan_run(*opts, env);
   if (!plan) return refuse(plan.error());
+  if (auto s = check_open_files(plan->topology.nproc_per_node); !s) return refuse(s.error());
   if (auto v = opts->get("link-logs"); v && plan->ckpt_dir)
     if (auto s = link_logs(v->value, *plan->ckpt_dir); !s) spdlog::warn("{}", s.error().message);
   boost::asio::io_context io;

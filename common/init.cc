@@ -120,6 +120,10 @@ struct ChildSetup {
 };
 
 Error exec_error(const std::string& exe, const bp::error_code& ec) {
+  // Out of descriptors: trainvisor's own limit (its pipes to the child), not the command's fault.
+  if (ec.value() == EMFILE || ec.value() == ENFILE)
+    return Error{exit_code::kOsError, "cannot start " + exe + ": " + ec.message() +
+                                          " (trainvisor's own RLIMIT_NOFILE or the system's)"};
   const int code = ec.value() == ENOENT ? exit_code::kNotFound : exit_code::kNotExecutable;
   return Error{code, "cannot execute " + exe + ": " + ec.message()};
 }

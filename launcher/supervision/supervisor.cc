@@ -229,8 +229,8 @@ bool Supervisor::start_worker(int local_rank, const GenerationPlan& plan, Worker
       return attach_worker(w, *pid);
     }
   int out_w = -1, err_w = -1;
-  if (!w->open_pipes(&out_w, &err_w)) {
-    end->exit_code = exit_code::kNotExecutable;
+  if (!w->open_pipes(&out_w, &err_w)) {  // trainvisor's own descriptors: its 71, not 126
+    end->exit_code = exit_code::kOsError;
     end->start_failed = true;
     spdlog::error("rank {}: cannot create output pipes: {}", rank, std::strerror(errno));
     return false;

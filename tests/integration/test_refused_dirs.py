@@ -71,3 +71,30 @@ def test_a_read_only_log_dir_is_78_before_anything_runs(tmp_path):
     r = subprocess.run(["unshare", "-m", "--propagation", "private", "/bin/sh", "-c", inner],
                        env=H.env(), capture_output=True, text=True, timeout=TIMEOUT)
     assert_refused(r, tmp_path, logs / "attempt_0", "cannot create (Read-only file system)")
+
+
+# --- RLIMIT_NOFILE below what trainvisor itself needs (issue 32.4) ------------------------------
+
+@pytest.mark.skipif(shutil.which("prlimit") is None, reason="needs prlimit(1)")
+@pytest.mark.parametrize("nofile", [5, 12])
+def test_too_low_an_open_file_limit_is_one_line_and_71(tmp_path, nofile):
+    started = tmp_path / "started"
+    r = subprocess.run(["prlimit", f"--nofile={nofile}", str(tvtest.BIN), "run", "--preflight",
+                        "none", "--nproc-per-node", "2", "--no-python", "--", "/bin/sh", "-c",
+                        f"touch {started}"], env=H.env(), capture_output=True, text=True,
+                       timeout=TIMEOUT)
+    assert r.returncode == 71, r.stderr  # before: 134 (Boost's eventfd, std::terminate) or 126
+    assert f"RLIMIT_NOFILE (ulimit -n) is {nofile}: trainvisor needs at least 32 open files " \
+           "for 2 worker(s)" in r.stderr, r.stderr
+    assert "terminate" not in r.stderr and "exit 126" not in r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1, r.stderr
+    assert not started.exists()
+
+
+@pytest.mark.skipif(shutil.which("prlimit") is None, reason="needs prlimit(1)")
+def test_another_command_out_of_descriptors_is_one_line_and_71():
+    r = subprocess.run(["prlimit", "--nofile=5", str(tvtest.BIN), "version"], env=H.env(),
+                       capture_output=True, text=True, timeout=TIMEOUT)
+    assert r.returncode == 71, r.stderr
+    assert "out of file descriptors" in r.stderr and "RLIMIT_NOFILE" in r.stderr, r.stderr
+    assert "terminate" not in r.stderr
