@@ -12,6 +12,7 @@
 #include "common/exit_codes.h"
 #include "common/init.h"
 #include "common/log.h"
+#include "common/output_sink.h"
 
 namespace {
 
@@ -50,6 +51,7 @@ int dispatch(int argc, char** argv) {
   // ASan with a SIGTERM at once). init_logging starts no thread; later calls only change the
   // format.
   tv::init_logging(tv::LogFormat::kText);
+  tv::start_output_sinks();  // their writer threads exist before any worker (common/output_sink.h)
   // Then, before any thread exists: the signal mask, the subreaper and the one waitpid(-1), for
   // the life of the process (common/init.h).
   tv::Init init;

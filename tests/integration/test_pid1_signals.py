@@ -303,3 +303,33 @@ def test_a_worker_that_dies_of_a_forwarded_sigquit_is_a_failure_and_restarts(tmp
     assert "received SIGQUIT: forwarded to 1 worker(s)" in stderr, stderr[-3000:]
     assert "exit code 131" in stderr and "generation 1: starting" in stderr, stderr[-3000:]
     assert not left_behind()
+
+
+# --- no thread of trainvisor's starts once the workers run (issue 32.2) -------------------------
+
+def test_the_first_worker_line_starts_no_thread_in_trainvisor(tmp_path):
+    # A thread started lazily (the stdout writer used to start on the first worker line) fails
+    # once a worker has spent the pids limit: std::terminate in PID 1. Every thread exists first.
+    up, go, done = tmp_path / "up", tmp_path / "go", tmp_path / "done"
+    script = (f"touch {up}; while [ ! -e {go} ]; do sleep 0.02; done; echo hello; "
+              f"while [ ! -e {done} ]; do sleep 0.02; done")
+    p = subprocess.Popen([str(TRAINVISOR), "run", "--preflight", "none", "--gpu-health", "off",
+                          "--no-python", "--", "/bin/sh", "-c", script], env=env(),
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 30
+        while not up.exists():
+            assert time.monotonic() < deadline and p.poll() is None, "the worker never started"
+            time.sleep(0.02)
+        before = sorted(os.listdir(f"/proc/{p.pid}/task"))
+        go.touch()
+        assert p.stdout.readline() == "[rank0]: hello\n"
+        after = sorted(os.listdir(f"/proc/{p.pid}/task"))
+        done.touch()
+        p.communicate(timeout=60)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.communicate()
+    assert p.returncode == 0
+    assert after == before, f"threads started after the worker ran: {set(after) - set(before)}"
