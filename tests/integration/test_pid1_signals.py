@@ -16,6 +16,7 @@ Environment (set by ctest): TRAINVISOR_BIN, TV_HELPERS, TV_SOURCE_DIR, TV_PYTHON
 """
 import json
 import os
+import shutil
 import signal
 import subprocess
 import time
@@ -333,3 +334,35 @@ def test_the_first_worker_line_starts_no_thread_in_trainvisor(tmp_path):
             p.communicate()
     assert p.returncode == 0
     assert after == before, f"threads started after the worker ran: {set(after) - set(before)}"
+
+
+FORK_UNTIL_EAGAIN = '''
+import os, sys, time
+n = 0
+while True:
+    try:
+        pid = os.fork()
+    except OSError:
+        break
+    if pid == 0:
+        time.sleep(60)
+        os._exit(0)
+    n += 1
+print("forked", n, flush=True)
+sys.exit(1)
+'''
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("setpriv") or not shutil.which("prlimit"),
+                    reason="needs root, setpriv and prlimit (a run as nobody under a pids limit)")
+def test_a_worker_that_spends_the_pids_limit_is_its_own_failure(tmp_path):
+    # RLIMIT_NPROC counts nobody's processes: trainvisor's threads and the worker's children.
+    r = subprocess.run(["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups",
+                        "prlimit", "--nproc=300", str(TRAINVISOR), "run", "--preflight", "none",
+                        "--max-restarts", "0", "--no-python", "--", tvtest.PYTHON, "-c",
+                        FORK_UNTIL_EAGAIN], env=env(TMPDIR="/tmp"), capture_output=True,
+                       text=True, timeout=120)
+    assert r.returncode == 1, r.stderr[-3000:]  # the worker's own code: no abort, no 71
+    assert "[rank0]: forked" in r.stdout, r.stdout[-2000:]
+    assert "terminate" not in r.stderr and "cannot start a thread" not in r.stderr
+    assert not left_behind()  # the worker's forked children were killed with it
