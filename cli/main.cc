@@ -1,4 +1,6 @@
 // trainvisor: the first process of a GPU training container. main() only dispatches.
+#include <boost/system/system_error.hpp>
+#include <cerrno>
 #include <csignal>
 #include <cstdio>
 #include <cstring>
@@ -10,6 +12,7 @@
 #include "common/exit_codes.h"
 #include "common/init.h"
 #include "common/log.h"
+#include "common/output_sink.h"
 
 namespace {
 
@@ -48,6 +51,7 @@ int dispatch(int argc, char** argv) {
   // ASan with a SIGTERM at once). init_logging starts no thread; later calls only change the
   // format.
   tv::init_logging(tv::LogFormat::kText);
+  tv::start_output_sinks();  // their writer threads exist before any worker (common/output_sink.h)
   // Then, before any thread exists: the signal mask, the subreaper and the one waitpid(-1), for
   // the life of the process (common/init.h).
   tv::Init init;
@@ -81,15 +85,22 @@ int dispatch(int argc, char** argv) {
 // kernel, and the job would run on). What remains is exec and the loader itself
 // (docs/supervision.md, "PID 1").
 void block_owned_signals_early(int, char**, char**) {
-  sigset_t set;
-  sigemptyset(&set);
-  for (int s : {SIGTERM, SIGINT, SIGHUP, SIGUSR1, SIGUSR2, SIGCHLD, SIGRTMIN + 8})
-    sigaddset(&set, s);  // SIGRTMIN + 8: tv::stacks_signal() (common/init.h)
+  const sigset_t set = tv::owned_signal_set();  // no allocation, no static state (common/init.h)
   sigprocmask(SIG_BLOCK, &set, nullptr);
 }
 
 [[gnu::section(".preinit_array"),
   gnu::used]] void (*const tv_preinit)(int, char**, char**) = block_owned_signals_early;
+
+// One line and 71 when trainvisor's own descriptors run out (run checks RLIMIT_NOFILE first:
+// check_open_files; this is for any other command, or a limit lowered from outside).
+int out_of_descriptors(const char* what) {
+  std::fprintf(stderr,
+               "trainvisor: out of file descriptors (%s): RLIMIT_NOFILE (ulimit -n) is too low "
+               "for trainvisor's own descriptors\n",
+               what);
+  return tv::exit_code::kOsError;
+}
 
 }  // namespace
 
@@ -99,7 +110,14 @@ void block_owned_signals_early(int, char**, char**) {
 int main(int argc, char** argv) {
   try {
     return dispatch(argc, argv);
+  } catch (const boost::system::system_error& e) {  // Boost.Asio's epoll or eventfd
+    const int err = e.code().value();
+    if (err != EMFILE && err != ENFILE) throw;
+    return out_of_descriptors(e.what());
   } catch (const std::system_error& e) {
+    if (e.code() == std::errc::too_many_files_open ||
+        e.code() == std::errc::too_many_files_open_in_system)
+      return out_of_descriptors(e.what());
     if (e.code() != std::errc::resource_unavailable_try_again) throw;
     std::fprintf(stderr,
                  "trainvisor: cannot start a thread (%s): the pids limit of this container or "

@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
 #include <cerrno>
@@ -27,6 +28,7 @@
 #include "common/file_system.h"
 #include "common/init.h"
 #include "common/log.h"
+#include "common/open_files.h"
 #include "common/process.h"
 #include "common/stop_window.h"
 #include "health/gpu_check.h"
@@ -242,8 +244,13 @@ Status read_export(const Options& o, const Environment& env, RunPlan& p) {
                      "\": no export directory: expected --export-dir DIR or SM_MODEL_DIR "
                      "(SageMaker's /opt/ml/model)"};
   }
+  // Copying the export directory into itself: refused before anything starts.
+  if (auto overlap = export_overlap(p.export_what.value(), p.export_dir))
+    return Error{exit_code::kConfig, *overlap};
   return ok_status();
 }
+
+constexpr std::size_t kSkippedNamed = 20;  // paths the export's one warning names
 
 // The run succeeded: --export's copy decides the exit code. A failed copy is 73 with its reason
 // in the failure file and the termination log, so a job whose model is missing never reads as
@@ -255,9 +262,13 @@ int export_after_success(const RunPlan& p) {
   if (r) {
     spdlog::info("export: {} file(s), {} bytes from {} into {} ({})", r->files, r->bytes,
                  *p.export_what, p.export_dir, fmt::join(r->moved, ", "));
-    if (!r->skipped.empty())
-      spdlog::warn("export: skipped {} link(s) or special file(s) (links are never followed): {}",
-                   r->skipped.size(), r->skipped.front());
+    if (!r->skipped.empty()) {  // one line, each path once (the first few of a long list)
+      const auto named = static_cast<std::ptrdiff_t>(std::min(r->skipped.size(), kSkippedNamed));
+      spdlog::warn("export: skipped {} link(s) or special file(s) (links are never followed): {}{}",
+                   r->skipped.size(),
+                   fmt::join(r->skipped.begin(), r->skipped.begin() + named, ", "),
+                   r->skipped.size() > kSkippedNamed ? ", ..." : "");
+    }
     return exit_code::kOk;
   }
   const std::string text = "the workers succeeded, but --export failed: " + r.error().message;
@@ -312,6 +323,20 @@ std::vector<OwnPort> own_ports(const Options& o, const RunPlan& p) {
     own.push_back({p.observability.metrics_port, "the metrics server's port", v->origin,
                    named("metrics-port", "TRAINVISOR_METRICS_PORT")});
   return own;
+}
+
+// Below what a run needs, trainvisor's own descriptors would run out part way (Boost's event loop
+// aborts, a worker's pipes fail as if its command could not run): one line and 71 before anything.
+Status check_open_files(int workers) {
+  const OpenFileLimit limit = open_file_limit();
+  const std::uint64_t needed = open_files_needed(workers);
+  if (limit.soft == 0 || limit.soft >= needed) return ok_status();
+  return Error{exit_code::kOsError,
+               "RLIMIT_NOFILE (ulimit -n) is " + std::to_string(limit.soft) +
+                   ": trainvisor needs at least " + std::to_string(needed) + " open files for " +
+                   std::to_string(workers) +
+                   " worker(s) on this node: raise it (ulimit -n, docker run --ulimit nofile=, "
+                   "the container runtime's limits)"};
 }
 
 Result<RunPlan> plan_run(const Options& o, const Environment& env) {
@@ -731,6 +756,7 @@ int run_command(const Args& args, const Environment& env) {
   init.set_phase("topology resolution");
   auto plan = plan_run(*opts, env);
   if (!plan) return refuse(plan.error());
+  if (auto s = check_open_files(plan->topology.nproc_per_node); !s) return refuse(s.error());
   if (auto v = opts->get("link-logs"); v && plan->ckpt_dir)
     if (auto s = link_logs(v->value, *plan->ckpt_dir); !s) spdlog::warn("{}", s.error().message);
   boost::asio::io_context io;

@@ -37,20 +37,41 @@
 namespace tv {
 namespace bp = boost::process::v2;
 
+namespace {
+// The standard signals Init forwards to the workers: every one tini forwards (all but SIGCHLD, the
+// synchronous faults it leaves to the kernel and SIGTTIN/SIGTTOU, which it ignores), less SIGPIPE,
+// which trainvisor ignores for its own writes (docs/supervision.md, "Signals").
+constexpr int kForwarded[] = {SIGUSR1,   SIGUSR2, SIGQUIT,  SIGALRM, SIGSTKFLT,
+                              SIGCONT,   SIGTSTP, SIGURG,   SIGXCPU, SIGXFSZ,
+                              SIGVTALRM, SIGPROF, SIGWINCH, SIGIO,   SIGPWR};
+}  // namespace
+
 int stacks_signal() { return SIGRTMIN + 8; }
+
+bool is_forwarded_signal(int sig) {
+  if (sig >= SIGRTMIN && sig <= SIGRTMAX) return sig != stacks_signal();
+  return std::find(std::begin(kForwarded), std::end(kForwarded), sig) != std::end(kForwarded);
+}
+
+sigset_t owned_signal_set() {
+  sigset_t set;
+  ::sigemptyset(&set);
+  for (int s : {SIGTERM, SIGINT, SIGHUP, SIGCHLD}) ::sigaddset(&set, s);
+  for (int s : kForwarded) ::sigaddset(&set, s);
+  for (int s = SIGRTMIN; s <= SIGRTMAX; ++s) ::sigaddset(&set, s);  // the stacks signal too
+  return set;
+}
+
+std::string signal_name(int sig) {
+  if (sig >= SIGRTMIN && sig <= SIGRTMAX) return "SIGRTMIN+" + std::to_string(sig - SIGRTMIN);
+  const char* abbrev = ::sigabbrev_np(sig);
+  return abbrev ? std::string("SIG") + abbrev : "signal " + std::to_string(sig);
+}
 
 namespace {
 
 Init* g_init = nullptr;
 rlimit g_start_nofile{};  // RLIMIT_NOFILE when Init was made: every child gets it back
-
-sigset_t owned_signals() {
-  sigset_t set;
-  ::sigemptyset(&set);
-  for (int s : {SIGTERM, SIGINT, SIGHUP, SIGUSR1, SIGUSR2, SIGCHLD, stacks_signal()})
-    ::sigaddset(&set, s);
-  return set;
-}
 
 // Closes every descriptor above stderr except the launcher's whitelist (its exec-error pipe).
 // Boost 1.81's own close_all() skips the gaps between whitelisted descriptors (it compares an
@@ -99,6 +120,10 @@ struct ChildSetup {
 };
 
 Error exec_error(const std::string& exe, const bp::error_code& ec) {
+  // Out of descriptors: trainvisor's own limit (its pipes to the child), not the command's fault.
+  if (ec.value() == EMFILE || ec.value() == ENFILE)
+    return Error{exit_code::kOsError, "cannot start " + exe + ": " + ec.message() +
+                                          " (trainvisor's own RLIMIT_NOFILE or the system's)"};
   const int code = ec.value() == ENOENT ? exit_code::kNotFound : exit_code::kNotExecutable;
   return Error{code, "cannot execute " + exe + ": " + ec.message()};
 }
@@ -123,7 +148,7 @@ Init::Init() : pid1_(::getpid() == 1) {
   if (::getrlimit(RLIMIT_NOFILE, &g_start_nofile) != 0) g_start_nofile = {};
   ::signal(SIGCHLD, SIG_DFL);  // never SIG_IGN: that would reap children behind our back
   ::signal(SIGPIPE, SIG_IGN);  // a closed socket or pipe is an error code, not a death
-  const sigset_t set = owned_signals();
+  const sigset_t set = owned_signal_set();
   ::pthread_sigmask(SIG_BLOCK, &set, nullptr);
   if (!pid1_ && ::prctl(PR_SET_CHILD_SUBREAPER, 1) != 0)
     spdlog::warn("cannot become child subreaper: orphaned grandchildren will not be reaped here");
@@ -150,7 +175,7 @@ Init& Init::instance() {
 }
 
 void Init::loop() {
-  const sigset_t set = owned_signals();
+  const sigset_t set = owned_signal_set();
   for (;;) {
     siginfo_t info{};
     const int sig = ::sigwaitinfo(&set, &info);
@@ -185,11 +210,11 @@ void Init::reap() {
 }
 
 void Init::on_signal(int sig) {
-  if (sig != SIGUSR1 && sig != SIGUSR2) stop_requested_ = true;
+  if (is_stop_signal(sig)) stop_requested_ = true;  // never the stacks signal: it changes nothing
   std::lock_guard route_lock(route_mu_);
   if (route_) return route_(sig);
-  if (sig == SIGUSR1 || sig == SIGUSR2 || sig == stacks_signal()) {
-    spdlog::debug("SIG{} before any worker exists: ignored", sigabbrev_np(sig));
+  if (!is_stop_signal(sig)) {
+    spdlog::debug("{} before any worker exists: ignored", signal_name(sig));
     return;
   }
   shutdown_now(sig);
@@ -248,7 +273,7 @@ int Init::wait_for_stop_signal(const std::function<void()>& start) {
   std::condition_variable cv;
   int stop = 0;
   const Route route = route_signals([&](int sig) {
-    if (sig == SIGUSR1 || sig == SIGUSR2 || sig == stacks_signal()) return;
+    if (!is_stop_signal(sig)) return;
     {
       std::lock_guard lock(mu);
       if (stop == 0) stop = sig;

@@ -3,11 +3,12 @@
 // after the default logger (its signal thread logs).
 //
 // It owns three OS resources, and nothing else touches them:
-// - The signals TERM INT HUP USR1 USR2 CHLD and the stacks signal (stacks_signal()): blocked in
-// every thread (threads inherit the mask
-//   of main, which Init sets before any thread starts) and taken by one signal thread with
-//   sigwaitinfo. Signal handlers of libraries therefore never run in trainvisor (and PID 1 never
-//   loads vendor libraries: health/isolated_query.h).
+// - The signals of owned_signal_set(): TERM INT HUP, CHLD, the stacks signal (stacks_signal())
+//   and every signal it forwards to the workers (is_forwarded_signal: USR1 USR2 QUIT WINCH ... and
+//   the real-time signals, tini's set). Blocked in every thread (threads inherit the mask of
+//   main, which Init sets before any thread starts; cli/main.cc blocks them even earlier) and
+//   taken by one signal thread with sigwaitinfo. Signal handlers of libraries therefore never run
+//   in trainvisor (and PID 1 never loads vendor libraries: health/isolated_query.h).
 // - The subreaper: as PID 1 every orphan of the container comes back to us; otherwise Init sets
 //   PR_SET_CHILD_SUBREAPER so orphaned grandchildren do.
 // - waitpid(-1): called only on the signal thread, after each SIGCHLD, until nothing is left.
@@ -19,17 +20,18 @@
 // PR_SET_PDEATHSIG=SIGKILL, empty signal mask, SIGPIPE default). The child's pid is registered
 // under the same lock that waitpid runs under, so no exit can be reaped before its owner is known.
 //
-// TERM/INT/HUP/USR1/USR2 and the stacks signal go to the handler installed with route_signals
-// (the supervisor, once it runs, through the SignalSource interface: common/signal_source.h). With
-// none installed (options, topology, preflight, rendezvous, probes: any phase before the supervisor
-// or after it), TERM/INT/HUP SIGKILL every live child's process group, log one line naming the
-// phase, and exit 128+N at once; USR1/USR2 and the stacks signal are dropped.
+// Every owned signal but CHLD goes to the handler installed with route_signals (the supervisor,
+// once it runs, through the SignalSource interface: common/signal_source.h). With none installed
+// (options, topology, preflight, rendezvous, probes: any phase before the supervisor or after
+// it), TERM/INT/HUP SIGKILL every live child's process group, log one line naming the phase, and
+// exit 128+N at once; every other signal is dropped (no worker exists to take it).
 //
 // Threading: spawn, route_signals and set_phase may be called from any thread. OnExit and
 // OnSignal run on the signal thread: they must be short and must not call back into Init's
 // spawn (post to your own event loop or wake your own waiter instead).
 #pragma once
 
+#include <signal.h>
 #include <sys/types.h>
 
 #include <atomic>
@@ -53,6 +55,16 @@ namespace tv {
 // and Slurm; +8 keeps clear of the first few, which glibc's timers and libraries reach for first.
 int stacks_signal();
 
+// Passed on to the workers' process groups without changing the job's course: USR1 USR2 QUIT ALRM
+// STKFLT CONT TSTP URG XCPU XFSZ VTALRM PROF WINCH IO PWR and the real-time signals but the stacks
+// signal (docs/supervision.md, "Signals").
+bool is_forwarded_signal(int sig);
+// What Init owns: TERM INT HUP (is_stop_signal), CHLD, the stacks signal and the forwarded ones.
+// Safe before main (cli/main.cc blocks it from the executable's .preinit_array).
+sigset_t owned_signal_set();
+// "SIGQUIT", "SIGRTMIN+3".
+std::string signal_name(int sig);
+
 class Init final : public SignalSource {
  public:
   using OnExit = std::function<void(pid_t pid, int wait_status)>;
@@ -69,7 +81,8 @@ class Init final : public SignalSource {
   // 127/126 with the exec error.
   Result<pid_t> spawn(const SpawnRequest& req, OnExit on_exit);
 
-  // While the returned Route lives, TERM/INT/HUP/USR1/USR2 go to `fn` (on the signal thread).
+  // While the returned Route lives, every owned signal but CHLD goes to `fn` (on the signal
+  // thread).
   class Route final : public SignalRoute {
    public:
     Route() = default;
@@ -88,7 +101,7 @@ class Init final : public SignalSource {
     return std::make_unique<Route>(route_signals(std::move(fn)));
   }
 
-  // Blocks the calling thread until TERM, INT or HUP arrives and returns it (USR1/USR2 are
+  // Blocks the calling thread until TERM, INT or HUP arrives and returns it (the others are
   // dropped), for a command whose work runs on its own threads and ends on a signal
   // (`checkpoint watch`). `start` runs once the signals come here (the work started in it ends
   // by the returned signal, never by Init's exit). Not while a route is installed.
@@ -97,7 +110,8 @@ class Init final : public SignalSource {
   // Names what the process is doing, for the log line of a signal that ends it ("preflight").
   void set_phase(std::string phase);
 
-  // Set (for good) by the signal thread when TERM, INT or HUP arrives, before the route runs: long
+  // Set (for good) by the signal thread when TERM, INT or HUP arrives (is_stop_signal: never
+  // the stacks signal or a forwarded one, which change nothing), before the route runs: long
   // work on a routed thread (a later generation's resume lookup, on the Supervisor's loop) polls
   // it to end early instead of keeping the posted signal waiting.
   const std::atomic<bool>& stop_requested() const override { return stop_requested_; }

@@ -26,4 +26,16 @@ struct OpenFileRaise {
 };
 OpenFileRaise raise_open_file_limit();
 
+// The fewest descriptors a `run` with `workers` local workers needs: its own (stdio, the event
+// loop's epoll and eventfd, timers, /dev/null, the GPU health child's pipe, sockets) and per
+// worker its two pipes, two log files and its rank directory, with the spawn's transient ones.
+// Measured with `prlimit --nofile=N trainvisor run --no-python -- /bin/true`: 20 for one worker,
+// 22 for two, 26 for four (each generation's first spawn fails below); this keeps a margin.
+constexpr std::uint64_t kOpenFilesBase = 24;
+constexpr std::uint64_t kOpenFilesPerWorker = 4;
+inline std::uint64_t open_files_needed(int workers) {
+  return kOpenFilesBase +
+         kOpenFilesPerWorker * static_cast<std::uint64_t>(workers > 0 ? workers : 1);
+}
+
 }  // namespace tv

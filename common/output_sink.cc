@@ -88,4 +88,9 @@ OutputSink& stderr_sink() {
   return *sink;
 }
 
+void start_output_sinks() {
+  stdout_sink();
+  stderr_sink();
+}
+
 }  // namespace tv

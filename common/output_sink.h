@@ -53,5 +53,9 @@ class OutputSink {
 
 OutputSink& stdout_sink();
 OutputSink& stderr_sink();
+// Makes both sinks, and so their writer threads, now: main calls it before anything else, so no
+// thread of trainvisor's is started once a worker could have spent the pids limit (a thread
+// that cannot start then would be std::terminate in PID 1).
+void start_output_sinks();
 
 }  // namespace tv

@@ -5,10 +5,16 @@
 #pragma once
 
 #include <atomic>
+#include <csignal>
 #include <functional>
 #include <memory>
 
 namespace tv {
+
+// The signals that stop the job: TERM, INT and HUP, and only they set stop_requested. Every other
+// routed signal (the stacks signal, USR1/USR2, QUIT and the others Init forwards to the workers)
+// leaves the job's course as it was.
+inline bool is_stop_signal(int sig) { return sig == SIGTERM || sig == SIGINT || sig == SIGHUP; }
 
 // An installed route: signals go to its function until it is destroyed.
 class SignalRoute {
@@ -20,11 +26,11 @@ class SignalSource {
  public:
   using OnSignal = std::function<void(int sig)>;
   virtual ~SignalSource() = default;
-  // While the returned route lives, TERM/INT/HUP/USR1/USR2 and the stacks signal go to `fn`, on
-  // the source's own thread (post to your event loop). One route at a time.
+  // While the returned route lives, TERM/INT/HUP, the stacks signal and the forwarded ones go to
+  // `fn`, on the source's own thread (post to your event loop). One route at a time.
   [[nodiscard]] virtual std::unique_ptr<SignalRoute> route(OnSignal fn) = 0;
-  // Set for good when TERM, INT or HUP arrives, before the route runs: long work on the routed
-  // loop polls it to end early instead of keeping the posted signal waiting.
+  // Set for good when a stop signal (is_stop_signal) arrives, before the route runs: long work on
+  // the routed loop polls it to end early instead of keeping the posted signal waiting.
   virtual const std::atomic<bool>& stop_requested() const = 0;
 };
 

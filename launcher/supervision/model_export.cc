@@ -15,42 +15,75 @@ namespace {
 
 namespace fs = std::filesystem;
 constexpr const char* kStagingPrefix = ".trainvisor-export-";
+constexpr const char* kApart = ": expected a source outside the export directory";
 
 Error failed(const std::string& what) { return Error{exit_code::kExportFailed, what}; }
 
 std::string reason(const std::error_code& ec) { return ec.message(); }
 
-// The sources `what` names: a directory's entries, a file, or a pattern's matches.
-Result<std::vector<fs::path>> sources(const std::string& what) {
-  std::vector<fs::path> out;
-  if (what.find_first_of("*?[") != std::string::npos) {
-    glob_t g{};
-    const int rc = ::glob(what.c_str(), GLOB_ERR, nullptr, &g);
-    for (size_t i = 0; rc == 0 && i < g.gl_pathc; ++i) out.emplace_back(g.gl_pathv[i]);
-    ::globfree(&g);
-    if (rc == GLOB_NOMATCH || (rc == 0 && out.empty()))
-      return failed("--export " + what + ": matched nothing: expected the files to export");
-    if (rc != 0) return failed("--export " + what + ": cannot read a directory it names");
-    return out;
-  }
+struct Source {
+  fs::path path;
+  bool follow = false;  // the path named itself (a file or a link to one): followed
+};
+
+bool is_glob(const std::string& what) { return what.find_first_of("*?[") != std::string::npos; }
+
+// glob(3)'s return code and its matches.
+int glob_matches(const std::string& what, std::vector<fs::path>& out) {
+  glob_t g{};
+  const int rc = ::glob(what.c_str(), GLOB_ERR, nullptr, &g);
+  for (size_t i = 0; rc == 0 && i < g.gl_pathc; ++i) out.emplace_back(g.gl_pathv[i]);
+  ::globfree(&g);
+  return rc;
+}
+
+// A glob's matches, none followed: a match is below the path named, as a directory's entry is.
+Result<std::vector<Source>> glob_sources(const std::string& what) {
+  std::vector<fs::path> matches;
+  const int rc = glob_matches(what, matches);
+  std::vector<Source> out;
+  for (auto& m : matches) out.push_back({std::move(m), false});
+  if (rc == GLOB_NOMATCH || (rc == 0 && out.empty()))
+    return failed("--export " + what + ": matched nothing: expected the files to export");
+  if (rc != 0) return failed("--export " + what + ": cannot read a directory it names");
+  return out;
+}
+
+// The sources `what` names: a directory's entries, a file, or a pattern's matches. Only the path
+// named is followed when it is a link (the seeds' `logs` is one); nothing below it ever is.
+Result<std::vector<Source>> sources(const std::string& what) {
+  if (is_glob(what)) return glob_sources(what);
+  std::vector<Source> out;
   std::error_code ec;
   const auto st = fs::status(what, ec);  // the named source may be a link (logs -> checkpoints)
   if (ec || !fs::exists(st))
     return failed("--export " + what + ": " + (ec ? reason(ec) : "no such file or directory") +
                   ": expected the directory or file to export");
-  if (!fs::is_directory(st)) return std::vector<fs::path>{what};
+  if (!fs::is_directory(st)) return std::vector<Source>{{what, true}};
   for (auto it = fs::directory_iterator(what, ec); !ec && it != fs::directory_iterator();
        it.increment(ec))
-    out.push_back(it->path());
+    out.push_back({it->path(), false});
   if (ec) return failed("--export " + what + ": cannot list it: " + reason(ec));
   return out;
 }
 
-// Copies `src` to `dst` without following links below the top (`top`: src is the named source or
-// a match, which may be a link itself).
-Status copy_entry(const fs::path& src, const fs::path& dst, bool top, ExportReport& r) {
+// `p` with every link resolved that exists (the path need not exist yet).
+fs::path resolved(const fs::path& p) {
   std::error_code ec;
-  const auto st = top ? fs::status(src, ec) : fs::symlink_status(src, ec);
+  fs::path r = fs::weakly_canonical(p, ec);
+  return ec ? fs::absolute(p).lexically_normal() : r;
+}
+
+bool holds(const fs::path& outer, const fs::path& inner) {
+  const auto [end, rest] = std::mismatch(outer.begin(), outer.end(), inner.begin(), inner.end());
+  return end == outer.end();
+}
+
+// Copies `src` to `dst` without following a link (`follow`: src is the path named, a file that
+// may be a link itself).
+Status copy_entry(const fs::path& src, const fs::path& dst, bool follow, ExportReport& r) {
+  std::error_code ec;
+  const auto st = follow ? fs::status(src, ec) : fs::symlink_status(src, ec);
   if (ec) return failed(src.string() + ": " + reason(ec));
   if (fs::is_symlink(st) || !(fs::is_regular_file(st) || fs::is_directory(st))) {
     r.skipped.push_back(src.string());
@@ -111,21 +144,37 @@ Status move_into_place(const fs::path& staging, const fs::path& target, ExportRe
 
 }  // namespace
 
+std::optional<std::string> export_overlap(const std::string& what, const std::string& target) {
+  const fs::path into = resolved(target);
+  const bool glob = is_glob(what);
+  std::vector<fs::path> named;
+  if (glob)
+    glob_matches(what, named);  // what matches now; nothing yet is no overlap
+  else
+    named.emplace_back(what);
+  for (const auto& src : named) {
+    // The path named is followed (a link to the logs); a match never is: its directory is.
+    const fs::path dir = src.has_parent_path() ? src.parent_path() : fs::path(".");
+    const fs::path from = glob ? resolved(dir) / src.filename() : resolved(src);
+    const std::string s = src.string(), head = "--export " + what + ": ";
+    const std::string noun = glob ? "the match " : "the source ";
+    if (from == into)
+      return head + "the export directory " + target + " is " + noun + s + " itself" + kApart;
+    if (holds(from, into))
+      return head + noun + s + " holds the export directory " + target + kApart;
+    if (glob && from.parent_path() == into)
+      return head + "the match " + s + " is already in the export directory " + target + kApart;
+  }
+  return std::nullopt;
+}
+
 Result<ExportReport> export_model(const std::string& what, const std::string& target) {
   auto srcs = sources(what);
   if (!srcs) return srcs.error();
   std::error_code ec;
   fs::create_directories(target, ec);
   if (ec) return failed(target + ": cannot create the export directory: " + reason(ec));
-  const fs::path into = fs::canonical(target, ec);
-  for (const auto& src : *srcs) {
-    std::error_code ignored;
-    const fs::path from = fs::canonical(src, ignored);
-    const auto [end, rest] = std::mismatch(from.begin(), from.end(), into.begin(), into.end());
-    if (!ec && !ignored && end == from.end())
-      return failed("--export " + what + ": " + src.string() + " holds the export directory " +
-                    target + ": expected a source outside it");
-  }
+  if (auto overlap = export_overlap(what, target)) return failed(*overlap);
   remove_stale_staging(target);
   std::string tmpl = (fs::path(target) / (std::string(kStagingPrefix) + "XXXXXX")).string();
   if (!::mkdtemp(tmpl.data()))
@@ -135,7 +184,7 @@ Result<ExportReport> export_model(const std::string& what, const std::string& ta
   ExportReport r;
   Status s = ok_status();
   for (const auto& src : *srcs) {
-    s = copy_entry(src, staging / src.filename(), true, r);
+    s = copy_entry(src.path, staging / src.path.filename(), src.follow, r);
     if (!s) break;
   }
   if (s) s = move_into_place(staging, target, r);

@@ -5,11 +5,13 @@
 // Atomic per entry: everything is copied into a staging directory inside the target first (same
 // file system), then each top-level entry is renamed into place, so a reader of the target never
 // sees a half-copied file, and a failed copy leaves the target as it was. Symbolic links inside
-// the source are never followed (they are skipped and counted); the source the job names may
-// itself be a link (the seeds' `logs` is one). Only regular files and directories are copied.
+// the source are never followed (they are skipped and counted), nor are a glob's matches; only
+// the path the job names may itself be a link (the seeds' `logs` is one). Only regular files and
+// directories are copied.
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -23,6 +25,12 @@ struct ExportReport {
   std::vector<std::string> moved;    // top-level names now in the target
   std::vector<std::string> skipped;  // links and special files, as source paths
 };
+
+// Why exporting `what` into `target` would copy the target into itself: the path named (or a
+// glob's match, as it exists now) is the target or holds it, or a match is already an entry of
+// it. The message names both paths; nullopt when they are apart. `run` refuses the overlap (78)
+// before anything starts; export_model checks it again at the end.
+std::optional<std::string> export_overlap(const std::string& what, const std::string& target);
 
 // `what`: a directory (its entries are exported), a file, or a glob(3) pattern (each match by its
 // base name). Errors (exit_code::kExportFailed): nothing matched, a source vanished, the target

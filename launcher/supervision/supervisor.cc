@@ -139,6 +139,7 @@ void Supervisor::on_start(const GenerationPlan& plan) {
   // A SIGTERM/INT/HUP during the lookup ended it (Init::stop_requested) and is posted to
   // on_signal, next on this loop: start nothing, so the run ends 128+N with no worker to stop.
   if (signals_.stop_requested()) return;
+  if (!open_rank_dirs(plan.generation)) return;
   if (resume_) spdlog::info("generation {}: resuming from {}", plan.generation, resume_->path);
   if (cfg_.observer) cfg_.observer->generation_started(plan.generation);
   if (cfg_.observer && !plan.retried_by.empty()) cfg_.observer->retry_judged(plan.retried_by);
@@ -173,22 +174,41 @@ Result<UniqueFd> Supervisor::open_attempt_dir(int generation, int rank) const {
                             attempt_dir(generation, rank));
 }
 
+// A refused rank directory (a link planted at attempt_<g>, another user's directory, a read-only
+// log dir) is trainvisor's own configuration error, decided before any worker of the generation
+// starts: this node exits 78 naming the path, and nothing is retried (docs/supervision.md).
+bool Supervisor::open_rank_dirs(int generation) {
+  rank_dirs_.clear();
+  for (int l = 0; l < cfg_.layout.nproc_per_node; ++l) {
+    auto fd = open_attempt_dir(generation, global_rank(cfg_.layout, l));
+    if (fd) {
+      rank_dirs_.push_back(std::move(*fd));
+      continue;
+    }
+    const std::string why = "generation " + std::to_string(generation) +
+                            " not started: " + fd.error().message +
+                            ": expected a directory of trainvisor's own (its user's, writable by "
+                            "no one else)";
+    spdlog::error("{}; exiting {} (trainvisor's configuration, not retried)", why,
+                  exit_code::kConfig);
+    rank_dirs_.clear();
+    final_failure_ = node_failure(generation, cfg_.layout.node_rank, exit_code::kConfig, why);
+    finish(exit_code::kConfig);
+    return false;
+  }
+  return true;
+}
+
 bool Supervisor::start_worker(int local_rank, const GenerationPlan& plan, WorkerEnd* end) {
   const int rank = global_rank(cfg_.layout, local_rank);
   const std::string dir = attempt_dir(plan.generation, rank);
-  auto dir_fd = open_attempt_dir(plan.generation, rank);
-  if (!dir_fd) {
-    end->exit_code = dir_fd.error().exit_code;
-    end->start_failed = true;
-    spdlog::error("rank {}: not started: {}", rank, dir_fd.error().message);
-    return false;
-  }
+  const UniqueFd dir_fd = std::move(rank_dirs_.at(static_cast<size_t>(local_rank)));  // on_start's
   WorkerProcess::Identity id{local_rank,         rank,
                              plan.generation,    dir + "/error.json",
                              dir + "/heartbeat", cfg_.keep_logs ? dir : ""};
   // An error file left by an earlier run in the same --log-dir would be read as this worker's.
-  ::unlinkat(dir_fd->get(), "error.json", 0);
-  auto w = std::make_shared<WorkerProcess>(io_, time_, spawner_, id, dir_fd->get());
+  ::unlinkat(dir_fd.get(), "error.json", 0);
+  auto w = std::make_shared<WorkerProcess>(io_, time_, spawner_, id, dir_fd.get());
 
   WorkerAttempt attempt;
   attempt.local_rank = local_rank;
@@ -198,7 +218,7 @@ bool Supervisor::start_worker(int local_rank, const GenerationPlan& plan, Worker
   attempt.heartbeat_file = id.heartbeat_file;
   if (resume_) attempt.resume_checkpoint = resume_->path;
   add_evidence_env(attempt, dir);
-  ::unlinkat(dir_fd->get(), "stacks.txt", 0);  // a stale one's header would name another pid
+  ::unlinkat(dir_fd.get(), "stacks.txt", 0);  // a stale one's header would name another pid
   std::vector<std::string> argv = cfg_.argv;
   if (resume_) argv.insert(argv.end(), resume_->args.begin(), resume_->args.end());
   Environment env = build_worker_env(cfg_.base_env, cfg_.layout, attempt);
@@ -210,8 +230,8 @@ bool Supervisor::start_worker(int local_rank, const GenerationPlan& plan, Worker
       return attach_worker(w, *pid);
     }
   int out_w = -1, err_w = -1;
-  if (!w->open_pipes(&out_w, &err_w)) {
-    end->exit_code = exit_code::kNotExecutable;
+  if (!w->open_pipes(&out_w, &err_w)) {  // trainvisor's own descriptors: its 71, not 126
+    end->exit_code = exit_code::kOsError;
     end->start_failed = true;
     spdlog::error("rank {}: cannot create output pipes: {}", rank, std::strerror(errno));
     return false;
@@ -343,13 +363,7 @@ void Supervisor::on_signal(int sig) {
       return spdlog::info("stacks signal: ignored (workers stopping or stacks being collected)");
     return collect_stacks("on request", nullptr);
   }
-  const bool user = sig == SIGUSR1 || sig == SIGUSR2;
-  if (user && cfg_.signals_reach_workers)
-    return spdlog::info(
-        "received SIG{}: not forwarded, Slurm delivered it to every process of "
-        "the step (the workers too)",
-        sigabbrev_np(sig));
-  if (user) return group_.forward(sig);
+  if (!is_stop_signal(sig)) return forward_signal(sig);
   if (finishing_) return on_signal_while_finishing(sig);
   shutdown_signal_ = sig;
   stop_standbys();
@@ -365,6 +379,21 @@ void Supervisor::on_signal(int sig) {
   cluster_.leave(sig);
   if (group_.running() == 0) return stop_loop();
   group_.stop(cfg_.signals_reach_workers ? 0 : sig);  // 0: no signal, only the grace period
+}
+
+// QUIT, USR1, WINCH ... (is_forwarded_signal): passed on to every running worker's process group,
+// nothing else changes. A worker that dies of it (SIGQUIT's default action) is a failure like any
+// other. Those whose default action is to do nothing are logged at debug (a terminal's resize).
+void Supervisor::forward_signal(int sig) {
+  const bool quiet = sig == SIGWINCH || sig == SIGCONT || sig == SIGURG;
+  const auto level = quiet ? spdlog::level::debug : spdlog::level::info;
+  if (cfg_.signals_reach_workers)
+    return spdlog::log(level,
+                       "received {}: not forwarded, Slurm delivered it to every process of the "
+                       "step (the workers too)",
+                       signal_name(sig));
+  spdlog::log(level, "received {}: forwarded to {} worker(s)", signal_name(sig), group_.running());
+  group_.forward(sig);
 }
 
 // The outcome is decided (exit_code_, its workers stopping): a termination signal now does not

@@ -129,6 +129,7 @@ class Supervisor final : public GroupActions {
   void on_start(const GenerationPlan& plan);
   void on_signal(int sig);
   void on_signal_while_finishing(int sig);
+  void forward_signal(int sig);
   void on_child_exit(pid_t pid, int status);
   void maybe_end_worker(const WorkerPtr& w);
   void end_worker(const WorkerPtr& w);
@@ -147,6 +148,9 @@ class Supervisor final : public GroupActions {
   // attempt_<first_attempt + g>/rank_<r> under the work dir, each a directory of trainvisor's own
   // (common/own_dir.h: created 0755, or reused only when it is its own and nobody else's to write).
   Result<UniqueFd> open_attempt_dir(int generation, int rank) const;
+  // Every local rank's directory of `generation` into rank_dirs_, before any worker of it starts;
+  // false when one is refused: this node then ends with 78 naming it.
+  bool open_rank_dirs(int generation);
   void stop_standbys();
   // The GPU health watch's events: a fatal one ends this node with exit_code::kNodeFault.
   void on_gpu_health(const GpuHealthEvent& e);
@@ -191,6 +195,7 @@ class Supervisor final : public GroupActions {
       keep_running_;
   std::vector<WorkerPtr> workers_;        // this generation's, by local rank
   std::vector<Environment> rank_env_;     // this generation's worker environments, by local rank
+  std::vector<UniqueFd> rank_dirs_;       // this generation's rank directories (open_rank_dirs)
   std::unique_ptr<StandbySet> standbys_;  // warm standbys; null when off
   std::unique_ptr<GpuHealthWatch> gpu_watch_;  // null when off
   std::set<std::string> gpu_logged_;           // the GPU conditions logged already (once each)

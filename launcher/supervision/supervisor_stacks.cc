@@ -161,10 +161,12 @@ void Supervisor::finish_stacks() {
     }
     lines += line + "\n";
   }
-  const std::string head =
-      "stacks " + req.why + " (attempt " + std::to_string(req.generation) + "):\n";
-  spdlog::log(req.why == "on hang" ? spdlog::level::err : spdlog::level::info, "{}{}", head,
-              lines.empty() ? "  no running worker\n" : lines);
+  if (lines.empty()) lines = "  no running worker\n";  // the rendezvous, a restart's pause
+  const std::string head = "stacks " + req.why + " (" +
+                           (req.generation < 0 ? std::string("before generation 0")
+                                               : "attempt " + std::to_string(req.generation)) +
+                           "):\n";
+  spdlog::log(req.why == "on hang" ? spdlog::level::err : spdlog::level::info, "{}{}", head, lines);
   if (req.why == "on hang") stacks_report_[req.generation] = head + lines;  // for its report
   // <work dir>/stacks.txt: the whole of the last collection, for `trainvisor stacks`.
   const std::string body =

@@ -97,3 +97,60 @@ def test_nothing_to_export_is_73(tmp_path):
         "SM_MODEL_DIR": tmp_path / "model"})
     assert p.returncode == 73, p.stderr
     assert "matched nothing" in failure.read_text()
+
+
+def planted_links(tmp_path):
+    """A source dir whose entries are a real file and links out of it (a file and a directory)."""
+    secret = tmp_path / "secret"
+    secret.mkdir()
+    (secret / "shadow").write_text("root:SECRET")
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "model.pt").write_text("weights")
+    (src / "shadow").symlink_to(secret / "shadow")
+    (src / "etc").symlink_to(secret)
+    return src
+
+
+@pytest.mark.parametrize("glob", [False, True])
+def test_links_among_the_entries_and_glob_matches_are_never_followed(tmp_path, glob):
+    src, model = planted_links(tmp_path), tmp_path / "model"
+    what = f"{src}/*" if glob else str(src)
+    p, _ = run(tmp_path, "--export", what, "--export-dir", str(model), worker="true")
+    assert p.returncode == 0, p.stderr
+    assert sorted(os.listdir(model)) == ["model.pt"], "a link out of the source was copied"
+    assert "SECRET" not in p.stderr
+    # One warning, naming each skipped link by its path.
+    [warning] = [line for line in p.stderr.splitlines() if "export: skipped" in line]
+    assert "skipped 2 link(s)" in warning and f"{src}/shadow" in warning, warning
+    assert f"{src}/etc" in warning, warning
+
+
+def test_the_path_named_may_itself_be_a_link(tmp_path):
+    src, model = planted_links(tmp_path), tmp_path / "model"
+    (tmp_path / "logs").symlink_to(src)  # the seed's logs -> /opt/ml/checkpoints
+    p, _ = run(tmp_path, "--export", str(tmp_path / "logs"), "--export-dir", str(model),
+               worker="true")
+    assert p.returncode == 0, p.stderr
+    assert sorted(os.listdir(model)) == ["model.pt"]
+    p, _ = run(tmp_path, "--export", str(src / "shadow"), "--export-dir", str(model),
+               worker="true")
+    assert p.returncode == 0, p.stderr  # a file named by its link is the file the user named
+    assert (model / "shadow").read_text() == "root:SECRET"
+
+
+@pytest.mark.parametrize("case", ["same", "inside", "glob"])
+def test_a_source_that_holds_the_export_dir_is_refused_before_anything_starts(tmp_path, case):
+    src = tmp_path / "ex"
+    (src / "model").mkdir(parents=True)
+    (src / "a.pt").write_text("a")
+    what, target = {"same": (src, src), "inside": (src, src / "model"),
+                    "glob": (f"{src}/*", src / "model")}[case]
+    started = tmp_path / "started"
+    p, _ = run(tmp_path, "--export", str(what), "--export-dir", str(target),
+               worker=f"touch {started}")
+    assert p.returncode == 78, p.stderr
+    assert f"export directory {target}" in p.stderr, p.stderr
+    assert (f"the source {what}" if case != "glob" else f"the match {src}/model") in p.stderr
+    assert not started.exists(), "the workers ran"
+    assert sorted(os.listdir(src)) == ["a.pt", "model"] and os.listdir(src / "model") == []

@@ -14,7 +14,9 @@ dlopen (TV_FAKE_HANG seconds). Were it ever loaded into trainvisor, a SIGTERM wo
 
 Environment (set by ctest): TRAINVISOR_BIN, TV_HELPERS, TV_SOURCE_DIR, TV_PYTHON.
 """
+import json
 import os
+import shutil
 import signal
 import subprocess
 import time
@@ -204,3 +206,163 @@ def test_sigterm_during_the_preflight_without_pid1_leaves_no_child(fake_libs, tm
     assert p.returncode == 143, stderr
     assert "received SIGTERM during preflight" in stderr, stderr
     assert not left_behind()  # the SIGKILLs it sent have landed (polled, no sleep)
+
+
+# --- every other catchable signal is forwarded, as tini does -----------------------------------
+
+# Sent to trainvisor one by one; tv_sigcount counts each delivery to each worker (USR1 always).
+FORWARDED = ["QUIT", "USR2", "WINCH", "TSTP", "CONT", "ALRM", "URG", "PWR", "RTMIN+1", "RTMAX"]
+
+
+def signal_number(name):
+    if name.startswith("RTMIN+"):
+        return signal.SIGRTMIN + int(name[6:])
+    return signal.SIGRTMAX if name == "RTMAX" else getattr(signal, "SIG" + name)
+
+
+def read_counts(path):
+    try:
+        return json.loads(path.read_text())
+    except (OSError, ValueError):
+        return {}
+
+
+def wait_for_counts(out, name, count, p):
+    deadline = time.monotonic() + 30
+    files = [out / "sig-0.json", out / "sig-1.json"]
+    while not all(read_counts(f).get(name) == count for f in files):
+        if time.monotonic() > deadline or p.poll() is not None:
+            raise AssertionError(f"SIG{name} never reached both workers: "
+                                 f"{[read_counts(f) for f in files]}")
+        time.sleep(0.02)
+
+
+@pytest.mark.parametrize("pid1", [False, True])
+def test_every_forwarded_signal_reaches_each_worker_once_and_changes_nothing(tmp_path, pid1):
+    if pid1 and not can_unshare_pid():
+        pytest.skip("needs `unshare --pid --fork --mount-proc` (root)")
+    out = tmp_path / "out"
+    out.mkdir()
+    args = ["--preflight", "none", "--nproc-per-node", 2, "--grace-period", 60, "--no-python",
+            "--", tvtest.HELPERS / "tv_sigcount", out, *FORWARDED]
+    if pid1:
+        p = pid1_run(args, env())
+        pid = trainvisor_pid(p.pid)
+    else:
+        p = subprocess.Popen([str(TRAINVISOR), "run", *map(str, args)], env=env(),
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        pid = p.pid
+    try:
+        for name in ["USR1", *FORWARDED]:
+            wait_for_counts(out, name, 0, p)  # both workers up, nothing counted yet
+        for name in ["USR1", *FORWARDED]:  # one at a time: each lands before the next is sent
+            os.kill(pid, signal_number(name))
+            wait_for_counts(out, name, 1, p)
+        os.kill(pid, signal.SIGTERM)
+        _, stderr = p.communicate(timeout=60)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.communicate()
+    assert p.returncode == 143, stderr[-3000:]
+    expected = {name: 1 for name in ["USR1", "TERM", *FORWARDED]}
+    expected["CONT"] = 2  # the forwarded one, and the one every SIGTERM to a worker is followed by
+    for rank in (0, 1):
+        assert read_counts(out / f"sig-{rank}.json") == expected, stderr[-3000:]
+    assert "received SIGQUIT: forwarded to 2 worker(s)" in stderr, stderr[-3000:]
+    assert "generation 1" not in stderr
+    assert not left_behind()
+
+
+# Generation 0 waits for SIGQUIT with its default action (core and exit); generation 1 succeeds.
+QUIT_WORKER = '''
+import os, resource, sys, time
+resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+if os.environ["TORCHELASTIC_RESTART_COUNT"] != "0":
+    sys.exit(0)
+print("ready", flush=True)
+while True:
+    time.sleep(0.05)
+'''
+
+
+def test_a_worker_that_dies_of_a_forwarded_sigquit_is_a_failure_and_restarts(tmp_path):
+    script = tmp_path / "quit.py"
+    script.write_text(QUIT_WORKER)
+    p = subprocess.Popen([str(TRAINVISOR), "run", "--preflight", "none", "--max-restarts", "1",
+                          "--no-python", "--", tvtest.PYTHON, str(script)], env=env(),
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert p.stdout.readline().endswith("ready\n")
+        os.kill(p.pid, signal.SIGQUIT)
+        _, stderr = p.communicate(timeout=60)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.communicate()
+    assert p.returncode == 0, stderr[-3000:]  # generation 0 failed of it, generation 1 succeeded
+    assert "received SIGQUIT: forwarded to 1 worker(s)" in stderr, stderr[-3000:]
+    assert "exit code 131" in stderr and "generation 1: starting" in stderr, stderr[-3000:]
+    assert not left_behind()
+
+
+# --- no thread of trainvisor's starts once the workers run (issue 32.2) -------------------------
+
+def test_the_first_worker_line_starts_no_thread_in_trainvisor(tmp_path):
+    # A thread started lazily (the stdout writer used to start on the first worker line) fails
+    # once a worker has spent the pids limit: std::terminate in PID 1. Every thread exists first.
+    up, go, done = tmp_path / "up", tmp_path / "go", tmp_path / "done"
+    script = (f"touch {up}; while [ ! -e {go} ]; do sleep 0.02; done; echo hello; "
+              f"while [ ! -e {done} ]; do sleep 0.02; done")
+    p = subprocess.Popen([str(TRAINVISOR), "run", "--preflight", "none", "--gpu-health", "off",
+                          "--no-python", "--", "/bin/sh", "-c", script], env=env(),
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 30
+        while not up.exists():
+            assert time.monotonic() < deadline and p.poll() is None, "the worker never started"
+            time.sleep(0.02)
+        before = sorted(os.listdir(f"/proc/{p.pid}/task"))
+        go.touch()
+        assert p.stdout.readline() == "[rank0]: hello\n"
+        after = sorted(os.listdir(f"/proc/{p.pid}/task"))
+        done.touch()
+        p.communicate(timeout=60)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.communicate()
+    assert p.returncode == 0
+    assert after == before, f"threads started after the worker ran: {set(after) - set(before)}"
+
+
+FORK_UNTIL_EAGAIN = '''
+import os, sys, time
+n = 0
+while True:
+    try:
+        pid = os.fork()
+    except OSError:
+        break
+    if pid == 0:
+        time.sleep(60)
+        os._exit(0)
+    n += 1
+print("forked", n, flush=True)
+sys.exit(1)
+'''
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("setpriv") or not shutil.which("prlimit"),
+                    reason="needs root, setpriv and prlimit (a run as nobody under a pids limit)")
+def test_a_worker_that_spends_the_pids_limit_is_its_own_failure(tmp_path):
+    # RLIMIT_NPROC counts nobody's processes: trainvisor's threads and the worker's children.
+    r = subprocess.run(["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups",
+                        "prlimit", "--nproc=300", str(TRAINVISOR), "run", "--preflight", "none",
+                        "--max-restarts", "0", "--no-python", "--", tvtest.PYTHON, "-c",
+                        FORK_UNTIL_EAGAIN], env=env(TMPDIR="/tmp"), capture_output=True,
+                       text=True, timeout=120)
+    assert r.returncode == 1, r.stderr[-3000:]  # the worker's own code: no abort, no 71
+    assert "[rank0]: forked" in r.stdout, r.stdout[-2000:]
+    assert "terminate" not in r.stderr and "cannot start a thread" not in r.stderr
+    assert not left_behind()  # the worker's forked children were killed with it

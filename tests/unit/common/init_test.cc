@@ -182,6 +182,36 @@ TEST_F(InitTest, RoutedSignalsGoToTheRouteOnly) {
   log->uninstall();
 }
 
+// Only TERM/INT/HUP stop the job: the stacks signal, USR1 and USR2 reach the route and leave
+// stop_requested alone (issue 38: one `trainvisor stacks` kept every later generation from
+// starting), and a child's exit is reaped, never routed.
+TEST_F(InitTest, OnlyTermIntHupRequestAStop) {
+  std::mutex mu;
+  std::condition_variable cv;
+  std::vector<int> got;
+  auto route = init.route_signals([&](int sig) {
+    {
+      std::lock_guard lock(mu);
+      got.push_back(sig);
+    }
+    cv.notify_all();
+  });
+  Waiter exited;
+  ASSERT_TRUE(init.spawn(sh("exit 0"), [&](pid_t, int) { exited.set(0); }).ok());
+  ASSERT_TRUE(exited.wait().has_value());
+  for (int sig : {stacks_signal(), SIGUSR1, SIGUSR2}) {
+    ::kill(::getpid(), sig);
+    std::unique_lock lock(mu);
+    ASSERT_TRUE(cv.wait_for(lock, 30s, [&] { return !got.empty() && got.back() == sig; }));
+    EXPECT_FALSE(init.stop_requested().load()) << sigabbrev_np(sig);
+  }
+  ::kill(::getpid(), SIGHUP);
+  std::unique_lock lock(mu);
+  ASSERT_TRUE(cv.wait_for(lock, 30s, [&] { return got.back() == SIGHUP; }));
+  EXPECT_TRUE(init.stop_requested().load());
+  EXPECT_EQ(got, (std::vector<int>{stacks_signal(), SIGUSR1, SIGUSR2, SIGHUP}));  // no SIGCHLD
+}
+
 TEST_F(InitTest, ChildrenStartWithAnEmptySignalMaskAndTheirOwnGroup) {
   int fds[2];
   ASSERT_EQ(::pipe2(fds, O_CLOEXEC), 0);

@@ -22,7 +22,7 @@ class FakeSignals final : public SignalSource {
 
   // False when nothing is routed (Init would end the process then).
   bool deliver(int sig) {
-    if (sig == SIGTERM || sig == SIGINT || sig == SIGHUP) stop_ = true;
+    if (is_stop_signal(sig)) stop_ = true;
     if (!fn_) return false;
     fn_(sig);
     return true;

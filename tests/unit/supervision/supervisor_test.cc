@@ -234,6 +234,29 @@ TEST_F(SupervisorTest, Sigusr1IsForwardedOnlyAndTheRunGoesOn) {
   EXPECT_EQ(end(), 0);
 }
 
+// SIGQUIT is forwarded like USR1, and neither it nor a stacks request is a stop (issue 38: the
+// stacks signal kept the next generation from starting): the restart after a failure happens,
+// and a worker killed by the forwarded SIGQUIT is that generation's failure.
+TEST_F(SupervisorTest, QuitAndStacksChangeNothingAndTheRestartHappens) {
+  begin(/*restarts=*/1);
+  const auto g0 = workers(0);
+  ASSERT_TRUE(signals_.deliver(stacks_signal()));
+  ASSERT_TRUE(signals_.deliver(SIGQUIT));
+  time_.run_ready();
+  time_.advance(50ms);  // the stacks poll: nothing to wait for (not a Python worker)
+  for (pid_t p : g0) EXPECT_EQ(signals_of(p), (std::vector<int>{SIGQUIT}));
+  EXPECT_FALSE(signals_.stop_requested().load());
+  spawner_.exit(g0[0], W_EXITCODE(0, SIGQUIT));
+  time_.run_ready();
+  spawner_.exit(g0[1], W_EXITCODE(0, SIGTERM));
+  time_.run_ready();
+  const auto g1 = workers(1);
+  ASSERT_EQ(g1.size(), 2u);
+  for (pid_t p : g1) spawner_.exit_code(p, 0);
+  time_.run_ready();
+  EXPECT_EQ(end(), 0);
+}
+
 TEST_F(SupervisorTest, ARestartSpawnsTheNextGenerationOnItsPort) {
   begin(/*restarts=*/1);
   const auto g0 = workers(0);
