@@ -404,6 +404,9 @@ void Supervisor::check_hangs() {
     spdlog::error("rank {}: no output and no heartbeat for {} ms: treating it as hung",
                   w->id().rank, cfg_.hang_timeout.count());
     const int local_rank = w->id().local_rank, generation = group_.generation();
+    if (cfg_.observer)
+      cfg_.observer->generation_hung(generation,
+                                     std::chrono::duration<double>(w->silent_for()).count());
     auto fail = [this, local_rank, generation] {
       if (group_.generation() == generation && group_.state() == GroupState::kHealthy &&
           group_.is_running(local_rank))
