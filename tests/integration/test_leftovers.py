@@ -58,10 +58,15 @@ def watch_children(tmp_path):
 
 
 def test_the_gpu_watch_is_one_process_for_the_whole_run_and_never_a_leftover(tmp_path):
-    # Each generation waits until it sees the watch among trainvisor's children, records its
-    # pid, and the first two fail: two restarts.
+    # In each generation local rank 0 waits until it sees the watch among trainvisor's children,
+    # records its pid, and fails in the first two: two restarts. Rank 1 waits in a sleep that
+    # leaves nothing behind (a shell killed mid-fork would leave a real leftover).
     worker = tmp_path / "w.sh"
     worker.write_text(
+        'if [ "$LOCAL_RANK" != 0 ]; then\n'
+        '  [ "$TORCHELASTIC_RESTART_COUNT" -ge 2 ] && exit 0\n'
+        "  exec sleep 600\n"
+        "fi\n"
         f'while [ ! -s {tmp_path}/watch.$TORCHELASTIC_RESTART_COUNT ]; do\n'
         + watch_children(tmp_path) + "done\n"
         '[ "$TORCHELASTIC_RESTART_COUNT" -ge 2 ] || exit 3\n')
