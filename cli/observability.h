@@ -58,6 +58,9 @@ class Observability final : public RunObserver {
 
   void generation_started(int generation) override;
   void generation_failed(int generation) override { accountant_.generation_failed(generation); }
+  void generation_hung(int generation, double silent_seconds) override {
+    accountant_.generation_hung(generation, silent_seconds);
+  }
   void finishing(int exit_code) override { accountant_.finishing(exit_code); }
   void worker_started(int) override { accountant_.worker_started(); }
   void worker_exited(int, int exit_code) override { accountant_.worker_exited(exit_code); }

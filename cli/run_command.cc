@@ -525,11 +525,12 @@ std::unique_ptr<Cluster> make_cluster(boost::asio::io_context& io, const RunPlan
   return std::make_unique<NetworkCluster>(io, network_config(p));
 }
 
-// The banner's GPUs: the preflight's NVML reading when it ran (never a second query), else one
-// bounded `__query gpu-health` child (TRAINVISOR_CHECK_TIMEOUT); none and no child at all where
-// the container has no NVIDIA device node (a CPU job). A failed or hung query is one "unknown"
-// line, never a failed run.
-BannerGpus banner_gpus_of(const RunPlan& p, const Environment& env) {
+// The banner's GPUs: the preflight's NVML reading when it ran (never a second query); none and no
+// child at all where the container has no NVIDIA device node (a CPU job); else nothing now: one
+// `__query gpu-health` child beside the first workers (a side query of the Supervisor, bounded by
+// TRAINVISOR_CHECK_TIMEOUT) prints the line when it answers, so no query is on the start path. A
+// failed or hung query is one "unknown" line, never a failed run.
+std::optional<BannerGpus> banner_gpus_of(RunPlan& p, const Environment& env) {
   const RealGpuCounter counter(env);
   const GpuVisibility devices{counter.count(), counter.describe()};
   const int workers = p.topology.nproc_per_node;
@@ -537,12 +538,22 @@ BannerGpus banner_gpus_of(const RunPlan& p, const Environment& env) {
     return banner_gpus(Result<GpuHealthSnapshot>(*p.preflight_gpus), "NVML, read in the preflight",
                        devices, workers);
   if (devices.count == 0) return banner_gpus(std::nullopt, "", devices, workers);
-  Init::instance().set_phase("gpu query (start banner)");
-  return banner_gpus(isolated_query_gpu_health(p.sup.base_env),
-                     "NVML, read by trainvisor __query gpu-health", devices, workers);
+  const auto argv = gpu_health_query_argv();
+  SideQueryRequest q{SpawnRequest{argv.front(), argv, p.sup.base_env},
+                     query_timeout(p.sup.base_env), nullptr};
+  q.done = [devices, workers, env = p.sup.base_env](const SideQueryEnd& e) {
+    const Result<GpuHealthSnapshot> read =
+        !e.not_started.empty()
+            ? Result<GpuHealthSnapshot>(Error{1, "trainvisor __query gpu-health: " + e.not_started})
+            : gpu_health_answer(e.output, exit_code_from_status(e.wait_status), e.timed_out, env);
+    log_banner_item(gpus_item(
+        banner_gpus(read, "NVML, read by trainvisor __query gpu-health", devices, workers)));
+  };
+  p.sup.side_queries.push_back(std::move(q));
+  return std::nullopt;
 }
 
-BannerFacts banner_facts(const RunPlan& p, const Environment& env, const std::string& resume) {
+BannerFacts banner_facts(RunPlan& p, const Environment& env, const std::string& resume) {
   BannerFacts f;
   char host[256] = {};
   f.host = ::gethostname(host, sizeof host - 1) == 0 ? host : "unknown";

@@ -76,6 +76,8 @@ nlohmann::json gpus_json(const BannerGpus& g) {
           {"gpus_from", g.from}};
 }
 
+BannerItem gpus_item(const BannerGpus& g) { return {"gpus", gpus_text(g), gpus_json(g)}; }
+
 std::vector<BannerItem> banner_items(const BannerFacts& f) {
   const Topology& t = f.topology;
   std::vector<BannerItem> items = {
@@ -96,9 +98,9 @@ std::vector<BannerItem> banner_items(const BannerFacts& f) {
        std::to_string(t.nproc_per_node) + " per node" + from(t, "nproc_per_node") + ", world " +
            std::to_string(t.world_size()),
        nullptr},
-      {"gpus", gpus_text(f.gpus), gpus_json(f.gpus)},
-      {"command", f.command, nullptr},
   };
+  if (f.gpus) items.push_back(gpus_item(*f.gpus));
+  items.push_back({"command", f.command, nullptr});
   if (!f.interpreter.empty()) items.push_back({"interpreter", f.interpreter, nullptr});
   if (!f.torch.empty()) items.push_back({"torch", f.torch, nullptr});
   items.push_back({"resume", f.resume, nullptr});
@@ -106,14 +108,16 @@ std::vector<BannerItem> banner_items(const BannerFacts& f) {
   return items;
 }
 
+void log_banner_item(const BannerItem& item) {
+  const std::string line = "start: " + item.name + ": " + item.text;
+  if (item.fields.is_object())
+    log_info_with_fields(line, item.fields);
+  else
+    spdlog::info("{}", line);
+}
+
 void log_banner(const BannerFacts& f) {
-  for (const auto& item : banner_items(f)) {
-    const std::string line = "start: " + item.name + ": " + item.text;
-    if (item.fields.is_object())
-      log_info_with_fields(line, item.fields);
-    else
-      spdlog::info("{}", line);
-  }
+  for (const auto& item : banner_items(f)) log_banner_item(item);
 }
 
 }  // namespace tv

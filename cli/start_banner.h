@@ -1,4 +1,5 @@
-// The start banner: once per node, before the first start, what the seeds' entrypoints echo by
+// The start banner: once per node, before the first start (its GPUs, when no preflight read
+// them, once the query beside the first workers answers), what the seeds' entrypoints echo by
 // hand (host, platform, ranks, master, workers, GPUs, interpreter, resume), one item per log line
 // "start: ITEM: VALUE (from ORIGIN)"; with --log-format json each line is one JSON record, and the
 // gpus record also carries the GPUs as an array (`gpus`, `gpus_state`, `gpus_from`).
@@ -44,7 +45,9 @@ nlohmann::json gpus_json(const BannerGpus& g);
 struct BannerFacts {
   std::string host;
   Topology topology;
-  BannerGpus gpus;
+  // Unset: a `__query gpu-health` child beside the workers reads them, and its line comes when it
+  // answers (log_banner_item(gpus_item(...))), off the start path.
+  std::optional<BannerGpus> gpus;
   std::string command;      // the workers' argv, joined
   std::string interpreter;  // "PATH (from ORIGIN)", or "" when the command is not python
   std::string torch;        // the workers' torch version, or ""
@@ -60,8 +63,10 @@ struct BannerItem {
 
 // The items, in order.
 std::vector<BannerItem> banner_items(const BannerFacts& f);
+BannerItem gpus_item(const BannerGpus& g);
 
 // Logs them, one line each.
 void log_banner(const BannerFacts& f);
+void log_banner_item(const BannerItem& item);
 
 }  // namespace tv

@@ -21,7 +21,10 @@
 #include <algorithm>
 #include <boost/asio/io_context.hpp>
 #include <boost/process/v2/environment.hpp>
+#include <charconv>
 #include <condition_variable>
+#include <ctime>
+#include <string_view>
 // Boost 1.81 header-only mode omits this implementation file (process_environment::on_setup).
 #include <boost/process/v2/impl/environment.ipp>
 #include <boost/process/v2/posix/default_launcher.hpp>
@@ -31,6 +34,7 @@
 #include <cstdlib>
 #include <vector>
 
+#include "common/bounded_read.h"
 #include "common/exit_codes.h"
 #include "common/log.h"
 
@@ -141,9 +145,37 @@ struct NullFd {  // /dev/null for the standard streams a request leaves at -1
   int operator()(int wanted) const { return wanted >= 0 ? wanted : fd; }
 };
 
+// The clock of /proc/PID/stat's starttime: ticks of sysconf(_SC_CLK_TCK) since boot.
+std::uint64_t boot_ticks_now() {
+  timespec ts{};
+  ::clock_gettime(CLOCK_BOOTTIME, &ts);
+  const auto hz = static_cast<std::uint64_t>(std::max(1L, ::sysconf(_SC_CLK_TCK)));
+  return static_cast<std::uint64_t>(ts.tv_sec) * hz +
+         static_cast<std::uint64_t>(ts.tv_nsec) / (1000000000ULL / hz);
+}
+
+// The children the process had when it was exec'd: /proc/self/task/PID/children (only the main
+// thread exists yet; the kernel may lack the file: then only the start time tells them apart).
+std::set<pid_t> children_now() {
+  std::set<pid_t> kids;
+  const auto pid = std::to_string(::getpid());
+  const auto list = read_regular_file("/proc/" + pid + "/task/" + pid + "/children", kSmallFileCap);
+  if (!list) return kids;
+  for (std::string_view rest = *list; !rest.empty();) {
+    pid_t kid = 0;
+    const auto [next, ec] = std::from_chars(rest.data(), rest.data() + rest.size(), kid);
+    if (ec != std::errc()) break;
+    if (kid > 0) kids.insert(kid);
+    rest.remove_prefix(static_cast<size_t>(next - rest.data()));
+    if (!rest.empty()) rest.remove_prefix(1);
+  }
+  return kids;
+}
+
 }  // namespace
 
-Init::Init() : pid1_(::getpid() == 1) {
+Init::Init()
+    : pid1_(::getpid() == 1), started_ticks_(boot_ticks_now()), inherited_(children_now()) {
   if (g_init) std::abort();  // one per process
   if (::getrlimit(RLIMIT_NOFILE, &g_start_nofile) != 0) g_start_nofile = {};
   ::signal(SIGCHLD, SIG_DFL);  // never SIG_IGN: that would reap children behind our back
@@ -294,6 +326,13 @@ void Init::set_phase(std::string phase) {
 size_t Init::live_children() const {
   std::lock_guard lock(mu_);
   return children_.size();
+}
+
+std::set<pid_t> Init::own_children() const {
+  std::set<pid_t> own = inherited_;
+  std::lock_guard lock(mu_);
+  for (const auto& [pid, _] : children_) own.insert(pid);
+  return own;
 }
 
 }  // namespace tv

@@ -35,10 +35,12 @@
 #include <sys/types.h>
 
 #include <atomic>
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <thread>
 #include <utility>
@@ -119,6 +121,13 @@ class Init final : public SignalSource {
   bool is_pid1() const { return pid1_; }
   // Live children started with spawn (tests and figures).
   size_t live_children() const;
+  // What is this process's own and no worker's (launcher/supervision/descendants.h): the live
+  // children started with spawn, and the children it already had when Init was made (a sidecar
+  // an entrypoint started before `exec trainvisor`).
+  std::set<pid_t> own_children() const;
+  // When Init was made, in the clock ticks since boot of /proc/PID/stat's `starttime`: a process
+  // that started before it is none of the workers'.
+  std::uint64_t started_ticks() const { return started_ticks_; }
 
  private:
   void loop();
@@ -127,7 +136,9 @@ class Init final : public SignalSource {
   void shutdown_now(int sig);
 
   bool pid1_;
-  mutable std::mutex mu_;  // children_, phase_, stopping_; waitpid runs under it
+  std::uint64_t started_ticks_;
+  std::set<pid_t> inherited_;  // the children this process had before Init (before the exec)
+  mutable std::mutex mu_;      // children_, phase_, stopping_; waitpid runs under it
   std::map<pid_t, OnExit> children_;
   std::string phase_ = "startup";
   std::mutex route_mu_;  // held while the route runs, so a Route never ends mid-call

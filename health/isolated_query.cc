@@ -54,6 +54,18 @@ nlohmann::json last_json_line(const std::string& text) {
                                false);
 }
 
+// The answer in a query child's output: its last line, a JSON object, when it exited 0.
+Result<nlohmann::json> answer_of(const std::vector<std::string>& args, const std::string& text,
+                                 int code, bool timed_out, std::chrono::seconds timeout) {
+  if (timed_out)
+    return Error{1, describe(args) + " hung: killed after " + std::to_string(timeout.count()) +
+                        " s (TRAINVISOR_CHECK_TIMEOUT)"};
+  nlohmann::json j = last_json_line(text);
+  if (code != 0 || !j.is_object())
+    return Error{1, describe(args) + " exited " + std::to_string(code) + " without an answer"};
+  return j;
+}
+
 // Runs `trainvisor __query args...` to its end (or the deadline) and parses its answer.
 Result<nlohmann::json> run_query(const std::vector<std::string>& args, const Environment& env) {
   char tmpl[] = "/tmp/trainvisor-query-XXXXXX";
@@ -70,13 +82,7 @@ Result<nlohmann::json> run_query(const std::vector<std::string>& args, const Env
   const std::string text = read_output_file(tmpl);
   ::unlink(tmpl);
   if (!pid) return Error{1, describe(args) + ": " + pid.error().message};
-  if (end->timed_out)
-    return Error{1, describe(args) + " hung: killed after " + std::to_string(timeout.count()) +
-                        " s (TRAINVISOR_CHECK_TIMEOUT)"};
-  nlohmann::json j = last_json_line(text);
-  if (end->code != 0 || !j.is_object())
-    return Error{1, describe(args) + " exited " + std::to_string(end->code) + " without an answer"};
-  return j;
+  return answer_of(args, text, end->code, end->timed_out, timeout);
 }
 
 template <class T>
@@ -118,6 +124,15 @@ Result<GpuInventory> isolated_query_gpus(const Environment& env) {
 
 Result<GpuHealthSnapshot> isolated_query_gpu_health(const Environment& env) {
   auto j = run_query({"gpu-health"}, env);
+  if (!j) return j.error();
+  return snapshot_from_json(*j);
+}
+
+std::vector<std::string> gpu_health_query_argv() { return {self_exe(), "__query", "gpu-health"}; }
+
+Result<GpuHealthSnapshot> gpu_health_answer(const std::string& output, int exit_code,
+                                            bool timed_out, const Environment& env) {
+  auto j = answer_of({"gpu-health"}, output, exit_code, timed_out, query_timeout(env));
   if (!j) return j.error();
   return snapshot_from_json(*j);
 }

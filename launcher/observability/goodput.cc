@@ -22,8 +22,8 @@ const char* phase_name(Phase p) {
 
 const char* badput_name(Badput b) {
   static constexpr std::array<const char*, kBadputCount> names = {
-      "init",    "preflight",     "rendezvous",       "startup",
-      "restart", "lost_progress", "checkpoint_stall", "draining"};
+      "init",          "preflight", "rendezvous",       "startup", "restart",
+      "lost_progress", "hang",      "checkpoint_stall", "draining"};
   return names[static_cast<std::size_t>(b)];
 }
 
@@ -55,8 +55,10 @@ void GoodputAccountant::generation_started(int generation) {
   pending_resume_.reset();
   gap_from_.reset();
   enter(Phase::kRunning);
-  gens_.push_back(Generation{generation, now, std::nullopt, std::nullopt, std::nullopt, 0, 0,
-                             std::nullopt, false});
+  Generation g;
+  g.number = generation;
+  g.start = now;
+  gens_.push_back(g);
 }
 
 void GoodputAccountant::generation_failed(int generation) {
@@ -64,6 +66,21 @@ void GoodputAccountant::generation_failed(int generation) {
   gens_.back().failed = true;
   ++failures_;
   if (phase_ == Phase::kRunning) enter(Phase::kRestarting);
+}
+
+void GoodputAccountant::generation_hung(int generation, double silent_seconds) {
+  if (gens_.empty() || phase_ != Phase::kRunning) return;
+  Generation& g = gens_.back();
+  if (g.number != generation || g.failed || g.hung_at) return;
+  const double now = clock_.now();
+  g.hung_at = now;
+  // Without a step of its own: startup already holds this generation when the job prints steps.
+  if (g.last_step)
+    g.hang = std::max(0.0, now - g.last_step_at);
+  else if (!progress_seen())
+    g.hang = std::clamp(silent_seconds, 0.0, now - g.start);
+  hang_seconds_ += g.hang;
+  enter(Phase::kRestarting);  // stacks and stopping: the time every failure takes to stop
 }
 
 void GoodputAccountant::finishing(int exit_code) {
@@ -86,7 +103,7 @@ void GoodputAccountant::account_restart(const Generation& prev, double failed_at
   if (prev.last_step && known_resume) {
     const std::int64_t from = resume.found ? resume.step : 0;
     const std::int64_t steps = std::max<std::int64_t>(0, *prev.last_step - from);
-    add_lost(static_cast<double>(steps) * rate(prev).value_or(0) + (failed_at - prev.last_step_at),
+    add_lost(static_cast<double>(steps) * rate(prev).value_or(0) + (failed_at - tail_from(prev)),
              steps);
   } else if (prev.last_step) {
     deferred_ = gens_.size() - 1;  // the next generation's first step tells where it resumed
@@ -95,7 +112,7 @@ void GoodputAccountant::account_restart(const Generation& prev, double failed_at
   } else if (config_.checkpoints_watched) {
     const double from =
         (resume.found && prev.checkpoint_state_at) ? *prev.checkpoint_state_at : prev.start;
-    add_lost(std::max(0.0, failed_at - from), std::nullopt);
+    add_lost(failed_at - from - prev.hang, std::nullopt);
   } else {
     lost_known_ = false;
   }
@@ -106,8 +123,14 @@ void GoodputAccountant::account_deferred(std::int64_t resumed_step) {
   deferred_.reset();
   const std::int64_t steps = std::max<std::int64_t>(0, *prev.last_step - resumed_step);
   const double failed_at = prev.stop.value_or(prev.last_step_at);
-  add_lost(static_cast<double>(steps) * rate(prev).value_or(0) + (failed_at - prev.last_step_at),
+  add_lost(static_cast<double>(steps) * rate(prev).value_or(0) + (failed_at - tail_from(prev)),
            steps);
+}
+
+// Where the lost time after a failed generation's last step begins: at that step, or at the hang
+// verdict when it hung (the silence between is hang).
+double GoodputAccountant::tail_from(const Generation& g) const {
+  return g.hung_at ? std::max(*g.hung_at, g.last_step_at) : g.last_step_at;
 }
 
 void GoodputAccountant::add_lost(double seconds, std::optional<std::int64_t> steps) {
@@ -202,10 +225,11 @@ GoodputSnapshot GoodputAccountant::snapshot() const {
   bad(Badput::kRendezvous) = phase(Phase::kRendezvous);
   bad(Badput::kRestart) = phase(Phase::kRestarting);
   bad(Badput::kDraining) = phase(Phase::kDraining);
-  // Running splits into startup, stall, lost and productive; none may take more than is left.
+  // Running splits into startup, hang, stall, lost and productive; none may take more than is
+  // left.
   double left = phase(Phase::kRunning);
   for (auto [cause, seconds] :
-       {std::pair{Badput::kStartup, startup_seconds()},
+       {std::pair{Badput::kStartup, startup_seconds()}, std::pair{Badput::kHang, hang_seconds_},
         std::pair{Badput::kCheckpointStall,
                   stall_seconds_ + std::accumulate(gap_samples_.begin(), gap_samples_.end(), 0.0)},
         std::pair{Badput::kLostProgress, lost_seconds_}}) {
@@ -225,7 +249,7 @@ GoodputSnapshot GoodputAccountant::snapshot() const {
     if (g.last_step) s.step = g.last_step;
   s.total_steps = total_steps_;
   s.seconds_per_step = gens_.empty() ? std::nullopt : rate(gens_.back());
-  s.progress_evidence = progress_seen() || checkpoints_ > 0;
+  s.progress_evidence = progress_seen();
   s.start_step = start_step();
   s.peak_flops_per_gpu = config_.peak_flops_per_gpu;
   s.gpu_name = config_.gpu_name;

@@ -4,13 +4,15 @@
 //
 // Every second of wall time is in exactly one phase (init, preflight, rendezvous, running,
 // restarting, draining), so the phases add up to the wall time. Running seconds are split again:
-//   productive = running - startup - lost progress - checkpoint stall
+//   productive = running - startup - hang - checkpoint stall - lost progress
 // where startup is the time from a generation's start to its first progress step (only once
-// progress has been seen at all), lost progress is the work re-done after a restart (the steps
-// between the resumed checkpoint and the last step seen before the failure, turned into seconds
-// with the measured seconds per step, plus the time since that last step), and checkpoint stall
-// is each save's write time (or, without one, the gap it left in the progress lines). Goodput is
-// productive / wall. docs/observability.md has every rule and its fallbacks.
+// progress has been seen at all), hang is the time from a hung generation's last progress step to
+// the hang verdict (without any step: the silence the verdict waited for), lost progress is the
+// work re-done after a restart (the steps between the resumed checkpoint and the last step seen
+// before the failure, turned into seconds with the measured seconds per step, plus the time since
+// that last step), and checkpoint stall is each save's write time (or, without one, the gap it left
+// in the progress lines). Goodput is productive / wall. docs/observability.md has every rule and
+// its fallbacks.
 //
 // Checkpoint advice (Young/Daly): interval = sqrt(2 x C x MTBF), C the measured cost of one
 // checkpoint, MTBF the job's: --mtbf-hours per node divided by the node count, else the one
@@ -45,10 +47,11 @@ enum class Badput {
   kStartup,
   kRestart,
   kLostProgress,
+  kHang,
   kCheckpointStall,
   kDraining
 };
-inline constexpr std::size_t kBadputCount = 8;
+inline constexpr std::size_t kBadputCount = 9;
 const char* badput_name(Badput b);
 
 struct GoodputConfig {
@@ -81,8 +84,10 @@ struct GoodputSnapshot {
   std::array<double, kBadputCount> badput{};
   double productive = 0;
   double goodput = 0;  // productive / wall, 0 before any time passed
-  // Evidence that any step was made: a progress line or a complete checkpoint. Without it every
-  // running second counts as productive, so goodput is only an upper bound (and says so).
+  // Evidence of when steps were made: a progress line in this node's own output. Without it the
+  // time to the first step is not measured and every running second counts as productive, so
+  // goodput is only an upper bound (and says so), even where checkpoints show that steps were
+  // made (only rank 0 prints progress in rsl_rl or skrl: node 1 of such a job has none).
   bool progress_evidence = false;
   int generation = -1;
   int restarts = 0;
@@ -125,7 +130,11 @@ class GoodputAccountant {
   void resume_selected(std::optional<std::int64_t> step);
   void generation_started(int generation);  // enters running
   void generation_failed(int generation);   // enters restarting; once per generation
-  void finishing(int exit_code);            // enters draining
+  // The hang verdict for `generation` (--hang-timeout), after `silent_seconds` without output:
+  // from its last progress step to now is badput "hang"; enters restarting (the stacks and the
+  // stop are the failure's). Before generation_failed.
+  void generation_hung(int generation, double silent_seconds);
+  void finishing(int exit_code);  // enters draining
   void worker_started();
   void worker_exited(int exit_code);
   void progress(const Progress& p);
@@ -143,6 +152,8 @@ class GoodputAccountant {
     double first_step_at = 0, last_step_at = 0;
     std::optional<double> checkpoint_state_at;  // newest checkpoint seen: when its state was taken
     bool failed = false;
+    std::optional<double> hung_at;  // the hang verdict
+    double hang = 0;                // of it, badput "hang"
   };
   struct Resume {
     bool found = false;
@@ -151,6 +162,7 @@ class GoodputAccountant {
   void account_restart(const Generation& prev, double failed_at);
   void account_deferred(std::int64_t resumed_step);
   void add_lost(double seconds, std::optional<std::int64_t> steps);
+  double tail_from(const Generation& g) const;
   std::optional<double> rate(const Generation& g) const;
   std::optional<double> job_rate() const;
   bool progress_seen() const;
@@ -175,6 +187,7 @@ class GoodputAccountant {
   std::int64_t lost_steps_ = 0;
   bool lost_known_ = true;
   double stall_seconds_ = 0;
+  double hang_seconds_ = 0;
   std::optional<double> gap_from_;  // a checkpoint came: the last step's time before it
   std::vector<double> cost_samples_, gap_samples_, interval_samples_;
   long checkpoints_ = 0;

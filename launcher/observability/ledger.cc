@@ -123,8 +123,12 @@ class Reader {
   std::array<double, kBadputCount> badput(const json& j, const std::string& where) {
     std::array<double, kBadputCount> b{};
     if (const json* o = object(j, "badput_seconds", where))
-      for (std::size_t i = 0; i < kBadputCount; ++i)
-        b[i] = number(*o, badput_name(static_cast<Badput>(i)), where + "badput_seconds.");
+      for (std::size_t i = 0; i < kBadputCount; ++i) {
+        const char* name = badput_name(static_cast<Badput>(i));
+        // "hang" came later: a ledger written before it has none (0 s).
+        if (static_cast<Badput>(i) == Badput::kHang && !o->contains(name)) continue;
+        b[i] = number(*o, name, where + "badput_seconds.");
+      }
     return b;
   }
 

@@ -51,10 +51,15 @@ std::string badput_lines(const std::array<double, kBadputCount>& badput, double 
 }
 
 // Without evidence of progress the figure counts every running second: an upper bound.
-std::string goodput_line(const char* what, double goodput, bool evidence) {
-  if (evidence) return fmt::format("  {:<26}{:>10.3f}\n", what, goodput);
+std::string goodput_line(const char* what, double goodput, const char* note) {
+  if (!note) return fmt::format("  {:<26}{:>10.3f}\n", what, goodput);
   return fmt::format("  {:<26}{:>10} (upper bound: {})\n", what, fmt::format("<= {:.3f}", goodput),
-                     kNoProgressNote);
+                     note);
+}
+
+const char* goodput_note(const GoodputSnapshot& s) {
+  if (s.progress_evidence) return nullptr;
+  return s.checkpoints > 0 ? kNoProgressLinesNote : kNoProgressNote;
 }
 
 }  // namespace
@@ -65,7 +70,7 @@ std::string format_summary_table(const GoodputSnapshot& s, const MetricsIdentity
   out += fmt::format("  {:<26}{:>10.1f} s {:>6.1f} %\n", "productive", s.productive,
                      share(s.productive, s.wall));
   out += badput_lines(s.badput, s.wall);
-  out += goodput_line("goodput", s.goodput, s.progress_evidence);
+  out += goodput_line("goodput", s.goodput, goodput_note(s));
   if (s.mfu)
     out += fmt::format("  {:<26}{:>10.3f} ({}, peak {:.1f} TFLOP/s per GPU)\n", "MFU", *s.mfu,
                        s.gpu_name, s.peak_flops_per_gpu.value_or(0) / 1e12);
@@ -85,7 +90,8 @@ nlohmann::json summary_json(const GoodputSnapshot& s, const MetricsIdentity& id)
   j["productive_seconds"] = s.productive;
   j["goodput"] = s.goodput;
   j["goodput_upper_bound"] = !s.progress_evidence;
-  j["goodput_note"] = s.progress_evidence ? nlohmann::json() : nlohmann::json(kNoProgressNote);
+  const char* note = goodput_note(s);
+  j["goodput_note"] = note ? nlohmann::json(note) : nlohmann::json();
   j["mfu"] = s.mfu ? nlohmann::json(*s.mfu) : nlohmann::json();
   j["gpu_name"] = s.gpu_name.empty() ? nlohmann::json() : nlohmann::json(s.gpu_name);
   j["gpu_peak_flops"] =
@@ -135,7 +141,8 @@ std::string format_job_summary(const JobTotals& t) {
   out += badput_lines(t.badput, wall);
   out += fmt::format("  {:<26}{:>10.1f} s {:>6.1f} %\n", "badput: outside", t.outside,
                      share(t.outside, wall));
-  out += goodput_line("job goodput", job_goodput(t), t.progress_evidence);
+  out +=
+      goodput_line("job goodput", job_goodput(t), t.progress_evidence ? nullptr : kNoProgressNote);
   out += fmt::format("  {:<26}{:>10}{}\n", "job lost steps", t.lost_steps,
                      t.lost_progress_known ? "" : " (some lost work not measurable)");
   return out;

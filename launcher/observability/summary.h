@@ -32,6 +32,11 @@ std::string format_metrics_line(const GoodputSnapshot& s, const std::optional<Jo
 
 // What a goodput without evidence of progress says beside it.
 inline constexpr const char* kNoProgressNote = "no progress signal: set --progress-regex";
+// ... when checkpoints show that steps were made, but no line of this node's says when (only
+// rank 0 prints progress in rsl_rl and skrl: node 1 of such a job).
+inline constexpr const char* kNoProgressLinesNote =
+    "no progress lines on this node, only checkpoints: set --progress-regex, or read node 0's "
+    "figure where rank 0 alone prints them";
 // Errors name --summary-file, the path and the reason (the run's exit code is not changed by it).
 Status write_summary_file(const std::string& path, const nlohmann::json& j);
 

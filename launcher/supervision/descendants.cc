@@ -39,35 +39,81 @@ std::vector<pid_t> descendants_of(pid_t root, const std::map<pid_t, pid_t>& pare
   return {found.begin(), found.end()};
 }
 
+std::map<pid_t, pid_t> parents_of(const ProcTable& table) {
+  std::map<pid_t, pid_t> parents;
+  for (const auto& [pid, e] : table) parents.emplace_hint(parents.end(), pid, e.ppid);
+  return parents;
+}
+
+std::vector<pid_t> leftovers_of(pid_t self, const ProcEntry& self_entry, const ProcTable& table,
+                                const NotLeftovers& keep) {
+  const auto older = [&](const ProcEntry& e) {
+    return keep.run_start > 0 && e.start < keep.run_start;
+  };
+  std::set<pid_t> leaders = keep.own;  // groups and sessions that are not a worker's
+  leaders.insert(self_entry.pgid);
+  for (const auto& [pid, e] : table)
+    if (older(e)) leaders.insert(pid);
+  const auto not_a_workers = [&](pid_t pid, const ProcEntry& e) {
+    return keep.own.contains(pid) || older(e) || leaders.contains(e.pgid) ||
+           (e.sid != self_entry.sid && leaders.contains(e.sid));
+  };
+  std::vector<pid_t> out;
+  for (pid_t pid : descendants_of(self, parents_of(table))) {
+    bool kept = false;
+    // Up to trainvisor: below one that is not a worker's is not a worker's either.
+    pid_t p = pid;
+    for (size_t steps = 0; !kept && p != self && steps <= table.size(); ++steps) {
+      const auto it = table.find(p);
+      if (it == table.end()) break;
+      kept = not_a_workers(p, it->second);
+      p = it->second.ppid;
+    }
+    if (!kept) out.push_back(pid);
+  }
+  return out;
+}
+
 namespace {
 
-// Fields 3 and 4 of /proc/PID/stat (state, ppid); the command name (field 2) may contain spaces
-// and ')'.
-bool read_state(pid_t pid, std::string* state, long* parent) {
-  const auto stat = read_regular_file("/proc/" + std::to_string(pid) + "/stat", kSmallFileCap);
+// Fields 3 to 6 and 22 of /proc/PID/stat (state, ppid, pgrp, session, starttime); the command
+// name (field 2) may contain spaces and ')'.
+bool read_stat(pid_t pid, char* state, ProcEntry* entry) {
+  const std::string path = pid == 0 ? "/proc/self/stat" : "/proc/" + std::to_string(pid) + "/stat";
+  const auto stat = read_regular_file(path, kSmallFileCap);
   if (!stat) return false;
   const auto close = stat->rfind(')');
   if (close == std::string::npos || close + 4 >= stat->size()) return false;
-  const char* first = stat->data() + close + 2;  // ") S 1234 ..."
-  *state = std::string(first, 1);
+  const char* p = stat->data() + close + 2;  // ") S 1234 ..."
   const char* end = stat->data() + stat->size();
-  return std::from_chars(first + 2, end, *parent).ec == std::errc();
+  *state = *p;
+  p += 1;
+  std::uint64_t fields[20] = {};  // fields 4 .. 22
+  for (std::uint64_t& f : fields) {
+    while (p < end && *p == ' ') ++p;
+    long long v = 0;  // tty_nr and the priorities may be negative
+    const auto [next, ec] = std::from_chars(p, end, v);
+    if (ec != std::errc()) return false;
+    f = static_cast<std::uint64_t>(v);
+    p = next;
+  }
+  entry->ppid = static_cast<pid_t>(fields[0]);
+  entry->pgid = static_cast<pid_t>(fields[1]);
+  entry->sid = static_cast<pid_t>(fields[2]);
+  entry->start = fields[18];
+  return true;
 }
 
-bool read_ppid(pid_t pid, pid_t* ppid) {
-  std::string state;
-  long parent = 0;
-  if (!read_state(pid, &state, &parent)) return false;
-  if (state == "Z" || state == "X") return false;  // already dead: only the reaper's business
-  *ppid = static_cast<pid_t>(parent);
-  return true;
+// A live process's entry; false when it is gone or already dead (only the reaper's business).
+bool read_entry(pid_t pid, ProcEntry* entry) {
+  char state = 0;
+  return read_stat(pid, &state, entry) && state != 'Z' && state != 'X';
 }
 
 // Dead: gone from /proc, or a zombie (it runs no more; Init reaps it).
 bool dead(pid_t pid) {
-  std::string state;
-  long parent = 0;
-  return !read_state(pid, &state, &parent) || state == "Z" || state == "X";
+  ProcEntry e;
+  return !read_entry(pid, &e);
 }
 
 // The pids listed in /proc/PID/task/*/children (each thread's own children; none once it is gone).
@@ -95,23 +141,29 @@ std::vector<pid_t> children_of(pid_t pid) {
 
 }  // namespace
 
-std::optional<std::map<pid_t, pid_t>> read_subtree(pid_t root) {
+std::optional<ProcTable> read_subtree(pid_t root) {
   const std::string self = "/proc/" + std::to_string(root) + "/task/" + std::to_string(root);
   if (::access((self + "/children").c_str(), R_OK) != 0) return std::nullopt;
-  std::map<pid_t, pid_t> table;
+  ProcTable table;
   std::deque<pid_t> todo{root};
   while (!todo.empty()) {
     const pid_t parent = todo.front();
     todo.pop_front();
     for (pid_t kid : children_of(parent)) {
-      pid_t ppid = 0;
+      ProcEntry e;
       // A zombie has no children left; one that reparented meanwhile is seen under its new parent.
-      if (!read_ppid(kid, &ppid) || ppid != parent || table.contains(kid)) continue;
-      table[kid] = parent;
+      if (!read_entry(kid, &e) || e.ppid != parent || table.contains(kid)) continue;
+      table[kid] = e;
       todo.push_back(kid);
     }
   }
   return table;
+}
+
+std::optional<ProcEntry> read_self() {
+  ProcEntry e;
+  if (!read_entry(0, &e)) return std::nullopt;
+  return e;
 }
 
 bool has_children() {
@@ -119,30 +171,29 @@ bool has_children() {
   return ::waitid(P_ALL, 0, &info, WEXITED | WNOHANG | WNOWAIT | __WALL) == 0 || errno != ECHILD;
 }
 
-std::map<pid_t, pid_t> read_process_table() {
-  std::map<pid_t, pid_t> table;
+ProcTable read_process_table() {
+  ProcTable table;
   DIR* dir = ::opendir("/proc");
   if (!dir) return table;
   while (dirent* e = ::readdir(dir)) {
     const auto pid = parse_integer<pid_t>(e->d_name, 1, std::numeric_limits<pid_t>::max());
     if (!pid) continue;
-    pid_t ppid = 0;
-    if (read_ppid(*pid, &ppid)) table[*pid] = ppid;
+    ProcEntry entry;
+    if (read_entry(*pid, &entry)) table[*pid] = entry;
   }
   ::closedir(dir);
   return table;
 }
 
-int kill_descendants(const std::set<pid_t>& spare, std::chrono::milliseconds limit) {
+int kill_descendants(const NotLeftovers& keep, std::chrono::milliseconds limit) {
   if (!has_children()) return 0;
+  const auto self = read_self();
+  if (!self) return 0;  // no /proc: nothing can be told apart, so nothing is killed
   auto subtree = read_subtree(::getpid());
   const auto table = subtree ? std::move(*subtree) : read_process_table();
-  std::set<pid_t> keep = spare;
-  for (pid_t s : spare)
-    for (pid_t d : descendants_of(s, table)) keep.insert(d);
   std::vector<pid_t> killed;
-  for (pid_t pid : descendants_of(::getpid(), table))
-    if (!keep.contains(pid) && ::kill(pid, SIGKILL) == 0) killed.push_back(pid);
+  for (pid_t pid : leftovers_of(::getpid(), *self, table, keep))
+    if (::kill(pid, SIGKILL) == 0) killed.push_back(pid);
   const int signalled = static_cast<int>(killed.size());
   // SIGKILL is delivered when the process next runs: on a busy machine that takes a while.
   const auto deadline = std::chrono::steady_clock::now() + limit;

@@ -16,6 +16,12 @@ class RunObserver {
   virtual void generation_started(int generation) = 0;
   // A generation failed (here or on another node); called at most once per generation.
   virtual void generation_failed(int generation) = 0;
+  // This node's hang verdict for `generation` (a rank silent for `silent_seconds`), before its
+  // generation_failed.
+  virtual void generation_hung(int generation, double silent_seconds) {
+    (void)generation;
+    (void)silent_seconds;
+  }
   virtual void finishing(int exit_code) = 0;
   // The RootCauseJudge's decision after a failed generation (root_cause_judge.h: Verdict::rule):
   // the rule that let the next generation start, or the rule that gave up.

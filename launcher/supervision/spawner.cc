@@ -71,7 +71,12 @@ int InitSpawner::signal_process(pid_t pid, int sig) {
   return ::kill(pid, sig) == 0 ? 0 : errno;
 }
 
-int InitSpawner::kill_leftovers(const std::set<pid_t>& spare) { return kill_descendants(spare); }
+int InitSpawner::kill_leftovers(const std::set<pid_t>& spare) {
+  const Init& init = Init::instance();
+  NotLeftovers keep{init.own_children(), init.started_ticks()};
+  keep.own.insert(spare.begin(), spare.end());
+  return kill_descendants(keep);
+}
 
 bool InitSpawner::restore_priority(pid_t pid, std::string* why) {
   errno = 0;

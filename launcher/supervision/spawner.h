@@ -9,7 +9,8 @@
 // PR_SET_PDEATHSIG=SIGKILL, an empty signal mask and SIGPIPE default, every other descriptor
 // closed. Init's signal thread reaps; InitSpawner posts each exit to the event loop, so the owner
 // sees it as an event there, and drops exits that arrive after it was destroyed. Its signals are
-// kill(2); its leftover cleanup is kill_descendants (launcher/supervision/descendants.h); its
+// kill(2); its leftover cleanup is kill_descendants (launcher/supervision/descendants.h) sparing
+// Init::own_children and what started before Init; its
 // priority restore is setpriority and ioprio_set on every thread in /proc/PID/task.
 #pragma once
 
@@ -39,8 +40,9 @@ class Spawner {
   virtual void signal_group(pid_t pid, int sig) = 0;
   // `sig` to the one process `pid`: 0, or the errno of the refusal.
   virtual int signal_process(pid_t pid, int sig) = 0;
-  // SIGKILLs every descendant of trainvisor except `spare` and their own descendants (the warm
-  // standbys) and waits (bounded) until they have died; how many were signalled.
+  // SIGKILLs what the workers left behind (launcher/supervision/descendants.h: never what
+  // trainvisor started for itself or had before the run, nor `spare` and what is below them) and
+  // waits (bounded) until they have died; how many were signalled.
   virtual int kill_leftovers(const std::set<pid_t>& spare) = 0;
   // Every thread of `pid` and of the processes below it (an interpreter wrapper's Python child)
   // back to trainvisor's own CPU and I/O priority (a warm standby becoming a worker); false, with

@@ -5,6 +5,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <boost/asio/post.hpp>
 #include <cerrno>
 #include <csignal>
@@ -63,7 +64,6 @@ void Supervisor::begin() {
     gpu_watch_ =
         std::make_unique<GpuHealthWatch>(io_, time_, spawner_, *cfg_.gpu_health,
                                          [this](const GpuHealthEvent& e) { on_gpu_health(e); });
-    gpu_watch_->start();
   }
   prepare_evidence();
   cluster_.join(cluster_events());
@@ -150,11 +150,37 @@ void Supervisor::on_start(const GenerationPlan& plan) {
                global_rank(cfg_.layout, cfg_.layout.nproc_per_node - 1), cfg_.layout.master_addr,
                plan.master_port);
   group_.start(plan);
+  start_beside_workers();
   // The next standbys, once this generation's workers are all started.
   if (standbys_)
     boost::asio::post(io_, [this] {
       if (!finishing_ && standbys_) standbys_->prepare(rank_env_);
     });
+}
+
+// Once, after the first generation's workers: what is no part of starting them (the GPU watch,
+// the side queries) runs beside them from here to the end of the run.
+void Supervisor::start_beside_workers() {
+  if (beside_started_) return;
+  beside_started_ = true;
+  if (gpu_watch_) gpu_watch_->start();
+  for (auto& q : cfg_.side_queries) {
+    side_queries_.push_back(std::make_unique<SideQuery>(io_, time_, spawner_, q));
+    side_queries_.back()->start();
+  }
+}
+
+// The loop has stopped: a side query still running gets until its own deadline to answer (the
+// deadline's timer kills it; 200 s at most here).
+void Supervisor::await_side_queries() {
+  const auto pending = [this] {
+    return std::ranges::any_of(side_queries_, [](const auto& q) { return !q->over(); });
+  };
+  for (int i = 0; i < 100000 && pending(); ++i) {
+    io_.restart();
+    io_.poll();
+    if (pending()) std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
 }
 
 std::string Supervisor::attempt_dir(int generation, int rank) const {
@@ -437,6 +463,9 @@ void Supervisor::check_hangs() {
     spdlog::error("rank {}: no output and no heartbeat for {} ms: treating it as hung",
                   w->id().rank, cfg_.hang_timeout.count());
     const int local_rank = w->id().local_rank, generation = group_.generation();
+    if (cfg_.observer)
+      cfg_.observer->generation_hung(generation,
+                                     std::chrono::duration<double>(w->silent_for()).count());
     auto fail = [this, local_rank, generation] {
       if (group_.generation() == generation && group_.state() == GroupState::kHealthy &&
           group_.is_running(local_rank))
@@ -475,6 +504,8 @@ void Supervisor::release_workers() {
   by_pid_.clear();
   io_.restart();
   io_.poll();
+  if (stop_signal_ == 0) await_side_queries();  // a run stopped by a signal does not wait
+  side_queries_.clear();                        // what is left is killed
   if (gpu_watch_) gpu_watch_->stop();
   // Standbys and the GPU health child die of SIGKILL at once; Init reaps them and posts each exit
   // here. Wait (bounded) so none outlives trainvisor's exit.

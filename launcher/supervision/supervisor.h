@@ -49,6 +49,7 @@
 #include "launcher/supervision/root_cause.h"
 #include "launcher/supervision/root_cause_judge.h"
 #include "launcher/supervision/run_observer.h"
+#include "launcher/supervision/side_query.h"
 #include "launcher/supervision/spawner.h"
 #include "launcher/supervision/standby_set.h"
 #include "launcher/supervision/worker_env.h"
@@ -93,8 +94,14 @@ struct SupervisorConfig {
   RunObserver* observer = nullptr;
   // The GPU health child (`trainvisor __query gpu-watch SECONDS`, docs/health.md); unset: the
   // GPUs are not watched. Required (--gpu-health on): its `unavailable` ends the run with 69.
+  // Started once, after the first generation's workers (never on the start or restart path), and
+  // lives for the whole run.
   std::optional<SpawnRequest> gpu_health;
   bool gpu_health_required = false;
+  // Children that answer once, started beside the first generation's workers (the start banner's
+  // GPU query: cli/start_banner.h); the end of the run waits for their answer (bounded by each
+  // one's deadline).
+  std::vector<SideQueryRequest> side_queries;
   // Hook: the last progress step of the current generation (the progress parser's, wired by
   // cli/), part of a failure's signature; nullopt (or no hook): before any progress.
   std::function<std::optional<std::int64_t>()> progress_step;
@@ -153,6 +160,8 @@ class Supervisor final : public GroupActions {
   bool open_rank_dirs(int generation);
   void stop_standbys();
   // The GPU health watch's events: a fatal one ends this node with exit_code::kNodeFault.
+  void start_beside_workers();
+  void await_side_queries();
   void on_gpu_health(const GpuHealthEvent& e);
   void node_fault(const GpuHealthEvent& e);
   // supervisor_stacks.cc: the worker hook written once per run, the pid file `trainvisor stacks`
@@ -198,8 +207,10 @@ class Supervisor final : public GroupActions {
   std::vector<UniqueFd> rank_dirs_;       // this generation's rank directories (open_rank_dirs)
   std::unique_ptr<StandbySet> standbys_;  // warm standbys; null when off
   std::unique_ptr<GpuHealthWatch> gpu_watch_;  // null when off
-  std::set<std::string> gpu_logged_;           // the GPU conditions logged already (once each)
-  std::optional<std::string> node_fault_;      // the failure file's text after a node fault
+  std::vector<std::unique_ptr<SideQuery>> side_queries_;
+  bool beside_started_ = false;            // the GPU watch and the side queries
+  std::set<std::string> gpu_logged_;       // the GPU conditions logged already (once each)
+  std::optional<std::string> node_fault_;  // the failure file's text after a node fault
   std::map<pid_t, WorkerPtr> by_pid_;
   GenerationPlan plan_;
   std::optional<ResumeTarget> resume_;         // this generation's checkpoint

@@ -254,6 +254,32 @@ def test_two_nodes_count_the_restart_once(tmp_path):
     assert "node 0 of 2: job-level figures" in logs
 
 
+def test_a_hang_is_badput_hang_not_productive(tmp_path):
+    """Steps 0..5, then silence: the time from the last step to the hang verdict is badput
+    "hang". Checked against the summary's own figures: productive is the measured steps' time
+    (steps x seconds per step), and hang at least the --hang-timeout the verdict waited for."""
+    worker = tmp_path / "w.sh"
+    worker.write_text('for i in 0 1 2 3 4 5; do echo "step $i"; sleep 0.2; done\nexec sleep 600\n')
+    summary = tmp_path / "summary.json"
+    p = subprocess.run([BIN, "run", "--preflight", "none", "--gpu-health", "off",
+                        "--warm-standby", "off", "--nproc-per-node", "1", "--max-restarts", "0",
+                        "--hang-timeout", "2", "--grace-period", "1",
+                        "--progress-regex", r"step (?<step>\d+)", "--summary-file", str(summary),
+                        "--no-python", "/bin/sh", str(worker)],
+                       capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert p.returncode == 124, p.stderr
+    j = json.loads(summary.read_text())
+    hang = j["badput"]["hang"]["seconds"]
+    running = j["phase_seconds"]["running"]
+    assert j["step"] == 5 and not j["goodput_upper_bound"], j
+    assert abs(j["productive_seconds"] - 5 * j["seconds_per_step"]) < 1e-6, j
+    assert hang >= 2, j
+    others = sum(j["badput"][c]["seconds"] for c in ("startup", "checkpoint_stall", "lost_progress"))
+    assert abs(running - others - hang - j["productive_seconds"]) < 1e-6, j
+    assert abs(j["goodput"] - j["productive_seconds"] / j["wall_seconds"]) < 1e-9, j
+    assert "badput: hang" in p.stderr
+
+
 def _version():
     r = subprocess.run([BIN, "version", "--json"], capture_output=True, text=True, timeout=60)
     try:

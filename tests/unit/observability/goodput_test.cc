@@ -198,6 +198,77 @@ TEST_F(Goodput, NoAdviceWithoutCostOrMtbf) {
   EXPECT_FALSE(g.snapshot().mtbf);
 }
 
+// The job of issue 39: progress until t=4.5, then silent; the hang verdict at t=10.5 (6 s after
+// the last step), no restart left. The 6 s are badput "hang", not productive.
+TEST_F(Goodput, TheTimeFromTheLastStepToTheHangVerdictIsHang) {
+  GoodputAccountant g(clock, GoodputConfig{});
+  at(0), g.generation_started(0);
+  steps(g, 0, 7, 1, 0.5);  // steps 0..7 at t=1..4.5
+  at(10.5), g.generation_hung(0, 6.0);
+  g.generation_hung(0, 6.0);  // once per generation
+  g.generation_failed(0);
+  at(11), g.finishing(124);
+  const auto s = g.snapshot();
+  EXPECT_DOUBLE_EQ(bad(s, Badput::kHang), 6);
+  EXPECT_DOUBLE_EQ(bad(s, Badput::kStartup), 1);
+  EXPECT_DOUBLE_EQ(s.productive, 3.5);  // steps 0..7: 3.5 s
+  EXPECT_DOUBLE_EQ(s.goodput, 3.5 / 11);
+  EXPECT_DOUBLE_EQ(phase(s, Phase::kRunning), 10.5);
+  const double badsum = std::accumulate(s.badput.begin(), s.badput.end(), 0.0);
+  EXPECT_DOUBLE_EQ(badsum + s.productive, s.wall);
+  EXPECT_TRUE(s.progress_evidence);
+}
+
+// A hang that is restarted: the silence is hang, the steps done again lost progress, the stacks
+// time after the verdict restart, nothing counted twice.
+TEST_F(Goodput, AHungGenerationThatRestartsCountsItsSilenceOnceAsHang) {
+  GoodputConfig cfg;
+  cfg.checkpoints_watched = true;
+  GoodputAccountant g(clock, cfg);
+  at(0), g.generation_started(0);
+  steps(g, 0, 4, 1, 1);  // steps 0..4 at t=1..5
+  at(9), g.generation_hung(0, 4.0);
+  at(10), g.generation_failed(0);  // 1 s of stacks collection after the verdict
+  at(11), g.resume_selected(2), g.generation_started(1);
+  steps(g, 2, 6, 12, 1);  // steps 2..6 at t=12..16
+  at(16), g.finishing(0);
+  const auto s = g.snapshot();
+  EXPECT_DOUBLE_EQ(bad(s, Badput::kHang), 4);
+  EXPECT_EQ(s.lost_steps, 2);
+  EXPECT_DOUBLE_EQ(bad(s, Badput::kLostProgress), 2 * 1.0);
+  EXPECT_DOUBLE_EQ(bad(s, Badput::kStartup), 1 + 1);
+  EXPECT_DOUBLE_EQ(bad(s, Badput::kRestart), 2);  // the verdict at 9 to the next start at 11
+  EXPECT_DOUBLE_EQ(s.productive, 9 + 5 - 4 - 2 - 2);
+}
+
+// A job that prints no progress at all: the silence the verdict waited for is hang.
+TEST_F(Goodput, AHangWithoutProgressLinesCountsTheSilence) {
+  GoodputAccountant g(clock, GoodputConfig{});
+  at(0), g.generation_started(0);
+  at(10), g.generation_hung(0, 3.0);
+  g.generation_failed(0);
+  const auto s = g.snapshot();
+  EXPECT_DOUBLE_EQ(bad(s, Badput::kHang), 3);
+  EXPECT_DOUBLE_EQ(s.productive, 7);
+  EXPECT_FALSE(s.progress_evidence);
+}
+
+// Node 1 of a job whose rank 0 alone prints progress: checkpoints show that steps were made, not
+// when, so its goodput is flagged as an upper bound.
+TEST_F(Goodput, ANodeWithCheckpointsButNoProgressLinesOfItsOwnIsAnUpperBound) {
+  GoodputConfig cfg;
+  cfg.nnodes = 2;
+  cfg.node_rank = 1;
+  cfg.checkpoints_watched = true;
+  GoodputAccountant g(clock, cfg);
+  at(0), g.generation_started(0);
+  at(5), g.checkpoint_seen({0.5, -1, 10, 3});
+  at(10);
+  const auto s = g.snapshot();
+  EXPECT_EQ(s.checkpoints, 1);
+  EXPECT_FALSE(s.progress_evidence);
+}
+
 TEST_F(Goodput, WorkersAndExitCodes) {
   GoodputConfig cfg;
   cfg.nproc_per_node = 2;

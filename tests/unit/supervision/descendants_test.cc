@@ -20,6 +20,7 @@ struct Tree {
     if (::pipe(p) != 0) return;
     child = ::fork();
     if (child == 0) {
+      ::setpgid(0, 0);  // its own group, as Init::spawn gives every worker
       const pid_t gc = ::fork();
       if (gc == 0) {
         ::pause();
@@ -48,9 +49,10 @@ TEST(ReadSubtree, HoldsChildAndGrandchildWithTheirParentsAsTheWholeTableDoes) {
   ASSERT_GT(t.child, 0);
   ASSERT_GT(t.grandchild, 0);
   const auto sub = *read_subtree(::getpid());
-  EXPECT_EQ(sub.at(t.child), ::getpid());
-  EXPECT_EQ(sub.at(t.grandchild), t.child);
-  EXPECT_EQ(descendants_of(::getpid(), sub), descendants_of(::getpid(), read_process_table()));
+  EXPECT_EQ(sub.at(t.child).ppid, ::getpid());
+  EXPECT_EQ(sub.at(t.grandchild).ppid, t.child);
+  EXPECT_EQ(descendants_of(::getpid(), parents_of(sub)),
+            descendants_of(::getpid(), parents_of(read_process_table())));
   EXPECT_EQ(sub.size(), 2u);  // nothing from elsewhere on the host
 }
 
@@ -62,6 +64,13 @@ TEST(HasChildren, TrueWhileAChildLivesFalseOnceItIsReaped) {
   }
   EXPECT_FALSE(has_children());
   EXPECT_EQ(kill_descendants(), 0);
+}
+
+TEST(KillDescendants, SparesItsOwnChildrenAndWhatIsBelowThem) {
+  Tree t;
+  ASSERT_GT(t.grandchild, 0);
+  EXPECT_EQ(kill_descendants(NotLeftovers{{t.child}, 0}), 0);
+  EXPECT_EQ(::kill(t.grandchild, 0), 0);
 }
 
 TEST(KillDescendants, KillsTheWholeTreeAndSparesNothingElse) {

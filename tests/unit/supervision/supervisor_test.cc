@@ -337,7 +337,7 @@ TEST_F(SupervisorTest, AFatalXidFromTheGpuHealthChildEndsThisNodeWith74) {
   cfg_.gpu_health = watch;
   spawner_.dies_on = {SIGKILL, SIGTERM};
   begin();
-  const pid_t gpu = spawner_.spawned().at(0);  // started before the workers
+  const pid_t gpu = spawner_.spawned().at(2);  // started beside the workers, after them
   EXPECT_EQ(spawner_.child(gpu).req.argv, watch.argv);
   const auto w = workers(0);
   ASSERT_EQ(w.size(), 2u);
@@ -352,6 +352,53 @@ TEST_F(SupervisorTest, AFatalXidFromTheGpuHealthChildEndsThisNodeWith74) {
   const std::string failure = read_file(cfg_.failure_file);
   EXPECT_NE(failure.find("node fault: GPU 1 (GPU-fake-0001): Xid 79"), std::string::npos)
       << failure;
+}
+
+// Nothing optional on the critical paths (issue 41): from begin() to the first generation's last
+// worker, and from a failure to the next generation's last worker, the Spawner starts workers and
+// nothing else. The GPU watch and the banner's GPU query start beside the first workers; the
+// watch is one child for the whole run.
+TEST_F(SupervisorTest, OnlyWorkersAreSpawnedOnTheStartAndRestartPaths) {
+  SpawnRequest watch;
+  watch.executable = "/usr/bin/trainvisor";
+  watch.argv = {"trainvisor", "__query", "gpu-watch", "5"};
+  cfg_.gpu_health = watch;
+  SideQueryRequest banner;
+  banner.request.executable = "/usr/bin/trainvisor";
+  banner.request.argv = {"trainvisor", "__query", "gpu-health"};
+  std::vector<std::string> answers;
+  banner.done = [&answers](const SideQueryEnd& e) { answers.push_back(e.output); };
+  cfg_.side_queries.push_back(banner);
+  begin(/*restarts=*/2);
+  const auto& spawned = spawner_.spawned();
+  const auto g0 = workers(0);
+  ASSERT_EQ(g0.size(), 2u);
+  EXPECT_EQ(std::vector<pid_t>(spawned.begin(), spawned.begin() + 2), g0);  // the start path
+  ASSERT_EQ(spawned.size(), 4u);  // then, beside them, the watch and the query
+  EXPECT_EQ(spawner_.child(spawned[2]).req.argv, watch.argv);
+  EXPECT_EQ(spawner_.child(spawned[3]).req.argv, banner.request.argv);
+  spawner_.write(spawned[3], "{\"gpus\":[]}\n");
+  spawner_.exit_code(spawned[3], 0);
+  time_.run_ready();
+  EXPECT_EQ(answers, (std::vector<std::string>{"{\"gpus\":[]}\n"}));
+  auto fail_and_restart = [&](int generation) {
+    const auto g = workers(generation);
+    const std::size_t before = spawned.size();
+    spawner_.exit_code(g[1], 1);
+    time_.run_ready();
+    spawner_.exit(g[0], W_EXITCODE(0, SIGTERM));
+    time_.run_ready();
+    // The restart path: from the failure to the next generation's workers, nothing else.
+    EXPECT_EQ(std::vector<pid_t>(spawned.begin() + static_cast<long>(before), spawned.end()),
+              workers(generation + 1));
+  };
+  fail_and_restart(0);
+  fail_and_restart(1);
+  for (pid_t p : workers(2)) spawner_.exit_code(p, 0);
+  time_.run_ready();
+  EXPECT_EQ(end(), 0);
+  EXPECT_EQ(signals_of(spawned[2]), (std::vector<int>{SIGKILL}));  // at the end only
+  EXPECT_EQ(spawned.size(), 2u + 2u + 2u + 2u);
 }
 
 TEST_F(SupervisorTest, AnExitWaitsAtMostTheDrainWindowForPipesAGrandchildHoldsOpen) {

@@ -154,7 +154,32 @@ TEST(Descendants, WalksTheTreeAndSurvivesCycles) {
 TEST(Descendants, ProcessTableHasThisProcessAndItsParent) {
   auto t = read_process_table();
   ASSERT_TRUE(t.count(::getpid()));
-  EXPECT_EQ(t[::getpid()], ::getppid());
+  EXPECT_EQ(t[::getpid()].ppid, ::getppid());
+  EXPECT_EQ(t[::getpid()].pgid, ::getpgrp());
+  EXPECT_EQ(t[::getpid()].sid, ::getsid(0));
+  EXPECT_GT(t[::getpid()].start, 0u);
+}
+
+// trainvisor is 1 (group 1, session 1); the run began at tick 100.
+TEST(Leftovers, OnlyWhatAWorkerStartedIsAWorkersLeftover) {
+  const ProcEntry self{0, 1, 1, 50};
+  const ProcTable t = {
+      {10, {1, 10, 1, 120}},  // a worker's child still in the worker's group (the worker is gone)
+      {11, {10, 10, 1, 121}},
+      {12, {1, 12, 12, 130}},  // a worker's setsid'd grandchild, orphaned: the subreaper's child
+      {20, {1, 20, 1, 110}},   // the GPU watch (an own child) and its child
+      {21, {20, 20, 1, 111}},
+      {30, {1, 1, 1, 40}},     // a sidecar from before the exec, in trainvisor's group
+      {31, {30, 1, 1, 140}},   // its child
+      {32, {1, 1, 1, 150}},    // its orphan, still in trainvisor's group
+      {33, {1, 33, 33, 90}},   // a daemon that started before the run
+      {34, {1, 34, 33, 160}},  // in the old daemon's session
+      {41, {1, 41, 20, 171}},  // an orphan in the GPU watch's session
+  };
+  NotLeftovers keep{{20, 30}, 100};
+  EXPECT_EQ(leftovers_of(1, self, t, keep), (std::vector<pid_t>{10, 11, 12}));
+  keep.run_start = 0;  // no start time known: the old daemon is taken for a worker's orphan
+  EXPECT_EQ(leftovers_of(1, self, t, keep), (std::vector<pid_t>{10, 11, 12, 33, 34}));
 }
 
 TEST(RootCause, ParsesTorchErrorFiles) {
