@@ -16,10 +16,12 @@ import tvtest
 
 GUARD = 120  # seconds: the most any one event may take before the test gives up
 
-# What changes between generations by design (docs/standby.md, "A restart"): everything else of
-# a restarted rank's environment must equal its cold start's.
+# What changes between generations by design (docs/standby.md, "A restart", and the paths into
+# each generation's attempt_<g>/ directory that a cold start of that generation gets too):
+# everything else of a restarted rank's environment must equal its cold start's.
 PER_GENERATION = {"MASTER_PORT", "TORCHELASTIC_RESTART_COUNT", "TORCHELASTIC_ERROR_FILE",
-                  "TRAINVISOR_HEARTBEAT_FILE", "TRAINVISOR_RESUME_CHECKPOINT"}
+                  "TRAINVISOR_HEARTBEAT_FILE", "TRAINVISOR_RESUME_CHECKPOINT",
+                  "TRAINVISOR_STACKS_FILE", "TORCH_FR_DUMP_TEMP_FILE"}
 
 
 def wait_for(what, predicate, guard=GUARD, every=0.05):

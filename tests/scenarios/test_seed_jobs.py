@@ -56,6 +56,7 @@ def test_a_seed_jobs_life(tmp_path, name):
     codes = job.exits()
     assert codes == [75, 74], codes
     job.check_failure_files_name("node 1", "Xid 79")
+    (tmp_path / "xid_node1").unlink()  # the replaced node's new GPU is healthy
 
     # container 2: resume, then node 1 is lost
     c = next_containers(job, codes)
