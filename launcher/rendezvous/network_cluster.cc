@@ -200,10 +200,12 @@ void NetworkCluster::report_stopped(int generation) {
   if (agent_) agent_->send_stopped(generation);
 }
 
-void NetworkCluster::leave(int signal) {
+void NetworkCluster::leave(int signal, const std::string& reason) {
   if (finished_) return;
   finished_ = true;
-  const std::string on = signal > 0 ? std::string(" (it got SIG") + sigabbrev_np(signal) + ")" : "";
+  const std::string on = signal > 0   ? std::string(" (it got SIG") + sigabbrev_np(signal) + ")"
+                         : reason.empty() ? std::string()
+                                          : ": " + reason;
   if (agent_)
     agent_->leave("node " + std::to_string(config_.node_rank) + " is shutting down" + on, signal);
   if (coordinator_) coordinator_->shutdown("node 0 is shutting down" + on, signal);

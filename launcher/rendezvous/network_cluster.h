@@ -74,7 +74,7 @@ class NetworkCluster final : public Cluster {
   void report_success(int generation) override;
   void report_failure(const NodeFailure& failure) override;
   void report_stopped(int generation) override;
-  void leave(int signal) override;
+  void leave(int signal, const std::string& reason) override;
 
   // The multi-node preflight (docs/coordination.md, "Preflight phase"): joins the job and, when
   // the coordinator sends the preflight phase, runs `probe(unique_id)` on its own thread (it may

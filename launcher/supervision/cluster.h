@@ -97,8 +97,10 @@ class Cluster {
   // This node's workers of `generation` are all gone (after a failure or a stop).
   virtual void report_stopped(int generation) = 0;
   // Leave the job: tell the others, release sockets. Idempotent. `signal`: the termination
-  // signal this node got (0 when it leaves for another reason), passed on to the other nodes.
-  virtual void leave(int signal) = 0;
+  // signal this node got (0 when it leaves for another reason), passed on to the other nodes;
+  // `reason`: why this node ends when it is its own doing ("node fault: GPU 1 ...: Xid 79"), ""
+  // when the others know it already or there is none; the others' failure files name it.
+  virtual void leave(int signal, const std::string& reason) = 0;
 };
 
 }  // namespace tv

@@ -29,7 +29,7 @@ void LocalCluster::report_failure(const NodeFailure& failure) {
 
 void LocalCluster::report_stopped(int generation) { machine_.stopped(0, generation); }
 
-void LocalCluster::leave(int) {
+void LocalCluster::leave(int, const std::string&) {
   left_ = true;
   backoff_.cancel();
 }

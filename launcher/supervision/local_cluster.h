@@ -25,7 +25,7 @@ class LocalCluster final : public Cluster, private JobActions {
   void report_success(int generation) override;
   void report_failure(const NodeFailure& failure) override;
   void report_stopped(int generation) override;
-  void leave(int signal) override;
+  void leave(int signal, const std::string& reason) override;
 
  private:
   // JobActions

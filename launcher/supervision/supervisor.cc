@@ -402,7 +402,7 @@ void Supervisor::on_signal(int sig) {
   stop_signal_ = sig;
   finishing_ = true;
   if (cfg_.observer) cfg_.observer->finishing(exit_code_);
-  cluster_.leave(sig);
+  cluster_.leave(sig, "");
   if (group_.running() == 0) return stop_loop();
   group_.stop(cfg_.signals_reach_workers ? 0 : sig);  // 0: no signal, only the grace period
 }
@@ -486,7 +486,8 @@ void Supervisor::finish(int exit_code, int stop_with) {
   exit_code_ = exit_code;
   finishing_ = true;
   if (cfg_.observer) cfg_.observer->finishing(exit_code);
-  cluster_.leave(0);
+  // A node fault is this node's own reason to end, which the other nodes cannot know otherwise.
+  cluster_.leave(0, node_fault_ && final_failure_ ? final_failure_->summary : "");
   if (group_.running() == 0) return stop_loop();
   group_.stop(stop_with);
 }

@@ -44,7 +44,8 @@ void Supervisor::node_fault(const GpuHealthEvent& e) {
                            (e.kind == GpuHealthEvent::Kind::kXid ? "" : " (" + e.condition + ")");
   spdlog::error("{}: stopping this node's workers; exiting {} so that the node is replaced", what,
                 exit_code::kNodeFault);
-  node_fault_ = what + "; this node's GPU must be reset or the node replaced";
+  node_fault_ = "node " + std::to_string(cfg_.layout.node_rank) + ": " + what +
+                "; this node's GPU must be reset or the node replaced";
   final_failure_ =
       node_failure(plan_.generation, cfg_.layout.node_rank, exit_code::kNodeFault, what);
   finish(exit_code::kNodeFault);

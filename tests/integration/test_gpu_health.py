@@ -12,6 +12,7 @@ import subprocess
 import threading
 import time
 import urllib.request
+from pathlib import Path
 
 import pytest
 
@@ -157,11 +158,21 @@ def test_preflight_passes_healthy_fake_gpus(tmp_path):
     assert " pass " in row and "2 GPU(s)" in row, row
 
 
+def cmdline(pid):
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return b""
+
+
 def test_a_node_fault_on_one_node_ends_the_others_with_75(tmp_path):
+    """Node 1's GPU raises Xid 79 once both nodes' workers run: 74 there, 75 on node 0, and node
+    0's failure file names node 1's fault, not only that node 1 left."""
     master_port, rdzv_port = tvtest.free_ports(2)
     procs = []
+    xid = tmp_path / "xid"
     for rank in (0, 1):
-        fake = {"TV_FAKE_NVML_XID": "0:79:1500"} if rank == 1 else {}
+        fake = {"TV_FAKE_NVML_XID_FILE": xid} if rank == 1 else {}
         argv = [BIN, "run", "--nnodes", "2", "--node-rank", str(rank), "--master-addr",
                 "127.0.0.1", "--master-port", str(master_port), "--rdzv-port", str(rdzv_port),
                 "--rdzv-token", "gpu-health-test", "--peer-timeout", "2", "--rdzv-timeout", "20",
@@ -172,12 +183,18 @@ def test_a_node_fault_on_one_node_ends_the_others_with_75(tmp_path):
                 *tvtest.helper("tv_slow_printer", 100, 600)]
         procs.append(subprocess.Popen(argv, env=env(tmp_path, **fake), stdout=subprocess.DEVNULL,
                                       stderr=subprocess.PIPE, text=True))
-    # Node 0 exits 75 either way: node 1 left (or, should the fault come before node 0 joined,
-    # the rendezvous timed out).
+    deadline = time.monotonic() + DEADLINE_S  # a guard, not a figure
+    while len([p for p in tvtest.live_processes_with_marker(tvtest.MARKER, tvtest.SESSION)
+               if b"tv_slow_printer" in cmdline(p)]) < 2:
+        assert time.monotonic() < deadline, "the workers never started"
+        time.sleep(0.05)
+    xid.write_text("0:79")
     out = [p.communicate(timeout=DEADLINE_S)[1] for p in procs]
     assert procs[1].returncode == 74, out[1]
     assert procs[0].returncode == 75, out[0]
     assert "Xid 79" in (tmp_path / "failure1").read_text()
+    theirs = (tmp_path / "failure0").read_text()
+    assert "node 1" in theirs and "Xid 79" in theirs, theirs
     assert tvtest.left_behind(tvtest.MARKER, tvtest.SESSION) == []
 
 

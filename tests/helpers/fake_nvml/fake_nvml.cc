@@ -4,6 +4,8 @@
 // nvmlInit_v2:
 //   TV_FAKE_NVML_GPUS=N                  GPUs (default 2): UUID GPU-fake-000N, PCI 00000000:0N:00.0
 //   TV_FAKE_NVML_XID=GPU:XID:AFTER       one Xid event on GPU at AFTER
+//   TV_FAKE_NVML_XID_FILE=PATH           one Xid event once PATH exists, read from it as GPU:XID
+//                                        (a test raises the fault at the moment it chooses)
 //   TV_FAKE_NVML_ECC=GPU:COUNT[:AFTER]   volatile uncorrectable ECC count from AFTER (default 0)
 //   TV_FAKE_NVML_REMAP=GPU:pending|failed[:AFTER]
 //   TV_FAKE_NVML_RETIRED_PENDING=GPU
@@ -198,8 +200,26 @@ int nvmlEventSetCreate(void** set) {
 int nvmlDeviceRegisterEvents(void* dev, unsigned long long, void*) {
   return gpu_of(dev) < 0 ? kInvalidArgument : kSuccess;
 }
+// The Xid of TV_FAKE_NVML_XID_FILE once that file exists (read as GPU:XID), once.
+bool xid_from_file(EventData* data) {
+  static bool sent = false;
+  const char* path = std::getenv("TV_FAKE_NVML_XID_FILE");
+  if (sent || !path) return false;
+  FILE* f = std::fopen(path, "r");
+  if (!f) return false;
+  int gpu = -1;
+  long xid = 0;
+  const int n = std::fscanf(f, "%d:%li", &gpu, &xid);
+  std::fclose(f);
+  if (n != 2 || gpu < 0 || gpu >= g_count) return false;
+  sent = true;
+  *data = EventData{&g_gpus[gpu], 0x8, static_cast<unsigned long long>(xid), 0, 0};
+  return true;
+}
+
 // Sleeps until the Xid is due or the timeout; returns it once.
 int nvmlEventSetWait_v2(void*, EventData* data, unsigned timeout_ms) {
+  if (xid_from_file(data)) return kSuccess;
   const long now = elapsed_ms();
   if (g_xid.gpu >= 0 && g_xid.gpu < g_count && !g_xid_sent &&
       g_xid.after_ms <= now + static_cast<long>(timeout_ms)) {

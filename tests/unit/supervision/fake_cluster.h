@@ -48,8 +48,8 @@ class FakeCluster final : public Cluster {
       }
     post([this, cause] { events_.give_up(cause); });
   }
-  void leave(int signal) override {
-    calls.push_back("leave " + std::to_string(signal));
+  void leave(int signal, const std::string& reason) override {
+    calls.push_back("leave " + std::to_string(signal) + (reason.empty() ? "" : " " + reason));
     left_ = true;
   }
 

@@ -118,7 +118,7 @@ TEST_F(LocalClusterTest, LeavingDuringThePauseStartsNothing) {
   fail(0);
   fail(1);  // a 0.1 s pause is armed
   ASSERT_EQ(time_.pending(), 1u);
-  cluster_->leave(15);
+  cluster_->leave(15, "");
   time_.advance(1s);
   EXPECT_EQ(starts_.size(), 2u);
   EXPECT_FALSE(done_ || gave_up_);
