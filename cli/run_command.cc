@@ -262,6 +262,8 @@ int export_after_success(const RunPlan& p) {
   if (r) {
     spdlog::info("export: {} file(s), {} bytes from {} into {} ({})", r->files, r->bytes,
                  *p.export_what, p.export_dir, fmt::join(r->moved, ", "));
+    if (!r->own.empty())
+      spdlog::info("export: left out trainvisor's own file(s): {}", fmt::join(r->own, ", "));
     if (!r->skipped.empty()) {  // one line, each path once (the first few of a long list)
       const auto named = static_cast<std::ptrdiff_t>(std::min(r->skipped.size(), kSkippedNamed));
       spdlog::warn("export: skipped {} link(s) or special file(s) (links are never followed): {}{}",

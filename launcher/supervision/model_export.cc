@@ -67,6 +67,12 @@ Result<std::vector<Source>> sources(const std::string& what) {
   return out;
 }
 
+}  // namespace
+
+bool is_trainvisor_file(const std::string& name) { return name.starts_with(".trainvisor-"); }
+
+namespace {
+
 // `p` with every link resolved that exists (the path need not exist yet).
 fs::path resolved(const fs::path& p) {
   std::error_code ec;
@@ -82,6 +88,10 @@ bool holds(const fs::path& outer, const fs::path& inner) {
 // Copies `src` to `dst` without following a link (`follow`: src is the path named, a file that
 // may be a link itself).
 Status copy_entry(const fs::path& src, const fs::path& dst, bool follow, ExportReport& r) {
+  if (!follow && is_trainvisor_file(src.filename().string())) {
+    r.own.push_back(src.string());
+    return ok_status();
+  }
   std::error_code ec;
   const auto st = follow ? fs::status(src, ec) : fs::symlink_status(src, ec);
   if (ec) return failed(src.string() + ": " + reason(ec));

@@ -24,7 +24,12 @@ struct ExportReport {
   std::uintmax_t bytes = 0;
   std::vector<std::string> moved;    // top-level names now in the target
   std::vector<std::string> skipped;  // links and special files, as source paths
+  std::vector<std::string> own;      // trainvisor's own files (the job's ledger), never exported
 };
+
+// trainvisor's own bookkeeping beside the checkpoints (`.trainvisor-ledger-*.json`, its
+// `.corrupt` and temporary files): a model directory never gets them (docs/export.md).
+bool is_trainvisor_file(const std::string& name);
 
 // Why exporting `what` into `target` would copy the target into itself: the path named (or a
 // glob's match, as it exists now) is the target or holds it, or a match is already an entry of

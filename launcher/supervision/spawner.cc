@@ -39,7 +39,7 @@ std::vector<pid_t> process_tree(pid_t pid) {
   std::vector<pid_t> out{pid};
   auto subtree = read_subtree(pid);
   const auto table = subtree ? std::move(*subtree) : read_process_table();
-  for (pid_t d : descendants_of(pid, table)) out.push_back(d);
+  for (pid_t d : descendants_of(pid, parents_of(table))) out.push_back(d);
   return out;
 }
 

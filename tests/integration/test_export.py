@@ -154,3 +154,21 @@ def test_a_source_that_holds_the_export_dir_is_refused_before_anything_starts(tm
     assert (f"the source {what}" if case != "glob" else f"the match {src}/model") in p.stderr
     assert not started.exists(), "the workers ran"
     assert sorted(os.listdir(src)) == ["a.pt", "model"] and os.listdir(src / "model") == []
+
+
+def test_the_jobs_ledger_is_never_exported(tmp_path):
+    """The SageMaker seed exports its log dir, which is the checkpoint dir: trainvisor's own ledger
+    there (a copy taken mid-run would be stale: its last record not ended) stays out of the
+    model directory, at any depth, with one line naming it."""
+    model = tmp_path / "model"
+    worker = WORKER + r'''
+printf '{}' > "$LOGS/.trainvisor-ledger-0123456789abcdef.json"
+printf '{}' > "$LOGS/skrl/.trainvisor-ledger-0123456789abcdef.json.corrupt"
+'''
+    p, _ = run(tmp_path, "--export", str(tmp_path / "logs"), "--export-dir", str(model),
+               worker=worker)
+    assert p.returncode == 0, p.stderr
+    exported = [str(f.relative_to(model)) for f in model.rglob("*")]
+    assert not [f for f in exported if ".trainvisor-" in f], exported
+    assert (model / "skrl/run1/checkpoints/best_agent.pt").read_text() == "agent"
+    assert "left out trainvisor's own file(s)" in p.stderr and ".trainvisor-ledger-" in p.stderr

@@ -86,3 +86,7 @@ def test_a_seed_jobs_life(tmp_path, name):
     job.check_nothing_killed_that_workers_did_not_leave()
     totals = job.check_ledger_adds_up()
     assert totals["containers"] == 4, totals
+    if name == "sagemaker":  # the export the seed's `cp -r logs/* /opt/ml/model` did by hand
+        model = tmp_path / "opt_ml_model"
+        assert list(model.rglob("agent_*.pt")), "nothing exported"
+        assert not list(model.rglob(".trainvisor-*")), "trainvisor's ledger was exported"
