@@ -8,34 +8,17 @@ files in tmp) travel as TRAINVISOR_* variables, so the line itself is the seed's
 Changed besides the first word: Batch's fixed rendezvous port 5555 becomes a free port (a test
 must not depend on one port being free)."""
 import json
-import re
 import shlex
 import subprocess
 
 import pytest
 
 from tvtest import BIN, SOURCE_DIR, base_env, free_ports
-from torchrun_cli import RECORDER, records
+from torchrun_cli import RECORDER, launcher_lines, records
 
 SEEDS = SOURCE_DIR / "tests" / "data" / "seeds"
 
 
-def launcher_lines(path, start):
-    """Every shell command in `path` that begins with `start`, continuation lines joined, the
-    comments after a backslash dropped, envsubst's $$ collapsed to $ (as the seeds' README says)."""
-    lines, out, cur = path.read_text().splitlines(), [], None
-    for line in lines:
-        text = re.sub(r"\\\s+#.*$", "\\\\", line.strip())
-        if cur is None and text.startswith(start):
-            cur = ""
-        if cur is None:
-            continue
-        cur += text[:-1] + " " if text.endswith("\\") else text
-        if not text.endswith("\\"):
-            out.append(cur.replace("$$", "$"))
-            cur = None
-    assert out, f"no line starting with {start!r} in {path}"
-    return out
 
 
 def as_trainvisor(line, launcher):

@@ -1,6 +1,7 @@
 """Shared by test_torchrun_cli.py and test_seed_launchers.py: a stand-in training script that
 records its argv and environment, and `trainvisor run` with the side outputs kept in a tmp dir."""
 import json
+import re
 import os
 import subprocess
 
@@ -40,3 +41,20 @@ def records(out):
 def run(tmp_path, args, env=None, timeout=60):
     return subprocess.run(run_argv(tmp_path, *args), env=env or base_env(),
                           capture_output=True, text=True, timeout=timeout)
+
+def launcher_lines(path, start):
+    """Every shell command in `path` that begins with `start`, continuation lines joined, the
+    comments after a backslash dropped, envsubst's $$ collapsed to $ (as the seeds' README says)."""
+    lines, out, cur = path.read_text().splitlines(), [], None
+    for line in lines:
+        text = re.sub(r"\\\s+#.*$", "\\\\", line.strip())
+        if cur is None and text.startswith(start):
+            cur = ""
+        if cur is None:
+            continue
+        cur += text[:-1] + " " if text.endswith("\\") else text
+        if not text.endswith("\\"):
+            out.append(cur.replace("$$", "$"))
+            cur = None
+    assert out, f"no line starting with {start!r} in {path}"
+    return out

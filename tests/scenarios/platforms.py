@@ -5,10 +5,10 @@ does with each exit code). The seed files are read from tests/data/seeds/ (copie
 awsome-distributed-ai, MIT-0: tests/data/seeds/LICENSE-awsome-distributed-ai)."""
 import json
 import re
-import shlex
 from pathlib import Path
 
 import tvtest
+from torchrun_cli import launcher_lines
 
 SEEDS = tvtest.SOURCE_DIR / "tests" / "data" / "seeds"
 STAND_IN = Path(__file__).resolve().parent / "stand_in_trainer.py"
@@ -24,23 +24,6 @@ export PYTHONPATH={root}/site:$PYTHONPATH
 exec {python} "$@"
 """
 
-
-def launcher_lines(path, start):
-    """Every shell command in `path` that begins with `start`, continuation lines joined, the
-    comments after a backslash dropped, envsubst's $$ collapsed to $."""
-    out, cur = [], None
-    for line in path.read_text().splitlines():
-        text = re.sub(r"\\\s+#.*$", "\\\\", line.strip())
-        if cur is None and text.startswith(start):
-            cur = ""
-        if cur is None:
-            continue
-        cur += text[:-1] + " " if text.endswith("\\") else text
-        if not text.endswith("\\"):
-            out.append(cur.replace("$$", "$"))
-            cur = None
-    assert out, f"no line starting with {start!r} in {path}"
-    return out
 
 
 class Platform:
@@ -241,7 +224,3 @@ class Batch(Platform):
 
 PLATFORMS = {"kubeflow": Kubeflow(pet=True), "kubeflow-plain": Kubeflow(pet=False),
              "sagemaker": SageMaker(), "batch": Batch(), "cosmos": Cosmos()}
-
-
-def quote(s):
-    return shlex.quote(str(s))
