@@ -85,7 +85,11 @@ nlohmann::json to_json(const Checkpoint& c) {
 
 std::string shell_line(const std::vector<std::string>& words) {
   std::string line;
-  for (const auto& w : words) line += (line.empty() ? "" : " ") + shell_word(w);
+  for (const auto& w :
+       words) {  // piece by piece: GCC 12 -O3 misreads `" " + string&&` (-Wrestrict)
+    if (!line.empty()) line += ' ';
+    line += shell_word(w);
+  }
   return line;
 }
 

@@ -11,8 +11,14 @@ std::string shell_word(std::string_view word) {
   };
   if (!word.empty() && std::all_of(word.begin(), word.end(), safe)) return std::string(word);
   std::string q = "'";
-  for (char ch : word) q += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
-  return q + "'";
+  for (char ch : word) {
+    if (ch == '\'')
+      q += "'\\''";
+    else
+      q += ch;
+  }
+  q += '\'';
+  return q;
 }
 
 }  // namespace tv
