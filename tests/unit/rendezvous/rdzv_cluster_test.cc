@@ -516,7 +516,7 @@ TEST_F(RdzvCluster, LeaveTellsTheOthers) {
   add_all(3);
   ASSERT_TRUE(run_until([&] { return all_started(1); }));
   nodes_[2]->cluster->leave(SIGTERM, "");
-  nodes_[2]->cluster->leave(SIGTERM);  // idempotent
+  nodes_[2]->cluster->leave(SIGTERM, "");  // idempotent
   ASSERT_TRUE(run_until([&] { return nodes_[0]->finished() && nodes_[1]->finished(); }));
   EXPECT_NE(nodes_[1]->lost->find("node 2 left"), std::string::npos) << *nodes_[1]->lost;
   EXPECT_EQ(nodes_[1]->lost_signal, SIGTERM);  // stopped from outside: the others exit 143 too
