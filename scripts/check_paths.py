@@ -17,8 +17,9 @@ ROOT = Path(sys.argv[1] if len(sys.argv) > 1 else Path(__file__).resolve().paren
 
 LINK = re.compile(r"\]\(([^)#\s]+)(?:#[^)]*)?\)")
 PLACEHOLDER = re.compile(r"[<>*{}$]|\.\.\.|/x\.h$")
-# Paths of other repositories that the docs quote (Isaac Lab's training scripts): not ours.
-EXTERNAL = ("scripts/reinforcement_learning/",)
+# Paths of other repositories that the docs quote (Isaac Lab's training scripts, Diffusers' examples):
+# not ours.
+EXTERNAL = ("scripts/reinforcement_learning/", "examples/text_to_image/")
 SKIP_DIRS = ("third_party/", "build")
 COMMENT = {".cc": "//", ".h": "//", ".cpp": "//", ".py": "#", ".sh": "#", ".txt": "#",
            ".cmake": "#", ".yml": "#", ".yaml": "#"}

@@ -1,4 +1,4 @@
-"""The seeds' launcher lines (tests/data/seeds/, copied from ../shared/fixtures/seeds) under the
+"""The seeds' launcher lines (tests/data/seeds/, copied from the seeds' published files) under the
 environment each platform really injects, with workers that really use torch: every worker joins a
 gloo process group through env://, so rank 0's TCPStore binds MASTER_PORT, and all-reduces.
 Two nodes x two workers on loopback; only the launcher word(s) change to `trainvisor run`.
