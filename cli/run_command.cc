@@ -595,6 +595,20 @@ void warn_if_shared(const std::string& dir, const std::string& origin) {
       origin, dir, st.st_mode & 07777);
 }
 
+// The entries of `dir` that are directories of this user (not links, not another user's): an
+// earlier container's attempt_<k>. A link or a stranger's directory planted at attempt_0 is not
+// one, so generation 0 still opens attempt_0 and is refused there (78, docs/supervision.md).
+std::vector<std::string> own_directories(const std::string& dir) {
+  std::vector<std::string> out;
+  for (auto& name : RealFileSystem().list(dir)) {
+    struct stat st {};
+    const std::string path = dir + "/" + name;
+    if (::lstat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == ::geteuid())
+      out.push_back(std::move(name));
+  }
+  return out;
+}
+
 Status make_work_dir(const Options& o, const Environment& env, WorkDir& wd) {
   if (auto v = o.get("log-dir")) {
     std::error_code ec;
@@ -604,7 +618,7 @@ Status make_work_dir(const Options& o, const Environment& env, WorkDir& wd) {
                    v->origin + "=\"" + v->value + "\": cannot create directory: " + ec.message()};
     warn_if_shared(v->value, v->origin);
     wd.path = absolute_path(v->value);
-    wd.first_attempt = first_free_attempt(RealFileSystem().list(wd.path));
+    wd.first_attempt = first_free_attempt(own_directories(wd.path));
     if (wd.first_attempt > 0)
       spdlog::info(
           "{} {}: attempt_0 to attempt_{} are an earlier run's; generation 0 writes attempt_{}",

@@ -5,6 +5,8 @@
 #include <cctype>
 #include <sstream>
 
+#include "common/escape.h"
+
 namespace tv {
 namespace {
 
@@ -80,9 +82,12 @@ std::string described(const NodeFailure& f) {
   return "generation " + std::to_string(f.generation) + " (" + f.signature.text() + ")";
 }
 
+// The message is the worker's text (an error file's, a traceback's last line): never raw in a
+// log line or a failure file.
 std::string FailureSignature::text() const {
-  std::string t = type.empty() ? (message.empty() ? "no exception recognized" : message)
-                               : (message.empty() ? type : type + ": " + message);
+  const std::string m = escape_control(message);
+  std::string t = type.empty() ? (m.empty() ? "no exception recognized" : m)
+                               : (m.empty() ? type : type + ": " + m);
   return t + (step ? " at step " + std::to_string(*step) : " before any progress");
 }
 

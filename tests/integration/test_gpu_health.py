@@ -62,7 +62,7 @@ def test_a_fatal_gpu_fault_mid_training_is_a_node_fault(tmp_path, fault, expecte
                      **fault)
     assert p.returncode == 74, p.stderr
     text = failure.read_text()
-    assert text.startswith("node fault: "), text
+    assert text.startswith("node 0: node fault: "), text
     for word in expected:
         assert word in text, text
     assert "so that the node is replaced" in p.stderr
