@@ -272,11 +272,12 @@ def test_a_hang_is_badput_hang_not_productive(tmp_path):
     hang = j["badput"]["hang"]["seconds"]
     running = j["phase_seconds"]["running"]
     assert j["step"] == 5 and not j["goodput_upper_bound"], j
-    assert abs(j["productive_seconds"] - 5 * j["seconds_per_step"]) < 1e-6, j
+    # to the millisecond: the JSON's figures are each rounded, and the hang is seconds
+    assert abs(j["productive_seconds"] - 5 * j["seconds_per_step"]) < 1e-3, j
     assert hang >= 2, j
     others = sum(j["badput"][c]["seconds"] for c in ("startup", "checkpoint_stall", "lost_progress"))
-    assert abs(running - others - hang - j["productive_seconds"]) < 1e-6, j
-    assert abs(j["goodput"] - j["productive_seconds"] / j["wall_seconds"]) < 1e-9, j
+    assert abs(running - others - hang - j["productive_seconds"]) < 1e-3, j
+    assert abs(j["goodput"] - j["productive_seconds"] / j["wall_seconds"]) < 1e-6, j
     assert "badput: hang" in p.stderr
 
 
