@@ -23,7 +23,6 @@ The test-only settings (no preflight, no standby, side files in tmp) travel as T
 variables, so the line itself is the seed's. Environment (set by ctest): TRAINVISOR_BIN,
 TV_HELPERS, TV_SOURCE_DIR, TV_PYTHON."""
 import json
-import re
 import shlex
 import subprocess
 import uuid
@@ -31,7 +30,7 @@ import uuid
 import pytest
 
 from tvtest import BIN, PYTHON, SOURCE_DIR, base_env, free_ports
-from torchrun_cli import RECORDER, records
+from torchrun_cli import RECORDER, launcher_lines, records
 
 SEEDS = SOURCE_DIR / "tests" / "data" / "seeds"
 TIMEOUT_S = 300  # generous: 2 shared cores, four torch imports
@@ -53,12 +52,10 @@ dist.destroy_process_group()
 """
 
 
-def seed_line(name, launcher):
-    """The seed's launcher line, continuation lines joined, envsubst's $$ as $, the launcher word(s)
-    replaced by `exec trainvisor run`."""
-    text = (SEEDS / name).read_text().replace("\\\n", " ").replace("$$", "$")
-    line = re.sub(r"\s+", " ", text).strip()
-    assert line.startswith(launcher), line
+def seed_line(name, launcher, index=0):
+    """The seed's launcher line, read from the seed's own file (torchrun_cli.launcher_lines), the
+    launcher word(s) replaced by `exec trainvisor run`."""
+    line = launcher_lines(SEEDS / name, launcher)[index]
     return f"exec {shlex.quote(str(BIN))} run" + line[len(launcher):]
 
 
@@ -127,7 +124,7 @@ def pytorchjob_env(port, operator):
 @pytest.mark.parametrize("operator", ["v1.7+", "v1.6"])
 def test_pytorchjob_endpoint_port_is_the_coordinators_and_never_the_workers(tmp_path, operator):
     port, = free_ports(1)
-    cmd = seed_line("isaac_lab_pytorchjob.sh", "/isaac-sim/python.sh -m torch.distributed.run")
+    cmd = seed_line("isaac-lab-hyperpod-sagemaker/templates/training-job.yaml.tpl", "/isaac-sim/python.sh -m torch.distributed.run")
     recs, outs = run_nodes(tmp_path, cmd, pytorchjob_env(port, operator), "run_train.py")
     assert_one_torch_world(recs, ISAAC_ARGV)
     master_port = int(recs[0]["env"]["MASTER_PORT"])
@@ -156,7 +153,7 @@ def test_batch_seed_keeps_the_job_id_its_port_key_and_ledger(tmp_path):
     node index 1 is the main node (rank 0), so the ranks are Batch's, not the start order."""
     job = str(uuid.uuid4())
     port, = free_ports(1)
-    cmd = seed_line("isaac_lab_batch.sh", "torchrun").replace(":5555", f":{port}")
+    cmd = seed_line("isaac-lab-batch-mnp/distributed_run.md", "torchrun").replace(":5555", f":{port}")
     ckpt = tmp_path / "efs"
     ckpt.mkdir()
 
@@ -191,7 +188,7 @@ def sagemaker_job(tmp_path, name, ckpt):
                    TRAINVISOR_TERMINATION_LOG=tmp_path / f"termination-{name}",
                    NPROC=1, NNODES=1, NODE_RANK=0, MASTER_HOST="127.0.0.1",
                    MASTER_PORT=free_ports(1)[0], RESUME_FLAG="")
-    cmd = seed_line("isaac_lab_sagemaker.sh", "/isaac-sim/python.sh -m torch.distributed.run")
+    cmd = seed_line("isaac-lab-hyperpod-sagemaker/scripts/sm-train-entrypoint.sh", "/isaac-sim/python.sh -m torch.distributed.run")
     p = subprocess.run(["bash", "-c", cmd], cwd=tmp_path, env=env, capture_output=True,
                        text=True, timeout=TIMEOUT_S)
     assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
