@@ -1,7 +1,8 @@
-"""What the loopback multi-node benchmarks share: free ports, and killing what a run started.
+"""What the benchmarks share: free ports, killing what a run started, waiting for idle workers.
 
-Imported by the Python inside bench/multinode_scale.sh, bench/multinode_restart.sh and
-bench/rendezvous_scale.sh (each puts bench/ on sys.path). Standard library only.
+Imported by the Python inside bench/multinode_scale.sh, bench/multinode_restart.sh,
+bench/rendezvous_scale.sh, bench/metrics_cost.sh and bench/otlp_cost.sh (each puts bench/ on
+sys.path). Standard library only.
 """
 import os
 import signal
@@ -30,3 +31,17 @@ def kill_marked(name, value):
                     os.kill(int(e.name), signal.SIGKILL)
             except OSError:
                 pass
+
+
+def wait_for_sleepers(proc, n, timeout=60):
+    """Until n of trainvisor's children are /bin/sleep workers (bench/metrics_cost.sh,
+    bench/otlp_cost.sh); RuntimeError when it exits first or `timeout` passes."""
+    import time
+    until = time.monotonic() + timeout
+    while True:
+        kids = Path(f"/proc/{proc.pid}/task/{proc.pid}/children").read_text().split()
+        if sum(1 for k in kids if Path(f"/proc/{k}/comm").read_text().strip() == "sleep") >= n:
+            return
+        if proc.poll() is not None or time.monotonic() > until:
+            raise RuntimeError("workers did not start")
+        time.sleep(0.05)

@@ -8,7 +8,8 @@
 # Env: TRAINVISOR (binary; default $BUILD_DIR/trainvisor, BUILD_DIR default build),
 #      PYTHON (default /usr/bin/python3),
 #      TV_PREFLIGHT (default none: torchrun runs no health checks, so neither does trainvisor;
-#      on a GPU machine TV_PREFLIGHT=auto adds the default basic preflight to the figure).
+#      on a GPU machine TV_PREFLIGHT=auto adds the default basic preflight to the figure),
+#      TV_FLAGS (more `run` options, e.g. "--gpu-health off"; default none: trainvisor's defaults).
 #
 # What is measured, per run:
 #  - wall: start to exit of the launcher command, nanosecond clock (date +%s%N), which includes
@@ -29,7 +30,8 @@ py="${PYTHON:-/usr/bin/python3}"
 [[ -x "$tv" ]] || { echo "launch.sh: TRAINVISOR=$tv is not an executable; build it first" >&2; exit 2; }
 [[ -x /usr/bin/time ]] || { echo "launch.sh: /usr/bin/time (package time) is missing" >&2; exit 2; }
 
-tv_cmd=("$tv" run --preflight "${TV_PREFLIGHT:-none}" --nproc-per-node 4 -- /bin/true)
+read -r -a tv_flags <<<"${TV_FLAGS:-}"
+tv_cmd=("$tv" run --preflight "${TV_PREFLIGHT:-none}" --nproc-per-node 4 "${tv_flags[@]}" -- /bin/true)
 tr_cmd=("$py" "$root/bench/torchrun_compat.py" --standalone --nproc_per_node 4
         --monitor_interval 0.1 --no_python /bin/true)
 work="$(mktemp -d)"

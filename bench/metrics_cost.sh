@@ -22,9 +22,13 @@ export TV_D="${1:-30}" TV_N="${2:-9}" TV_PY="${PYTHON:-/usr/bin/python3}"
 for f in "$TV_BIN" "$TV_STAMP"; do
   [[ -x "$f" ]] || { echo "metrics_cost.sh: $f is not an executable; build it first" >&2; exit 2; }
 done
+export TV_HERE="$root/bench"
 exec "$TV_PY" - <<'EOF'
 import os, shutil, signal, socket, statistics, subprocess, sys, tempfile, threading, time, urllib.request
 from pathlib import Path
+
+sys.path.insert(0, os.environ["TV_HERE"])
+from bench_util import wait_for_sleepers
 
 TV, STAMP, PY = os.environ["TV_BIN"], os.environ["TV_STAMP"], os.environ["TV_PY"]
 D, N = float(os.environ["TV_D"]), int(os.environ["TV_N"])
@@ -50,20 +54,12 @@ def cpu(pid):
                 for t in os.listdir(f"/proc/{pid}/task")) / 1e9
     return (int(f[11]) + int(f[12])) / TICK, sched
 
-def sleepers(pid):
-    kids = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
-    return sum(1 for k in kids if Path(f"/proc/{k}/comm").read_text().strip() == "sleep")
-
 def idle(port):
     d = tempfile.mkdtemp(prefix="tv_mcost_")
     p = subprocess.Popen(base(d) + ["--nproc-per-node", "8"] + metrics(port) + ["--no-python", "--", "/bin/sleep", "100000"],
                          env=env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        until = time.monotonic() + 60
-        while sleepers(p.pid) < 8:
-            if p.poll() is not None or time.monotonic() > until:
-                raise RuntimeError("workers did not start")
-            time.sleep(0.05)
+        wait_for_sleepers(p, 8)
         if port:  # one scrape first, so the server has surely been set up and used once
             urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10).read()
         time.sleep(3)

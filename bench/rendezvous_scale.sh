@@ -15,7 +15,14 @@
 #        TV_REPEATS (3; 1 at 512 nodes and more), TV_PEER (restart runs' --peer-timeout s, 30),
 #        TV_CHECK_PEER (5), TV_CHECKS (1), TV_TORCHRUN ("python3 -m torch.distributed.run";
 #        default: Debian's torch 1.13 through bench/torchrun_compat.py if importable, else
-#        python3's; "none" skips), TV_TORCHRUN_MAX (64), TV_OUT (a folder for results.md).
+#        python3's; "none" skips), TV_TORCHRUN_MAX (64), TV_OUT (a folder for results.md),
+#        TV_FLAGS (more `run` options for every agent, e.g. "--gpu-health off"; default none),
+#        TV_FINGERPRINT=both (each binary twice: with the node fingerprint, its default, and with
+#        --node-fingerprint off, side by side: docs/coordination.md, "Node fingerprint").
+# On one host every agent's GPU health watch and start-banner query load NVML where there is a
+# GPU: 1,024 NVML children on one host are an artefact of the simulation (one per node in a real
+# job); they run at nice 19 behind the workers (docs/supervision.md), and TV_FLAGS="--gpu-health
+# off" shows the figure without the watch.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 export TV_HERE="$here"
@@ -26,11 +33,16 @@ import os, resource, shlex, signal, socket, statistics, subprocess, sys, tempfil
 from pathlib import Path
 
 HERE = Path(os.environ["TV_HERE"])
-BINS = [b.split("=", 1) for b in os.environ["TV_BINS"].split()]
+BINS = [b.split("=", 1) + [[]] for b in os.environ["TV_BINS"].split()]
+if os.environ.get("TV_FINGERPRINT") == "both":
+    BINS = [x for l, tv, _ in BINS for x in ([l + " (fingerprint)", tv, []],
+                                              [l + " (--node-fingerprint off)", tv,
+                                               ["--node-fingerprint", "off"]])]
 PEER = int(os.environ.get("TV_PEER", "30"))
 CHECK_PEER = int(os.environ.get("TV_CHECK_PEER", "5"))
 TR_MAX = int(os.environ.get("TV_TORCHRUN_MAX", "64"))
 OUTDIR = os.environ.get("TV_OUT")
+FLAGS = shlex.split(os.environ.get("TV_FLAGS", ""))
 FORM_LIMIT = int(os.environ.get("TV_FORM_LIMIT", "300"))  # s for every worker to start
 NODES = [int(a) for a in sys.argv[1:]] or [2, 16]
 MARK = ("TV_BENCH_MARK", str(os.getpid()))
@@ -136,13 +148,13 @@ def ticks(pid):
     f = Path("/proc/%d/stat" % pid).read_text().rsplit(")", 1)[1].split()
     return (int(f[11]) + int(f[12])) / HZ
 
-def tv_argvs(tv, n, out, peer, hold=False):
+def tv_argvs(tv, n, out, peer, hold=False, extra=()):
     m, r = ports(2)
     return [[tv, "run", "--nnodes", str(n), "--node-rank", str(k), "--master-addr", "127.0.0.1",
              "--master-port", str(m), "--rdzv-port", str(r), "--nproc-per-node", "1",
              "--max-restarts", "1", "--peer-timeout", str(peer), "--rdzv-token", "bench",
              "--preflight", "none", "--failure-file", str(out / ("f%d" % k)),
-             "--termination-log", str(out / ("t%d" % k)), "--no-python", "--",
+             "--termination-log", str(out / ("t%d" % k)), *FLAGS, *extra, "--no-python", "--",
              str(out / "worker.sh"), str(out)] + (["hold"] if hold else []) for k in range(n)]
 
 def tr_argvs(prefix, n, out):
@@ -152,9 +164,9 @@ def tr_argvs(prefix, n, out):
                       "--max_restarts", "1", "--monitor_interval", "0.1", "--no_python",
                       str(out / "worker.sh"), str(out)] for _ in range(n)]
 
-def tv_job(tv, n):
+def tv_job(tv, n, extra=()):
     out = new_run(n)
-    return tv_argvs(tv, n, out, PEER), out
+    return tv_argvs(tv, n, out, PEER, extra=extra), out
 
 def tr_job(prefix, n):
     out = new_run(n)
@@ -231,8 +243,8 @@ rows = {}
 for n in NODES:
     reps = int(os.environ.get("TV_REPEATS", "3" if n < 512 else "1"))
     row = []
-    for label, tv in BINS:
-        got = median_job(lambda: tv_job(tv, n), n, reps, True)
+    for label, tv, extra in BINS:
+        got = median_job(lambda: tv_job(tv, n, extra), n, reps, True)
         if not got:
             row.append("failed / failed"); continue
         f, r, runs = got
@@ -298,7 +310,7 @@ def checks(tv, n):
             except ChildProcessError: pass
 
 if os.environ.get("TV_CHECKS", "1") != "0":
-    for label, tv in BINS[-1:]:
+    for label, tv, _ in BINS[-1:]:
         try:
             checks(tv, max(NODES))
         except RuntimeError as e:
@@ -306,7 +318,7 @@ if os.environ.get("TV_CHECKS", "1") != "0":
 
 say()
 say("| nodes | " + " | ".join("%s: all workers running after the last agent starts / death -> "
-                              "every replacement running" % l for l, _ in BINS)
+                              "every replacement running" % l for l, _, _ in BINS)
     + " | torchrun c10d, same job |")
 say("| --- " * (len(BINS) + 2) + "|")
 for n, row in rows.items():

@@ -2,7 +2,7 @@
 
 Prints `READY rank=R rc=N t0=T ready=T` once the rank is usable (process group up and a first
 all-reduce done: NCCL on GPUs, gloo on CPU); t0 is when this file started running (for a warm
-standby: when the standby was handed the rank). On the first attempt rank 1 SIGKILLs itself
+standby: when the standby was handed the rank). On the first attempt the last rank (rank 1 of 2; rank 0 of 1) SIGKILLs itself
 (`KILL t=...`) at the first step after OUT/go exists (the driver creates it once every launcher
 is in the same state); the restarted attempt trains a few steps and ends.
 """
@@ -19,6 +19,7 @@ from torch.nn.parallel import DistributedDataParallel as DDP  # noqa: E402
 def main():
     out = sys.argv[1]
     rank, local = int(os.environ["RANK"]), int(os.environ["LOCAL_RANK"])
+    world = int(os.environ["WORLD_SIZE"])
     rc = int(os.environ.get("TORCHELASTIC_RESTART_COUNT", "0"))
     gpu = torch.cuda.is_available()
     if gpu:
@@ -40,7 +41,7 @@ def main():
         loss.backward()
         opt.step()
         step += 1
-        if rc == 0 and rank == 1 and os.path.exists(os.path.join(out, "go")):
+        if rc == 0 and rank == world - 1 and os.path.exists(os.path.join(out, "go")):
             print(f"KILL t={time.time():.6f} step={step}", flush=True)
             os.kill(os.getpid(), 9)
         if rc > 0 and step >= 20:

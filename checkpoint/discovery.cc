@@ -80,11 +80,23 @@ Judgement judge(Candidate& c, CheckpointFs& fs, const SelectOptions& o) {
   return j;
 }
 
+// A complete candidate that is a save the job's ledger marks poisoned.
+bool stepped_over(const Candidate& c, const SelectOptions& o) {
+  return std::any_of(o.step_over.begin(), o.step_over.end(), [&](const CheckpointSave& s) {
+    return s.path == c.checkpoint.path && (s.mtime_ns == 0 || s.mtime_ns == c.checkpoint.mtime_ns);
+  });
+}
+
 // Materializes and judges one key; the checkpoint when complete, else logs why not.
 std::optional<Checkpoint> examine(CheckpointFs& fs, const Tree& tree, const Key& k,
                                   const Keys& keys, const SelectOptions& o) {
   Candidate c = materialize(tree, k, fs, &keys);
   const Judgement j = judge(c, fs, o);
+  if (j.verdict == Verdict::kComplete && stepped_over(c, o)) {
+    spdlog::info("checkpoint: stepping over {}: marked poisoned in the job's ledger",
+                 escape_control(c.checkpoint.path));
+    return std::nullopt;
+  }
   if (j.verdict == Verdict::kComplete) return std::move(c.checkpoint);
   spdlog::warn("checkpoint: skipping {}: {}", c.checkpoint.path, j.reason);
   return std::nullopt;
@@ -132,7 +144,7 @@ std::vector<Checkpoint> tied_rivals(CheckpointFs& fs, const Tree& tree, const Ke
     constexpr std::size_t kMostLooks = 16;  // a run whose 16 newest are incomplete: not a rival
     for (std::size_t i = 0; i < run_keys.size() && i < kMostLooks; ++i) {
       Candidate c = materialize(tree, run_keys[i], fs, &keys);
-      if (judge(c, fs, o).verdict != Verdict::kComplete) continue;
+      if (judge(c, fs, o).verdict != Verdict::kComplete || stepped_over(c, o)) continue;
       rivals.push_back(std::move(c.checkpoint));
       break;
     }
@@ -193,6 +205,7 @@ Selection select_glob(CheckpointFs& fs, const Tree& tree, const std::string& spe
   auto candidates = glob_candidates(tree, spec, fs);
   for (auto& c : candidates) {
     const Judgement j = judge(c, fs, o);
+    if (j.verdict == Verdict::kComplete && stepped_over(c, o)) continue;
     if (j.verdict == Verdict::kComplete) return found(std::move(c.checkpoint));
     spdlog::warn("checkpoint: skipping {}: {}", c.checkpoint.path, j.reason);
   }
@@ -276,7 +289,7 @@ Selection select_checkpoint(CheckpointFs& fs, const Tree& tree, const std::strin
   };
   std::set<CandidateId> tried;
   Key chosen;
-  if (o.mode != "best") {
+  if (o.mode != Pick::kBest) {
     const Keys tops = keys_of(KeysWanted::kNewestPerRun);
     if (tops.keys.empty()) return none();
     if (auto c = newest_if_complete(fs, tree, tops, o, tried, chosen)) {
@@ -289,7 +302,7 @@ Selection select_checkpoint(CheckpointFs& fs, const Tree& tree, const std::strin
   }
   Keys keys = keys_of(KeysWanted::kAll);  // every key: the newest was not complete
   if (keys.keys.empty()) return none();
-  if (o.mode == "best") {
+  if (o.mode == Pick::kBest) {
     Keys bests{{}, keys.run_ns, keys.skrl_modules, keys.facts};
     for (const Key& k : keys.keys)
       if (k.best) bests.keys.push_back(k);

@@ -26,11 +26,12 @@ void each_candidate_oldest_first(CheckpointFs& fs, const Tree& tree, const std::
                                  const KnownKey& known, const EachCandidate& each);
 
 struct SelectOptions {
-  std::string mode = "latest";  // latest|best
+  Pick mode = Pick::kLatest;
   std::chrono::milliseconds settle = std::chrono::seconds(2);
   int settle_waits = 3;  // a settling candidate is waited for at most this many times
   bool verify = true;    // CRC-check the zip files of the chosen candidate (verify_for_resume)
-  ExperimentWanted experiment = {};  // runs of other experiments are never picked
+  ExperimentWanted experiment = {};            // runs of other experiments are never picked
+  std::vector<CheckpointSave> step_over = {};  // never picked (ResumeRequest::step_over)
 };
 
 // The newest complete candidate, or why there is none (Selection::why_none, one line). Keys are

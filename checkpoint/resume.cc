@@ -22,15 +22,16 @@ bool from_cut_family(const Tree& tree, const Selection& s) {
 }  // namespace
 
 Selection lookup_checkpoint(const ResumeRequest& request, CheckpointFs& fs) {
-  if (request.mode == "none" || request.dir.empty()) return {};
+  if (request.dir.empty()) return {};
   if (!validate_checkpoint_format(request.format)) {
     spdlog::warn("checkpoint: --checkpoint-format '{}' is not valid; not resuming", request.format);
     return {};
   }
   Selection s;
   try {
-    SelectOptions options{request.mode == "best" ? "best" : "latest", request.settle};
+    SelectOptions options{request.mode, request.settle};
     options.experiment = {request.experiment, request.task};
+    options.step_over = request.step_over;
     // First over the newest of every large family of numbered directories; again over all of
     // them when the answer does not come from one of the cut families' directories (their newest
     // were all incomplete, or another run won: an older member might then be the answer).

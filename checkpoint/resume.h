@@ -33,10 +33,21 @@ struct Checkpoint {
   std::vector<std::string> files;  // every file that makes up the checkpoint
 };
 
+// One save of a checkpoint: its path and when it became complete. A save written again at the
+// same path later (a resumed run saving that step again) is another one.
+struct CheckpointSave {
+  std::string path;
+  std::int64_t mtime_ns = 0;  // Checkpoint::mtime_ns; 0: any save at the path
+};
+
+// Which checkpoint a lookup picks: the newest complete one, or the one its format names best
+// (rl_games' `nn/<name>.pth`, skrl's `best_agent.pt`, timm's `model_best.pth.tar` ...).
+enum class Pick { kLatest, kBest };
+
 struct ResumeRequest {
   std::string dir;
   std::string format = "auto";  // auto, a framework (kCheckpointFormats), or glob:PATTERN[,RULE]
-  std::string mode = "latest";  // latest|best|none
+  Pick mode = Pick::kLatest;    // --resume none makes no request at all
   // A file whose mtime is younger than this has not "stopped changing" yet: resume waits out
   // the rest of the window once and re-checks it (see docs/checkpoints.md).
   std::chrono::milliseconds settle = std::chrono::seconds(2);
@@ -47,6 +58,9 @@ struct ResumeRequest {
   std::string task = {};
   // Set while the lookup runs: it ends early, resuming nothing (Init::stop_requested in `run`).
   const std::atomic<bool>* stop = nullptr;
+  // Saves never picked: those the job's ledger marks poisoned (--resume-fallback,
+  // docs/checkpoints.md "A poisoned checkpoint is stepped over").
+  std::vector<CheckpointSave> step_over = {};
 };
 
 // What a lookup found: the checkpoint, or one line saying why there is none, in one of four

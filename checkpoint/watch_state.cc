@@ -164,7 +164,11 @@ void WatchState::look(CheckpointFs& fs, const std::string& key, Candidate& c, bo
   }
   settling_ = settling_ || j.verdict == Verdict::kSettling;
   keep_watching(c, *st, j.verdict == Verdict::kComplete, files);
+  // A save under way: told once per save; one incomplete at the first scan is not news.
+  if (j.verdict != Verdict::kComplete && writing_.insert(c.primary).second && report)
+    started_.push_back(c.checkpoint);
   if (j.verdict == Verdict::kComplete) {
+    writing_.erase(c.primary);
     done_[c.primary] = sig;
     if (c.write_once) remember(key, c);
     const Checkpoint& k = c.checkpoint;

@@ -18,6 +18,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "checkpoint/candidates.h"
@@ -48,6 +49,9 @@ class WatchState {
   // True when the last scan saw a checkpoint whose bytes are complete but that has not yet been
   // seen unchanged: rescan soon (a short second look) instead of a whole poll interval later.
   bool settling() const { return settling_; }
+  // The checkpoints the scans since the last call saw being written (new, or rewritten after they
+  // were complete) and not yet complete: each once per save. Not at the first scan (baseline).
+  std::vector<Checkpoint> take_started() { return std::exchange(started_, {}); }
   // Directories seen by the last scan (the watcher adds inotify watches for them).
   const std::vector<std::string>& directories() const { return directories_; }
 
@@ -93,6 +97,8 @@ class WatchState {
   std::size_t cold_next_ = 0;            // where the next slice of cold_ begins
   std::vector<Watched> files_;           // files of checkpoints still judged, rewritten ones
   std::vector<std::string> done_units_;  // complete directory checkpoints of the last pass
+  std::set<std::string> writing_;        // primaries seen being written, not complete since
+  std::vector<Checkpoint> started_;      // for take_started()
 };
 
 }  // namespace tv

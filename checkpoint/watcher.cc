@@ -145,6 +145,8 @@ void CheckpointWatcher::run() {
             c.path, c.bytes, event.write_seconds, event.since_previous_seconds);
         if (on_new_) on_new_(event);
       }
+      for (const auto& started : state.take_started())
+        if (on_started_) on_started_(started);
     } catch (const std::exception& e) {
       spdlog::warn("checkpoint watcher: scanning {} failed: {}", dir_, e.what());
     }

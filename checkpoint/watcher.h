@@ -34,6 +34,9 @@ class CheckpointWatcher {
   CheckpointWatcher(const CheckpointWatcher&) = delete;
   CheckpointWatcher& operator=(const CheckpointWatcher&) = delete;
 
+  // Before start(): called (on the watcher's thread) once for each checkpoint seen being written,
+  // new or rewritten, before it is complete; --hang-timeout auto excuses the save while it runs.
+  void on_save_started(std::function<void(const Checkpoint&)> f) { on_started_ = std::move(f); }
   void start();
   void stop();  // joins the thread; idempotent
   // True once the thread is watching with inotify (false: polling only).
@@ -45,6 +48,7 @@ class CheckpointWatcher {
   std::string dir_;
   std::string format_;
   std::function<void(const CheckpointEvent&)> on_new_;
+  std::function<void(const Checkpoint&)> on_started_;
   std::chrono::milliseconds poll_interval_;
   bool force_polling_;
   std::atomic<bool> inotify_active_{false};

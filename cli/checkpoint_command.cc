@@ -33,6 +33,9 @@ const char* const kUsage =
     "       trainvisor checkpoint watch --dir D [--format F] [--poll-interval S] [--polling]\n"
     "       trainvisor checkpoint link-logs --dir D LOG_DIR   (what run --link-logs does)\n";
 
+// `checkpoint latest --resume`: which checkpoint it prints (run's --resume adds none).
+constexpr Choice<Pick> kPickWords[] = {{"latest", Pick::kLatest}, {"best", Pick::kBest}};
+
 }  // namespace
 
 std::vector<OptionSpec> checkpoint_option_specs() {
@@ -47,7 +50,7 @@ std::vector<OptionSpec> checkpoint_option_specs() {
        .type = T::kChoice,
        .help = "latest: which checkpoint",
        .default_value = "latest",
-       .words = {"latest", "best"}},
+       .words = words_of(kPickWords)},
       {.name = "settle",
        .type = T::kNumber,
        .help = "seconds a .pt must be unchanged to count as complete",
@@ -98,7 +101,7 @@ std::chrono::milliseconds millis(double seconds) {
 }
 
 int latest(const Options& o, const std::string& dir, const std::string& format) {
-  auto mode = o.get_choice("resume");
+  auto mode = choice_of(o, "resume", kPickWords);
   if (!mode) return fail(mode.error());
   auto settle = o.get_double("settle");
   if (!settle) return fail(settle.error());
@@ -172,7 +175,7 @@ int checkpoint_command(const Args& args, const Environment& env) {
     auto linked = link_logs(words[1], dir);
     return linked ? exit_code::kOk : fail(linked.error());
   }
-  const std::string format = o->value_or("format", "auto");
+  const std::string format = o->text("format");
   if (auto v = validate_checkpoint_format(format); !v) return fail(v.error());
   return words[0] == "latest" ? latest(*o, dir, format) : watch(*o, dir, format);
 }

@@ -19,6 +19,7 @@ int preflight_command(const Args& args, const Environment& env);   // cli/prefli
 int render_command(const Args& args, const Environment& env);      // cli/render_command.cc
 int version_command(const Args& args, const Environment& env);     // cli/version_command.cc
 int stacks_command(const Args& args, const Environment& env);      // cli/stacks_command.cc
+int report_command(const Args& args, const Environment& env);      // cli/report_command.cc
 // The hidden `__probe-rank`: one NCCL probe rank, re-exec'd by the preflight.
 int probe_rank_command(const Args& args, const Environment& env);  // cli/probe_rank_command.cc
 // The hidden `__query`: loads one vendor library in a child of trainvisor and prints what it

@@ -17,6 +17,7 @@
 #include "launcher/observability/ledger_file.h"
 #include "launcher/observability/metrics.h"
 #include "launcher/observability/metrics_server.h"
+#include "launcher/observability/otlp_exporter.h"
 #include "launcher/observability/progress.h"
 #include "launcher/supervision/run_observer.h"
 
@@ -35,6 +36,8 @@ struct ObservabilityConfig {
   double ledger_interval = 30;
   // Node 0 logs format_metrics_line every metrics_log_interval seconds and at the end; 0: never.
   double metrics_log_interval = 0;
+  // The OTLP push (OTEL_EXPORTER_OTLP_*: read_otlp_config); nullopt: none.
+  std::optional<OtlpConfig> otlp;
 };
 
 // The options of the Observability section, checked (exit 64/78 naming the option); `goodput`
@@ -57,11 +60,15 @@ class Observability final : public RunObserver {
   void report();
 
   void generation_started(int generation) override;
-  void generation_failed(int generation) override { accountant_.generation_failed(generation); }
-  void generation_hung(int generation, double silent_seconds) override {
-    accountant_.generation_hung(generation, silent_seconds);
+  void generation_failed(int generation) override;
+  void generation_hung(int generation, double silent_seconds) override;
+  void generation_startup_expired(int generation) override {
+    accountant_.generation_startup_expired(generation);
   }
-  void finishing(int exit_code) override { accountant_.finishing(exit_code); }
+  void finishing(int exit_code) override;
+  void failure_evidence(int generation, std::string_view summary,
+                        const std::vector<std::string>& paths) override;
+  void root_cause_file(const std::string& path) override { failure_file_ = path; }
   void worker_started(int) override { accountant_.worker_started(); }
   void worker_exited(int, int exit_code) override { accountant_.worker_exited(exit_code); }
   std::function<void(std::string_view)> output_tap(int local_rank, bool is_stderr) override;
@@ -70,15 +77,34 @@ class Observability final : public RunObserver {
   // The newest progress step of the current generation (a failure's signature); nullopt before
   // any progress line, and always without --progress-regex.
   std::optional<std::int64_t> generation_step() const { return generation_step_; }
+  // --resume-fallback: the checkpoints the job's ledger marks poisoned (none without a ledger),
+  // and a new mark, written to the ledger at once.
+  std::vector<PoisonMark> poisoned() const;
+  void mark_poisoned(PoisonMark m);
+  // --save-signal: how the save before the stop went (the summary, this container's record).
+  void stop_save(const StopSaveOutcome& o) override;
+  // Told of every progress step parsed from any worker's output (--hang-timeout auto).
+  void on_step(std::function<void(std::int64_t)> f) { on_step_ = std::move(f); }
+  // The longest start-up of a generation in the job's earlier containers (its ledger); nullopt
+  // without a ledger or before any was measured.
+  std::optional<double> prior_longest_startup() const;
+  std::optional<double> prior_longest_save() const;  // likewise, the longest checkpoint write
 
  private:
   Observability(ObservabilityConfig cfg, const Clock& clock, double started_at);
   void open_ledger(boost::asio::io_context& io, LoopTime& time);
+  void start_otlp(boost::asio::io_context& io, LoopTime& time);
   void log_metrics() const;
+  MetricSet metrics_now() const;  // /metrics and the OTLP push: one set
+  OtlpBatch otlp_batch() const;
   void write_ledger(bool ended);
   std::optional<JobTotals> job_totals_now() const;
   ContainerRecord current_record(bool ended) const;
+  ContainerRecord record_of(const GoodputSnapshot& snap, bool ended) const;
+  JobTotals job_totals_with(ContainerRecord c) const;  // the prior containers' and this one
+  void end_generation(int generation, const char* outcome);
   ObservabilityConfig cfg_;
+  const Clock& clock_;
   MetricsIdentity id_;
   GoodputAccountant accountant_;
   double started_unix_;  // trainvisor's start on the Unix clock (the ledger spans containers)
@@ -86,10 +112,17 @@ class Observability final : public RunObserver {
   std::unique_ptr<MetricsServer> server_;
   GpuHealthMetrics gpu_health_;
   std::optional<std::int64_t> generation_step_;
+  std::function<void(std::int64_t)> on_step_;
   std::map<std::string, int> retry_decisions_;  // by the RootCauseJudge's rule
   std::optional<LedgerFile> ledger_;
-  std::unique_ptr<LoopTimer> ledger_timer_;       // every --ledger-interval, on the loop's time
+  std::optional<StopSaveRecord> stop_save_;
+  std::vector<GenerationRecord> generations_;  // this container's, for `trainvisor report`
+  std::string failure_file_;                   // written at the end of the run
+  std::vector<PoisonMark> node0_marks_;      // another node's: node 0's ledger's marks at the start
+  std::unique_ptr<LoopTimer> ledger_timer_;  // every --ledger-interval, on the loop's time
   std::unique_ptr<LoopTimer> metrics_log_timer_;  // every --metrics-log-interval
+  std::unique_ptr<OtlpExporter> otlp_;
+  std::unique_ptr<LoopTimer> otlp_timer_;  // every OTEL_METRIC_EXPORT_INTERVAL
 };
 
 }  // namespace tv

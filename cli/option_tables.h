@@ -17,6 +17,7 @@ std::vector<OptionSpec> checkpoint_option_specs();        // cli/checkpoint_comm
 std::vector<OptionSpec> render_option_specs();            // cli/render_command.cc
 std::vector<OptionSpec> topology_command_option_specs();  // cli/topology_command.cc
 std::vector<OptionSpec> stacks_option_specs();            // cli/stacks_command.cc
+std::vector<OptionSpec> report_option_specs();            // cli/report_command.cc
 
 // docs/options.md: every table as Markdown.
 std::string options_doc();

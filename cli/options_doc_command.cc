@@ -38,7 +38,9 @@ const char* const kRunNotes =
     "`--monitor-interval` is accepted so torchrun command lines move over unchanged; trainvisor "
     "reacts to events and does not poll.\n\n"
     "`--metrics-port`, `--metrics-address`, `--progress-regex`, `--mtbf-hours` and "
-    "`--summary-file`: [observability](observability.md).\n";
+    "`--summary-file`: [observability](observability.md).\n\n"
+    "`--hang-timeout`, `--startup-timeout` and `--stall-floor`: [supervision](supervision.md), "
+    "\"Hangs\".\n";
 
 std::string section(const std::string& usage, const std::vector<OptionSpec>& specs, bool use_env) {
   return "\n## `" + usage + "`\n\n" + format_markdown(specs, use_env);
@@ -54,7 +56,8 @@ std::string options_doc() {
          section("trainvisor checkpoint latest|watch|link-logs [OPTIONS]",
                  checkpoint_option_specs(), false) +
          section("trainvisor render [OPTIONS]", render_option_specs(), false) +
-         section("trainvisor stacks [OPTIONS]", stacks_option_specs(), true);
+         section("trainvisor stacks [OPTIONS]", stacks_option_specs(), true) +
+         section("trainvisor report [OPTIONS]", report_option_specs(), false);
 }
 
 int options_doc_command(const Args& args, const Environment&) {

@@ -10,32 +10,33 @@
 #include "common/init.h"
 #include "common/json_text.h"
 #include "common/options.h"
+#include "common/parse_number.h"
 #include "health/gpu_check.h"
 #include "health/nccl_log.h"
 #include "health/preflight.h"
 #include "health/transport.h"
 #include "launcher/topology/gpu_count.h"
+#include "launcher/topology/topology.h"
+#include "launcher/topology/topology_options.h"
 
 namespace tv {
 
+namespace {
+// `preflight --level`: run's --preflight words but none (a preflight that checks nothing).
+constexpr Choice<PreflightLevel> kLevelWords[] = {{"auto", PreflightLevel::kAuto},
+                                                  {"basic", PreflightLevel::kBasic},
+                                                  {"full", PreflightLevel::kFull}};
+}  // namespace
+
+// The topology options are run's (launcher/topology/topology_options.cc): the same facts give
+// the same verdict (--require-transport auto, --level auto, the GPUs expected).
 std::vector<OptionSpec> preflight_option_specs() {
   using T = OptionType;
-  return {
+  std::vector<OptionSpec> specs = topology_option_specs();
+  for (OptionSpec& s : specs)
+    if (s.name == "nproc-per-node") s.help = "GPUs expected on this node (auto: the visible ones)";
+  std::vector<OptionSpec> own = {
       {.name = "json", .type = T::kFlag, .help = "print the report as JSON"},
-      {.name = "nproc-per-node",
-       .type = T::kInt,
-       .help = "GPUs expected on this node",
-       .min = 1,
-       .max = 1024,
-       .words = {"auto"},
-       .from_pet = true},
-      {.name = "nnodes",
-       .type = T::kInt,
-       .help = "nodes of the job (decides --require-transport auto)",
-       .default_value = "1",
-       .min = 1,
-       .max = 100000,
-       .from_pet = true},
       {.name = "require-transport",
        .type = T::kChoice,
        .help = "the inter-node transport required",
@@ -57,10 +58,10 @@ std::vector<OptionSpec> preflight_option_specs() {
        .metavar = "PATH"},
       {.name = "level",
        .type = T::kChoice,
-       .help = "which checks; auto: full when --nnodes is above 1 and EFA devices are present, "
-               "else basic (as run --preflight auto)",
+       .help = "which checks; auto: full when the job has more than one node and EFA devices are "
+               "present, else basic (as run --preflight auto)",
        .default_value = "auto",
-       .words = {"auto", "basic", "full"}},
+       .words = words_of(kLevelWords)},
       {.name = "log-dir",
        .help = "where the probe's per-rank NCCL logs go (default: a temp dir)",
        .metavar = "DIR"},
@@ -70,6 +71,8 @@ std::vector<OptionSpec> preflight_option_specs() {
        .metavar = "NAME"},
       {.name = "help", .type = T::kFlag, .help = "this text", .short_name = "h"},
   };
+  specs.insert(specs.end(), own.begin(), own.end());
+  return specs;
 }
 
 namespace {
@@ -81,8 +84,15 @@ int fail_usage(const Error& e) {
 
 int judge_log(const Options& opts, const std::string& required_opt) {
   const std::string path = opts.get("nccl-log")->value;
-  auto nnodes_opt = opts.get_int("nnodes");
-  if (!nnodes_opt) return fail_usage(nnodes_opt.error());
+  long nnodes_opt = 1;
+  if (auto v = opts.get("nnodes")) {
+    auto n = parse_integer<long>(v->value, 1, kMaxNodes);
+    if (!n)
+      return fail_usage({exit_code::kConfig, v->origin + "=\"" + v->value +
+                                                 "\": expected an integer from 1 to " +
+                                                 std::to_string(kMaxNodes)});
+    nnodes_opt = *n;
+  }
   auto text = read_regular_file(path, kLogFileCap);
   if (!text) {
     std::fprintf(stderr, "trainvisor preflight: --nccl-log %s\n",
@@ -90,9 +100,12 @@ int judge_log(const Options& opts, const std::string& required_opt) {
     return exit_code::kConfig;
   }
   const NcclLogSummary s = classify_nccl_log(*text);
-  const int nnodes = std::max(s.nnodes.value_or(1), static_cast<int>(*nnodes_opt));
+  const int nnodes = std::max(s.nnodes.value_or(1), static_cast<int>(nnodes_opt));
   const bool efa = efa_devices_present() || (s.provider && s.provider->rfind("efa", 0) == 0);
-  const std::string required = resolve_require_transport(required_opt, nnodes, efa);
+  const std::string required =
+      decide_require_transport(required_opt,
+                               {nnodes, efa, opts.value_or("instance-type", ""), "--instance-type"})
+          .resolved;
   const TransportVerdict v = judge_transport(s, required);
   const bool passed = v.outcome != Outcome::kFail;
   if (opts.flag("json")) {
@@ -115,31 +128,31 @@ Result<PreflightConfig> make_config(const Options& opts, const Environment& env,
   PreflightConfig cfg;
   cfg.env = env;
   cfg.require_transport = required;
-  auto nnodes = opts.get_int("nnodes");
-  if (!nnodes) return nnodes.error();
-  cfg.nnodes = static_cast<int>(*nnodes);
+  const RealFileSystem fs;
+  const RealGpuCounter counter(env);
+  auto topo = resolve_topology(opts, env, fs, counter, RealHostAddress());
+  if (!topo) return topo.error();
+  cfg.nnodes = topo->nnodes;
+  cfg.instance_type = topo->instance_type;
+  cfg.instance_type_origin = topo->origin_of("instance_type");
   auto bw = opts.get_double("min-busbw");
   if (!bw) return bw.error();
   cfg.min_busbw = *bw;
   // `run`'s rule (health/preflight.h): its workers, and on a node with no GPU device its `auto`
   // is one worker; the count is checked only where the node has NVIDIA GPUs.
-  const int visible = RealGpuCounter(env).count();
+  const int visible = counter.count();
   int workers = visible > 0 ? -1 : 1;
-  if (auto n = opts.get("nproc-per-node"); n && n->value != "auto") {
-    auto v = opts.get_int("nproc-per-node");
-    if (!v) return v.error();
-    workers = static_cast<int>(*v);
-  }
-  cfg.expected_gpus =
-      resolve_expected_gpus(workers, visible, nvidia_gpu_functions(RealFileSystem()));
+  if (auto n = opts.get("nproc-per-node"); n && n->value != "auto" && n->value != "gpu")
+    workers = topo->nproc_per_node;
+  cfg.expected_gpus = resolve_expected_gpus(workers, visible, nvidia_gpu_functions(fs));
   if (auto lib = opts.get("nccl-lib")) cfg.nccl_lib = lib->value;
   cfg.single_node_net = opts.flag("single-node-net");
   cfg.log_dir = opts.value_or("log-dir", "");
-  cfg.fi_provider = opts.value_or("fi-provider", "efa");
+  cfg.fi_provider = opts.text("fi-provider");
   // Standalone there is no worker command: probe the NCCL that python's torch would load, and
   // fall back to the library search path when that python has none.
   cfg.worker_command = {env.get("PYTHON_EXEC").value_or("python3")};
-  auto level = opts.get_choice("level");
+  auto level = choice_of(opts, "level", kLevelWords);
   if (!level) return level.error();
   cfg.level = resolve_preflight_level(*level, cfg.nnodes, efa_devices_present());
   return cfg;

@@ -18,8 +18,11 @@
 #include "checkpoint/resume.h"
 #include "checkpoint/watcher.h"
 #include "cli/commands.h"
+#include "cli/export_exclude.h"
 #include "cli/master_port.h"
+#include "cli/node_fingerprint.h"
 #include "cli/observability.h"
+#include "cli/resume_hook.h"
 #include "cli/run_options.h"
 #include "cli/start_banner.h"
 #include "cli/torchrun_options.h"
@@ -38,6 +41,7 @@
 #include "health/preflight.h"
 #include "health/torch_version.h"
 #include "launcher/observability/gpu_peak.h"
+#include "launcher/plan/run_rules.h"
 #include "launcher/rendezvous/network_cluster.h"
 #include "launcher/supervision/attempt_number.h"
 #include "launcher/supervision/local_cluster.h"
@@ -50,6 +54,7 @@
 #include "launcher/supervision/worker_command.h"
 #include "launcher/topology/gpu_count.h"
 #include "launcher/topology/host_address.h"
+#include "launcher/topology/step_claim.h"
 #include "launcher/topology/topology.h"
 
 namespace tv {
@@ -84,6 +89,16 @@ std::string ledger_job_id(const Options& o, const Topology& t) {
   return !t.job_id.empty() && !from_rdzv_id ? t.job_id : job_run_id(o, t);
 }
 
+// The OTLP push's variables (docs/observability.md, "OTLP push"): a bad one is one warning, never
+// a refusal (the OpenTelemetry specification's rule for an SDK's settings).
+// --otlp-endpoint is trainvisor's own option: a bad one is refused (78).
+Result<std::optional<OtlpConfig>> read_otlp_setup(const Options& o, const Environment& env) {
+  auto setup = read_otlp_config(env, o.get("otlp-endpoint"));
+  if (!setup.refused.empty()) return Error{exit_code::kConfig, setup.refused};
+  for (const auto& w : setup.warnings) spdlog::warn("{}", w);
+  return setup.config;
+}
+
 // Every path a worker is given is absolute: a worker that changes directory (Hydra does) still
 // finds its error file, heartbeat and checkpoints. The current directory is trainvisor's, which
 // never changes.
@@ -97,10 +112,9 @@ std::string absolute_path(const std::string& path) {
 }
 
 std::optional<std::string> checkpoint_dir(const Options& o) {
-  if (auto v = o.get("checkpoint-dir")) return absolute_path(v->value);
-  if (RealFileSystem().is_directory("/opt/ml/checkpoints"))
-    return std::string("/opt/ml/checkpoints");
-  return std::nullopt;
+  auto v = o.get("checkpoint-dir");
+  return checkpoint_dir_rule(v ? std::optional(absolute_path(v->value)) : std::nullopt,
+                             RealFileSystem());
 }
 
 // The torch the workers import (a child of their python: health/torch_version.h), which decides
@@ -124,7 +138,7 @@ struct RunPlan {
   Topology topology;
   SupervisorConfig sup;
   RestartPolicy policy;
-  std::string preflight;
+  PreflightLevel preflight = PreflightLevel::kAuto;
   std::string require_transport;
   double min_busbw = 0;
   Interpreter interpreter;            // of `script.py` and `-m MOD` (the banner says which)
@@ -136,6 +150,8 @@ struct RunPlan {
   std::optional<std::string> resume_arg;  // --resume-arg TEMPLATE (validated)
   ObservabilityConfig observability;
   std::optional<std::string> rdzv_token;
+  std::optional<rdzv::Fingerprint> fingerprint;  // multi-node: this node's, for its joins
+  bool check_fingerprints = true;                // --node-fingerprint
   int rdzv_port = 0;
   std::optional<std::string> export_what;  // --export
   std::string export_dir;                  // where it goes (read_export)
@@ -152,24 +168,52 @@ Status assign(Result<T> parsed, U& out) {
 
 // --grace-period, else a few seconds under the platform's stop window (common/stop_window.h).
 Result<milliseconds> grace_period(const Options& o, const Environment& env, const Topology& t) {
-  if (o.has("grace-period")) return seconds_option(o, "grace-period");
-  const StopWindow w = stop_window(t.runs_on, env.has("KUBERNETES_SERVICE_HOST"));
-  return milliseconds(w.grace_seconds * 1000L);
+  std::optional<milliseconds> given;
+  if (o.has("grace-period")) {
+    auto g = seconds_option(o, "grace-period");
+    if (!g) return g.error();
+    given = *g;
+  }
+  return grace_rule(given, t.runs_on, env.has("KUBERNETES_SERVICE_HOST"));
+}
+
+// --hang-timeout S (silence), or auto (the progress rules, with --startup-timeout and
+// --stall-floor); the start-up deadline learned from the ledger is filled in by run itself.
+Status read_hang_rules(const Options& o, RunPlan& p) {
+  if (o.text("hang-timeout") != "auto") {
+    if (auto v = o.get("startup-timeout"))
+      return Error{exit_code::kUsage, v->origin + " is only used with --hang-timeout auto"};
+    return assign(seconds_option(o, "hang-timeout"), p.sup.hang_timeout);
+  }
+  StallRules rules;
+  auto floor = o.get_double("stall-floor");
+  if (!floor) return floor.error();
+  rules.floor = *floor;
+  if (o.get("startup-timeout")) {
+    auto s = o.get_double("startup-timeout");
+    if (!s) return s.error();
+    rules.startup_timeout = *s;
+  }
+  p.sup.stall = rules;
+  return ok_status();
 }
 
 Status read_timing(const Options& o, const Environment& env, RunPlan& p) {
   for (const Status& s : {assign(o.get_int("max-restarts"), p.policy.max_restarts),
                           assign(grace_period(o, env, p.topology), p.sup.grace),
-                          assign(seconds_option(o, "hang-timeout"), p.sup.hang_timeout),
                           assign(seconds_option(o, "rdzv-timeout"), p.rdzv_timeout),
                           assign(seconds_option(o, "peer-timeout"), p.peer_timeout)})
     if (!s) return s;
-  auto stacks = o.get_choice("hang-stacks");
-  if (!stacks) return stacks.error();
-  p.sup.stacks = *stacks == "on";
-  auto retry = o.get_choice("retry-policy");
-  if (!retry) return retry.error();
-  p.policy.retry = *retry == "always" ? RetryMode::kAlways : RetryMode::kSmart;
+  if (auto s = read_hang_rules(o, p); !s) return s;
+  if (auto s = assign(choice_of(o, "hang-stacks", kHangStacksWords), p.sup.stacks); !s) return s;
+  if (auto s = assign(choice_of(o, "retry-policy", kRetryPolicyWords), p.policy.retry); !s)
+    return s;
+  if (auto s = assign(o.get_int("resume-fallback"), p.policy.resume_fallback); !s) return s;
+  if (auto v = o.get("save-signal")) {
+    auto sig = save_signal_number(v->value);
+    if (!sig) return sig.error();
+    p.sup.save_signal = *sig;
+  }
   return ok_status();
 }
 
@@ -177,21 +221,24 @@ Status read_timing(const Options& o, const Environment& env, RunPlan& p) {
 // environment is the workers' base (CUDA_VISIBLE_DEVICES says which GPUs are the job's), set in
 // plan_run.
 Status read_gpu_health(const Options& o, RunPlan& p) {
-  auto mode = o.get_choice("gpu-health");
+  auto mode = choice_of(o, "gpu-health", kGpuHealthWords);
   if (!mode) return mode.error();
   auto interval = o.get_double("gpu-health-interval");
   if (!interval) return interval.error();
-  if (*mode == "off") return ok_status();
+  if (*mode == GpuHealthMode::kOff) return ok_status();
   const std::string exe = self_exe();
   p.sup.gpu_health = SpawnRequest{
       exe, {exe, "__query", "gpu-watch", fmt::format("{}", *interval)}, p.sup.base_env};
-  p.sup.gpu_health_required = *mode == "on";
+  // Slurm's step-wide SIGUSR1 (a warning before the time limit) reaches the watch too; its
+  // default action would end it. Stop signals: cli/query_command.cc.
+  p.sup.gpu_health->ignore_user_signals = true;
+  p.sup.gpu_health_required = *mode == GpuHealthMode::kOn;
   return ok_status();
 }
 
 Status read_health_and_checkpoints(const Options& o, RunPlan& p) {
   if (auto s = read_gpu_health(o, p); !s) return s;
-  auto pf = o.get_choice("preflight");
+  auto pf = choice_of(o, "preflight", kPreflightWords);
   if (!pf) return pf.error();
   auto rt = o.get_choice("require-transport");
   if (!rt) return rt.error();
@@ -207,12 +254,12 @@ Status read_health_and_checkpoints(const Options& o, RunPlan& p) {
         "workers create it (a rendered Slurm job passes /opt/ml/checkpoints unless checkpoint_dir "
         "names a shared directory)",
         *p.ckpt_dir);
-  p.ckpt_format = o.value_or("checkpoint-format", "auto");
+  p.ckpt_format = o.text("checkpoint-format");
   if (auto s = validate_checkpoint_format(p.ckpt_format); !s) return s;
-  auto mode = o.get_choice("resume");
+  auto mode = choice_of(o, "resume", kResumeWords);
   if (!mode) return mode.error();
-  if (p.ckpt_dir && *mode != "none") {
-    ResumeRequest req{*p.ckpt_dir, p.ckpt_format, *mode};
+  if (p.ckpt_dir && *mode) {
+    ResumeRequest req{*p.ckpt_dir, p.ckpt_format, **mode};
     // The hook runs only when no worker of the job is alive on any node (before generation 0, or
     // after every node reported its workers stopped), so nothing can still be writing: the
     // zip/DCP completeness checks decide, without waiting out the settle window.
@@ -223,6 +270,10 @@ Status read_health_and_checkpoints(const Options& o, RunPlan& p) {
     if (auto ok = validate_resume_arg(v->value); !ok) return ok;
     p.resume_arg = v->value;
   }
+  if (p.sup.save_signal != 0 && !p.ckpt_dir)
+    return Error{exit_code::kConfig,
+                 "--save-signal needs --checkpoint-dir: the save is confirmed when the checkpoint "
+                 "watcher sees it there"};
   return ok_status();
 }
 
@@ -232,18 +283,12 @@ Status read_export(const Options& o, const Environment& env, RunPlan& p) {
   auto what = o.get("export");
   if (!what) return ok_status();
   p.export_what = what->value;
-  if (auto d = o.get("export-dir")) {
-    p.export_dir = d->value;
-  } else if (auto sm = env.get("SM_MODEL_DIR"); sm && !sm->empty()) {
-    p.export_dir = *sm;
-  } else if (RealFileSystem().exists(o.value_or("resource-config", ""))) {
-    p.export_dir = "/opt/ml/model";
-  } else {
-    return Error{exit_code::kConfig,
-                 what->origin + "=\"" + what->value +
-                     "\": no export directory: expected --export-dir DIR or SM_MODEL_DIR "
-                     "(SageMaker's /opt/ml/model)"};
-  }
+  const auto dir = o.get("export-dir");
+  auto target = export_dir_rule(
+      {*what, dir ? std::optional(dir->value) : std::nullopt, o.text("resource-config")}, env,
+      RealFileSystem());
+  if (!target) return target.error();
+  p.export_dir = *target;
   // Copying the export directory into itself: refused before anything starts.
   if (auto overlap = export_overlap(p.export_what.value(), p.export_dir))
     return Error{exit_code::kConfig, *overlap};
@@ -258,12 +303,16 @@ constexpr std::size_t kSkippedNamed = 20;  // paths the export's one warning nam
 int export_after_success(const RunPlan& p) {
   if (!p.export_what) return exit_code::kOk;
   Init::instance().set_phase("export");
-  auto r = export_model(*p.export_what, p.export_dir);
+  auto r = export_model(*p.export_what, p.export_dir,
+                        incomplete_checkpoints_under(*p.export_what, p.ckpt_format));
   if (r) {
     spdlog::info("export: {} file(s), {} bytes from {} into {} ({})", r->files, r->bytes,
                  *p.export_what, p.export_dir, fmt::join(r->moved, ", "));
     if (!r->own.empty())
       spdlog::info("export: left out trainvisor's own file(s): {}", fmt::join(r->own, ", "));
+    if (!r->left_out.empty())
+      spdlog::warn("export: left out {} incomplete checkpoint path(s): {}", r->left_out.size(),
+                   fmt::join(r->left_out, ", "));
     if (!r->skipped.empty()) {  // one line, each path once (the first few of a long list)
       const auto named = static_cast<std::ptrdiff_t>(std::min(r->skipped.size(), kSkippedNamed));
       spdlog::warn("export: skipped {} link(s) or special file(s) (links are never followed): {}{}",
@@ -285,27 +334,21 @@ int export_after_success(const RunPlan& p) {
 }
 
 Status read_warm_standby(const Options& o, RunPlan& p) {
-  return assign(
-      parse_warm_standby(o.value_or("warm-standby", "auto"), o.value_or("warm-import", "")),
-      p.sup.warm);
+  auto mode = choice_of(o, "warm-standby", kWarmStandbyWords);
+  if (!mode) return mode.error();
+  return assign(parse_warm_standby(*mode, o.value_or("warm-import", "")), p.sup.warm);
 }
 
 Status read_rendezvous(const Options& o, RunPlan& p) {
   if (auto v = o.get("rdzv-token")) p.rdzv_token = v->value;
+  PortsAsked asked{std::nullopt, p.topology.master_port, p.topology.origin["master_port"],
+                   p.topology.nnodes};
   if (o.has("rdzv-port")) {
     auto port = o.get_int("rdzv-port");
     if (!port) return port.error();
-    p.rdzv_port = static_cast<int>(*port);
-    return ok_status();
+    asked.rdzv_port = static_cast<int>(*port);
   }
-  p.rdzv_port = p.topology.master_port + 1;
-  if (p.topology.nnodes > 1 && p.rdzv_port > 65535)
-    return Error{exit_code::kConfig,
-                 "the rendezvous port would be master port + 1 = " + std::to_string(p.rdzv_port) +
-                     " (master port " + std::to_string(p.topology.master_port) + " from " +
-                     p.topology.origin["master_port"] +
-                     "): expected at most 65535; pick a lower master port or set --rdzv-port"};
-  return ok_status();
+  return assign(rendezvous_port_rule(asked), p.rdzv_port);
 }
 
 // The ports this node's trainvisor listens on, which the workers' MASTER_PORT must not be.
@@ -346,6 +389,7 @@ Result<RunPlan> plan_run(const Options& o, const Environment& env) {
   auto topo = resolve_topology(o, env, RealFileSystem(), RealGpuCounter(env), RealHostAddress());
   if (!topo) return topo.error();
   p.topology = *topo;
+  if (!p.topology.not_training.empty()) return p;  // run_command exits 0 (no workers here)
   const Interpreter py = find_interpreter(env, RealFileSystem());
   auto argv = build_worker_argv(o, py.path);
   if (!argv) return argv.error();
@@ -353,6 +397,13 @@ Result<RunPlan> plan_run(const Options& o, const Environment& env) {
   auto exe = find_executable(argv->front(), env);
   if (!exe) return exe.error();
   p.torch = workers_torch(o, *argv, py, env);
+  // What every node must share, sent in its joins (docs/coordination.md, "Node fingerprint").
+  if (p.topology.nnodes > 1)
+    p.fingerprint = node_fingerprint(env, p.torch, RealFileSystem(), TRAINVISOR_VERSION);
+  if (auto s =
+          assign(choice_of(o, "node-fingerprint", kNodeFingerprintWords), p.check_fingerprints);
+      !s)
+    return s.error();
   if (auto s = read_timing(o, env, p); !s) return s.error();
   if (auto s = read_export(o, env, p); !s) return s.error();
   for (auto* step : {read_health_and_checkpoints, read_rendezvous, read_warm_standby})
@@ -362,6 +413,14 @@ Result<RunPlan> plan_run(const Options& o, const Environment& env) {
   // After every option value is checked (a bad value is 64/78 first), before anything starts.
   if (auto s = check_python_script(o, RealFileSystem()); !s) return s.error();
   p.observability = *obs;
+  if (p.sup.stall) {
+    p.sup.stall->saves_expected = p.ckpt_dir.has_value();
+    if (!p.observability.progress_regex)
+      spdlog::warn(
+          "--hang-timeout auto without --progress-regex: only the heartbeat file "
+          "(TRAINVISOR_HEARTBEAT_FILE) tells a step; a job that never touches it ends at its "
+          "start-up deadline");
+  }
   if (auto s = keep_master_port_apart(p.topology, own_ports(o, p)); !s) return s.error();
   const Topology& t = p.topology;
   p.observability.goodput.nnodes = t.nnodes;
@@ -371,15 +430,12 @@ Result<RunPlan> plan_run(const Options& o, const Environment& env) {
   p.observability.goodput.gpus = t.nnodes * t.nproc_per_node;
   p.observability.ledger_dir = p.ckpt_dir;
   p.observability.job_id = ledger_job_id(o, t);
-  p.sup.layout = WorkerLayout{t.nnodes,
-                              t.node_rank,
-                              t.nproc_per_node,
-                              t.master_addr,
-                              o.value_or("role", "default"),
-                              job_run_id(o, t),
-                              p.policy.max_restarts,
-                              t.worker_env,
-                              std::nullopt};
+  auto otlp = read_otlp_setup(o, env);
+  if (!otlp) return otlp.error();
+  p.observability.otlp = *otlp;
+  p.sup.layout = WorkerLayout{
+      t.nnodes,         t.node_rank,           t.nproc_per_node, t.master_addr, o.text("role"),
+      job_run_id(o, t), p.policy.max_restarts, t.worker_env,     std::nullopt};
   if (p.torch) p.sup.layout.torch = std::pair{p.torch->major, p.torch->minor};
   p.sup.executable = *exe;
   p.sup.argv = *argv;
@@ -392,12 +448,9 @@ Result<RunPlan> plan_run(const Options& o, const Environment& env) {
   // trainvisor's own secret stays with trainvisor: no worker (or standby) inherits it.
   p.sup.base_env.erase("TRAINVISOR_RDZV_TOKEN");
   if (p.sup.gpu_health) p.sup.gpu_health->env = p.sup.base_env;
-  p.sup.failure_file = o.value_or("failure-file", "/opt/ml/output/failure");
-  p.sup.signals_reach_workers = env.has("SLURM_JOB_ID") && env.has("SLURM_STEP_ID");
-  // Kubernetes mounts /dev/termination-log; outside Kubernetes the default is not created.
-  const auto tlog = o.get("termination-log");
-  if (tlog && (tlog->origin != "default" || RealFileSystem().exists(tlog->value)))
-    p.sup.termination_log = tlog->value;
+  p.sup.failure_file = o.text("failure-file");
+  p.sup.signals_reach_workers = signals_reach_workers_rule(env);
+  p.sup.termination_log = termination_log_rule(o.get("termination-log"), RealFileSystem());
   return p;
 }
 
@@ -418,6 +471,8 @@ NetworkClusterConfig network_config(const RunPlan& p) {
   c.peer_timeout = p.peer_timeout;
   c.token = derive_rdzv_token(p.rdzv_token, t.job_id);
   c.policy = p.policy;
+  c.fingerprint = p.fingerprint;
+  c.check_fingerprints = p.check_fingerprints;
   if ((!p.rdzv_token || p.rdzv_token->empty()) && t.job_id.empty())
     spdlog::warn(
         "rdzv: no --rdzv-token (TRAINVISOR_RDZV_TOKEN) and no platform job id: the rendezvous key "
@@ -432,7 +487,8 @@ NetworkClusterConfig network_config(const RunPlan& p) {
 // `--preflight full` across nodes: every node's checks and NCCL ranks, one communicator, through
 // the rendezvous (docs/health.md, "Several nodes"); every node shares the verdict.
 Status run_multinode_preflight(RunPlan& p, const PreflightConfig& cfg, bool gpus,
-                               boost::asio::io_context& io, std::unique_ptr<Cluster>& cluster) {
+                               boost::asio::io_context& io,
+                               std::unique_ptr<NetworkCluster>& cluster) {
   const Topology& t = p.topology;
   NetworkClusterConfig nc = network_config(p);
   // Node 0's id is made by a child that hosts NCCL's bootstrap root until the probe is over.
@@ -446,7 +502,7 @@ Status run_multinode_preflight(RunPlan& p, const PreflightConfig& cfg, bool gpus
   }
   Init::instance().set_phase("rendezvous (--preflight full)");
   // A node whose rank the rendezvous gave has its cluster already (assign_node_rank).
-  std::unique_ptr<NetworkCluster> net(dynamic_cast<NetworkCluster*>(cluster.release()));
+  std::unique_ptr<NetworkCluster> net = std::move(cluster);
   if (!net)
     net = std::make_unique<NetworkCluster>(io, nc);
   else if (nc.preflight_unique_id)
@@ -471,13 +527,18 @@ Status run_multinode_preflight(RunPlan& p, const PreflightConfig& cfg, bool gpus
 }
 
 Status run_preflight_if_asked(RunPlan& p, const Environment& env, boost::asio::io_context& io,
-                              std::unique_ptr<Cluster>& cluster) {
+                              std::unique_ptr<NetworkCluster>& cluster) {
+  const Topology& t = p.topology;
   const bool efa = efa_devices_present();
-  const std::string level = resolve_preflight_level(p.preflight, p.topology.nnodes, efa);
-  const std::string transport =
-      resolve_require_transport(p.require_transport, p.topology.nnodes, efa);
-  for (const auto& [k, v] : transport_worker_env(transport, env)) p.sup.layout.extra.emplace(k, v);
-  if (level == "none") return ok_status();
+  const TransportDecision transport = decide_require_transport(
+      p.require_transport, {t.nnodes, efa, t.instance_type, t.origin_of("instance_type")});
+  const PreflightLevel level = resolve_preflight_level(p.preflight, t.nnodes, efa);
+  if (!transport.reason.empty())
+    spdlog::info("--require-transport {} -> {} ({})", p.require_transport, transport.resolved,
+                 transport.reason);
+  for (const auto& [k, v] : transport_worker_env(transport.resolved, env))
+    p.sup.layout.extra.emplace(k, v);
+  if (level == PreflightLevel::kNone) return ok_status();
   PreflightConfig cfg;
   cfg.level = level;
   // GPUs are expected only on a node that has some (health/preflight.h, resolve_expected_gpus):
@@ -488,14 +549,17 @@ Status run_preflight_if_asked(RunPlan& p, const Environment& env, boost::asio::i
                                             nvidia_gpu_functions(RealFileSystem()));
   cfg.nnodes = p.topology.nnodes;
   cfg.require_transport = p.require_transport;
+  cfg.instance_type = t.instance_type;
+  cfg.instance_type_origin = t.origin_of("instance_type");
   cfg.min_busbw = p.min_busbw;
   cfg.worker_command = p.sup.argv;
   cfg.env = env;
-  if (p.topology.nnodes > 1 && level == "full")
+  if (p.topology.nnodes > 1 && level == PreflightLevel::kFull)
     return run_multinode_preflight(p, cfg, gpus, io, cluster);
   auto report = run_preflight(cfg);
   p.preflight_gpus = gpu_health_of(report);
-  spdlog::info("preflight ({}, {:.1f} s):\n{}", level, report.seconds, format_report(report));
+  spdlog::info("preflight ({}, {:.1f} s):\n{}", level_word(level), report.seconds,
+               format_report(report));
   if (!report.passed)
     return Error{exit_code::kPreflightFailed, "preflight failed: not starting the workers"};
   return ok_status();
@@ -505,7 +569,7 @@ Status run_preflight_if_asked(RunPlan& p, const Environment& env, boost::asio::i
 // "Node ranks") before anything that names the rank (the banner, the workers' RANK and
 // GROUP_RANK, the failure file, node 0's ledger); the cluster that found it runs the job.
 Status assign_node_rank(RunPlan& p, boost::asio::io_context& io,
-                        std::unique_ptr<Cluster>& cluster) {
+                        std::unique_ptr<NetworkCluster>& cluster) {
   if (!p.topology.rank_by_rendezvous) return ok_status();
   Init::instance().set_phase("rendezvous (node rank)");
   auto net = std::make_unique<NetworkCluster>(io, network_config(p));
@@ -654,7 +718,7 @@ std::string resume_item(const Selection& found, const std::string& dir) {
 // answer. No worker of the job runs anywhere before generation 0, so nothing writes in between.
 // Returns the banner's resume item: the checkpoint generation 0 resumes, or why none (the same
 // reason the lookup gives: checkpoint/resume.h, Selection::why_none).
-std::string hook_resume(RunPlan& p, GoodputAccountant& goodput) {
+std::string hook_resume(RunPlan& p, GoodputAccountant& goodput, Observability& obs) {
   if (!p.ckpt_dir) return "nothing (no --checkpoint-dir)";
   if (!p.resume) return "nothing (--resume none)";
   // A later generation's lookup runs on the Supervisor's loop, where a signal is posted, not
@@ -662,32 +726,20 @@ std::string hook_resume(RunPlan& p, GoodputAccountant& goodput) {
   // on_start then starts nothing).
   p.resume->stop = &Init::instance().stop_requested();
   Init::instance().set_phase("resume lookup");
-  Selection found = lookup_resume_checkpoint(*p.resume);
+  Selection found = first_resume_lookup(*p.resume, obs);
   std::string said = resume_item(found, *p.ckpt_dir);
-  std::optional<std::optional<Checkpoint>> first{std::move(found.checkpoint)};
-  p.sup.find_resume = [req = *p.resume, tmpl = p.resume_arg, &goodput,
-                       first = std::move(first)]() mutable -> std::optional<ResumeTarget> {
-    // A later generation's lookup delays its start (seconds over a large tree): said first.
-    if (!first)
-      spdlog::info("checkpoint: looking under {} for the checkpoint to resume from",
-                   escape_control(req.dir));
-    std::optional<Checkpoint> c = first ? std::move(*first) : find_resume_checkpoint(req);
-    first.reset();
-    goodput.resume_selected(c ? std::optional<std::int64_t>(c->step) : std::nullopt);
-    if (!c) return std::nullopt;
-    ResumeTarget t{c->path, {}};
-    if (tmpl) t.args = expand_resume_arg(*tmpl, *c);
-    return t;
-  };
+  p.sup.find_resume =
+      resume_hook(*p.resume, p.resume_arg, goodput, obs, std::move(found.checkpoint));
   return said;
 }
 
 std::unique_ptr<CheckpointWatcher> watch_checkpoints(boost::asio::io_context& io, const RunPlan& p,
-                                                     GoodputAccountant& goodput) {
+                                                     GoodputAccountant& goodput,
+                                                     Supervisor& supervisor) {
   if (!p.ckpt_dir) return nullptr;
   auto w = std::make_unique<CheckpointWatcher>(
-      *p.ckpt_dir, p.ckpt_format, [&io, &goodput](const CheckpointEvent& e) {
-        boost::asio::post(io, [e, &goodput] {
+      *p.ckpt_dir, p.ckpt_format, [&io, &goodput, &supervisor](const CheckpointEvent& e) {
+        boost::asio::post(io, [e, &goodput, &supervisor] {
           // since_previous_seconds is -1 for the first checkpoint this run has seen.
           const std::string since =
               e.since_previous_seconds < 0
@@ -697,8 +749,17 @@ std::unique_ptr<CheckpointWatcher> watch_checkpoints(boost::asio::io_context& io
                        e.checkpoint.path, e.checkpoint.bytes, e.write_seconds, since);
           goodput.checkpoint_seen(
               {e.write_seconds, e.since_previous_seconds, e.checkpoint.bytes, e.checkpoint.step});
+          supervisor.checkpoint_complete(
+              {e.checkpoint.path, e.checkpoint.step, e.checkpoint.mtime_ns});
+          supervisor.checkpoint_saved(e.write_seconds);
         });
       });
+  w->on_save_started([&io, &supervisor](const Checkpoint& c) {
+    boost::asio::post(io, [path = c.path, &supervisor] {
+      spdlog::debug("checkpoint: a save under way: {}", path);
+      supervisor.checkpoint_save_started();
+    });
+  });
   w->start();
   return w;
 }
@@ -755,6 +816,16 @@ Status resolve_sagemaker_train(Options& o, const Environment& env) {
   return ok_status();
 }
 
+// --workdir: what the seeds' `cd /workspace/IsaacLab && ...` did, before anything else is read.
+Status change_to_workdir(const Options& o) {
+  auto dir = o.get("workdir");
+  if (!dir || dir->value.empty()) return ok_status();
+  if (::chdir(dir->value.c_str()) != 0)
+    return Error{exit_code::kConfig, dir->origin + " " + dir->value + ": cannot change to it (" +
+                                         std::strerror(errno) + "): expected a directory"};
+  return ok_status();
+}
+
 void print_help() {
   std::printf(
       "usage: trainvisor run [OPTIONS] [--] CMD [ARGS...]\n"
@@ -778,33 +849,52 @@ int run_command(const Args& args, const Environment& env) {
   auto opts = parse_options(run_option_specs(), args, env, ParseMode{true, true});
   if (!opts) return refuse(opts.error());
   if (auto s = apply_torchrun_options(*opts); !s) return refuse(s.error());
-  if (opts->value_or("log-format", "text") == "json") init_logging(LogFormat::kJson);
+  const auto log_format = choice_of(*opts, "log-format", kLogFormatWords);
+  if (!log_format) return refuse(log_format.error());
+  if (*log_format == LogFormat::kJson) init_logging(LogFormat::kJson);
+  if (auto s = change_to_workdir(*opts); !s) return refuse(s.error());
   if (auto s = resolve_sagemaker_train(*opts, env); !s) return refuse(s.error());
   init.set_phase("topology resolution");
   auto plan = plan_run(*opts, env);
   if (!plan) return refuse(plan.error());
+  if (const std::string& why = plan->topology.not_training; !why.empty()) {
+    // docs/platforms/sagemaker.md, "Heterogeneous clusters": SageMaker ends the job when every
+    // container has exited, so this one leaves the training to the others at once.
+    spdlog::info("not training on this node: {}: exit 0", why);
+    return exit_code::kOk;
+  }
+  // Held to the end: a second trainvisor of this Slurm step on this node is refused (78).
+  auto step_claim = claim_slurm_step(plan->topology, env);
+  if (!step_claim) return refuse(step_claim.error());
   if (auto s = check_open_files(plan->topology.nproc_per_node); !s) return refuse(s.error());
   if (auto v = opts->get("link-logs"); v && plan->ckpt_dir)
     if (auto s = link_logs(v->value, *plan->ckpt_dir); !s) spdlog::warn("{}", s.error().message);
   boost::asio::io_context io;
   // Made early by a rank the rendezvous assigns, or by a multi-node preflight (joins early).
-  std::unique_ptr<Cluster> cluster;
-  if (auto s = assign_node_rank(*plan, io, cluster); !s) return refuse(s.error());
+  // The rendezvous cluster, once assign_node_rank or the multi-node preflight made it.
+  std::unique_ptr<NetworkCluster> network;
+  if (auto s = assign_node_rank(*plan, io, network); !s) return refuse(s.error());
   resolve_gpu_peak(plan->observability, env);
   auto obs = Observability::make(io, plan->observability, clock, started_at);
   if (!obs) return refuse(obs.error());
   GoodputAccountant& goodput = (*obs)->accountant();
   plan->sup.observer = obs->get();
+  // The job's poisoned checkpoints so far count against --resume-fallback (the ledger's marks).
+  plan->policy.fallbacks_used = static_cast<int>((*obs)->poisoned().size());
   plan->sup.progress_step = [o = obs->get()] { return o->generation_step(); };
+  if (plan->sup.stall) {
+    plan->sup.stall->prior_longest_startup = (*obs)->prior_longest_startup();
+    plan->sup.stall->prior_longest_save = (*obs)->prior_longest_save();
+  }
   init.set_phase("preflight");
   goodput.enter(Phase::kPreflight);
-  if (auto s = run_preflight_if_asked(*plan, env, io, cluster); !s) {
+  if (auto s = run_preflight_if_asked(*plan, env, io, network); !s) {
     goodput.finishing(s.error().exit_code);
     (*obs)->report();
     return refuse(s.error());
   }
   // The first lookup: a signal during it ends the run at once.
-  const std::string resume = hook_resume(*plan, goodput);
+  const std::string resume = hook_resume(*plan, goodput, **obs);
   log_banner(banner_facts(*plan, env, resume));
   init.set_phase("start");
   goodput.enter(Phase::kRendezvous);
@@ -812,12 +902,15 @@ int run_command(const Args& args, const Environment& env) {
   if (auto s = make_work_dir(*opts, env, wd); !s) return refuse(s.error());
   plan->sup.work_dir = wd.path;
   plan->sup.keep_logs = opts->has("log-dir");
+  plan->sup.json_worker_lines = *log_format == LogFormat::kJson;
   plan->sup.first_attempt = wd.first_attempt;
 
+  std::unique_ptr<Cluster> cluster = std::move(network);
   if (!cluster) cluster = make_cluster(io, *plan);
   InitSpawner spawner(io);
   Supervisor supervisor(io, plan->sup, *cluster, spawner);
-  auto watcher = watch_checkpoints(io, *plan, goodput);
+  (*obs)->on_step([&supervisor](std::int64_t step) { supervisor.progress_seen(step); });
+  auto watcher = watch_checkpoints(io, *plan, goodput, supervisor);
   int code = supervisor.run();  // signals are the supervisor's while it runs
   if (watcher) watcher->stop();
   if (code == exit_code::kOk) code = export_after_success(*plan);

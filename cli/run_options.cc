@@ -29,7 +29,7 @@ std::vector<OptionSpec> run_option_specs() {
                "that cannot start, the same failure at the same step twice, CUDA out of memory at "
                "the same step twice: docs/supervision.md); always: retry every failure",
        .default_value = "smart",
-       .words = {"smart", "always"}},
+       .words = words_of(kRetryPolicyWords)},
       {.name = "grace-period",
        .type = T::kNumber,
        .help = "seconds from SIGTERM to SIGKILL (default: under the platform's stop window: "
@@ -37,8 +37,24 @@ std::vector<OptionSpec> run_option_specs() {
        .max = kDay},
       {.name = "hang-timeout",
        .type = T::kNumber,
-       .help = "seconds of silence (no output, no heartbeat) that count as a hang; 0 = off",
+       .help = "seconds of silence (no output, no heartbeat) that count as a hang; 0 = off; auto: "
+               "no new step (--progress-regex, heartbeat) for max(2 x the recent p99 step time, "
+               "--stall-floor), and a start-up deadline (docs/supervision.md, \"Hangs\")",
        .default_value = "0",
+       .max = kWeek,
+       .words = {"auto"}},
+      {.name = "startup-timeout",
+       .type = T::kNumber,
+       .help = "with --hang-timeout auto: seconds from a generation's start to its first step "
+               "(default: 3 x the longest start-up seen in this job, its ledger included, at "
+               "least 600)",
+       .min = 1,
+       .max = kWeek},
+      {.name = "stall-floor",
+       .type = T::kNumber,
+       .help = "with --hang-timeout auto: the least seconds without a new step that are a stall",
+       .default_value = "60",
+       .min = 0.1,
        .max = kWeek},
       {.name = "hang-stacks",
        .type = T::kChoice,
@@ -46,7 +62,7 @@ std::vector<OptionSpec> run_option_specs() {
                "dir first (a faulthandler hook in Python workers), and NCCL's flight recorder "
                "settings where unset",
        .default_value = "on",
-       .words = {"on", "off"}},
+       .words = words_of(kHangStacksWords)},
       {.name = "monitor-interval",
        .help = "accepted for torchrun compatibility; trainvisor reacts to events"},
       {.name = "rdzv-port",
@@ -62,6 +78,12 @@ std::vector<OptionSpec> run_option_specs() {
       {.name = "rdzv-token",
        .help = "key that authenticates the node agents (default: from the job id)",
        .metavar = "KEY"},
+      {.name = "node-fingerprint",
+       .type = T::kChoice,
+       .help = "node 0 refuses (78) a job whose nodes differ in driver, CUDA, NCCL, aws-ofi-nccl, "
+               "torch, GPU model or NCCL_*/FI_*/CUDA_*/TORCH_* settings; off: no check",
+       .default_value = "check",
+       .words = words_of(kNodeFingerprintWords)},
       {.name = "peer-timeout",
        .type = T::kNumber,
        .help = "seconds of silence after which a node is lost",
@@ -71,14 +93,14 @@ std::vector<OptionSpec> run_option_specs() {
        .type = T::kChoice,
        .help = "health checks before the first start (docs/health.md)",
        .default_value = "auto",
-       .words = {"auto", "none", "basic", "full"}},
+       .words = words_of(kPreflightWords)},
       {.name = "gpu-health",
        .type = T::kChoice,
        .help = "watch the GPUs while training (NVML in a child: critical Xid, uncorrectable ECC, "
                "row remapping, a lost GPU, slowdown); a fatal fault exits 74, the node fault "
                "(docs/health.md); auto: on where NVML loads and sees a GPU",
        .default_value = "auto",
-       .words = {"auto", "on", "off"}},
+       .words = words_of(kGpuHealthWords)},
       {.name = "gpu-health-interval",
        .type = T::kNumber,
        .help = "seconds between the GPU health watch's counter reads (Xid events arrive at once)",
@@ -113,20 +135,37 @@ std::vector<OptionSpec> run_option_specs() {
        .type = T::kChoice,
        .help = "which checkpoint a (re)start resumes from",
        .default_value = "latest",
-       .words = {"latest", "best", "none"}},
+       .words = words_of(kResumeWords)},
       {.name = "resume-arg",
        .help = "appended at each (re)start when there is a checkpoint: {} {file} {dir} {run} "
                "{run_dir} {step} (docs/checkpoints.md)",
        .metavar = "TEMPLATE"},
+      {.name = "resume-fallback",
+       .type = T::kInt,
+       .help = "checkpoints the job may step over when the generations that resumed from one fail "
+               "the same way twice in a row (marked poisoned in the job's ledger); 0 = off "
+               "(docs/checkpoints.md)",
+       .default_value = "1",
+       .max = 100},
+      {.name = "save-signal",
+       .help = "on a stop (SIGTERM/INT/HUP) send this signal to the workers first and hold their "
+               "SIGTERM, inside the grace period, until a complete checkpoint newer than the stop "
+               "appears (USR1, SIGUSR2, 10 ...; docs/checkpoints.md)",
+       .metavar = "SIG"},
       {.name = "link-logs",
        .help = "the framework's log dir; becomes a symlink to <checkpoint-dir>/<basename(PATH)>",
        .metavar = "PATH"},
       {.name = "log-dir", .help = "per-rank, per-generation log files", .metavar = "DIR"},
+      {.name = "workdir",
+       .help = "change to DIR first: the command and every relative path are found from there "
+               "(AWS Batch and SageMaker have no working-directory setting; render writes it)",
+       .metavar = "DIR"},
       {.name = "log-format",
        .type = T::kChoice,
-       .help = "trainvisor's own log lines",
+       .help = "trainvisor's own log lines and the workers' forwarded lines (json: one object a "
+               "line, with rank and stream)",
        .default_value = "text",
-       .words = {"text", "json"}},
+       .words = words_of(kLogFormatWords)},
       {.name = "metrics-port",
        .type = T::kInt,
        .help = "serve Prometheus /metrics and /healthz on this port; 0 = off",
@@ -136,6 +175,10 @@ std::vector<OptionSpec> run_option_specs() {
        .type = T::kAddress,
        .help = "address the metrics port listens on (default 127.0.0.1; 0.0.0.0 in a Kubernetes "
                "pod)"},
+      {.name = "otlp-endpoint",
+       .help = "push the /metrics figures over OTLP/HTTP to URL/v1/metrics (trainvisor's own, over "
+               "OTEL_EXPORTER_OTLP_ENDPOINT: the workers keep theirs)",
+       .metavar = "URL"},
       {.name = "progress-regex",
        .help = "step in the workers' output: RE with (?<step>\\d+) [(?<total>\\d+)], or auto",
        .metavar = "RE"},
@@ -190,7 +233,7 @@ std::vector<OptionSpec> run_option_specs() {
        .help = "a warm interpreter per rank (torch imported) takes over at a restart; auto = on "
                "for Python commands",
        .default_value = "auto",
-       .words = {"on", "off", "auto"}},
+       .words = words_of(kWarmStandbyWords)},
       {.name = "warm-import", .help = "what standbys import besides torch", .metavar = "MOD,MOD"},
       {.name = "no-python",
        .type = T::kFlag,

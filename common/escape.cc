@@ -45,6 +45,30 @@ std::string escape_control(std::string_view text) { return escape(text, false); 
 
 std::string escape_control_keep_lines(std::string_view text) { return escape(text, true); }
 
+std::string escape_html(std::string_view text) {
+  std::string out;
+  for (char ch : escape_control(text)) switch (ch) {
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&#39;";
+        break;
+      default:
+        out += ch;
+    }
+  return out;
+}
+
 bool has_control(std::string_view text) {
   for (char ch : text)
     if (is_control(static_cast<unsigned char>(ch))) return true;

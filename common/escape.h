@@ -16,6 +16,11 @@ std::string escape_control(std::string_view text);
 // escaped.
 std::string escape_control_keep_lines(std::string_view text);
 
+// Text for an HTML page (`trainvisor report --html`), as element content or a quoted attribute
+// value: control characters escaped as escape_control does, then & < > " ' as character
+// references, so nothing from outside can open a tag, end an attribute or forge a line.
+std::string escape_html(std::string_view text);
+
 // True when `text` holds a control character (below 0x20, or 0x7f).
 bool has_control(std::string_view text);
 

@@ -91,11 +91,17 @@ void close_inherited_fds(std::vector<int>& keep) {  // sorted in place: no alloc
   ::close_range(from, ~0U, 0);
 }
 
+// SpawnRequest::background: nice 19, a weight of 15 against a worker's 1024, so the GPU watch
+// and the side queries never delay a worker on a busy node yet still get their millisecond a
+// poll (SCHED_IDLE, a weight of 3, starved the watch for seconds on a loaded 2-core host).
+constexpr int kBackgroundNice = 19;
+
 // Runs in the child between fork and exec, after stdio is in place: async-signal-safe calls only.
 struct ChildSetup {
   pid_t parent;
   rlimit nofile;  // the open-file limit trainvisor started with (node 0 raises its own)
   bool ignore_user_signals;
+  bool background;
   template <class Launcher>
   bp::error_code on_exec_setup(Launcher& launcher, const bp::filesystem::path&,
                                const char* const*) {
@@ -112,6 +118,7 @@ struct ChildSetup {
       ::signal(SIGUSR1, SIG_IGN);
       ::signal(SIGUSR2, SIG_IGN);
     }
+    if (background) ::setpriority(PRIO_PROCESS, 0, kBackgroundNice);
     return {};
   }
   // exec failed (the errno is already on its way to the parent): leave without running the
@@ -279,7 +286,7 @@ Result<pid_t> Init::spawn(const SpawnRequest& req, OnExit on_exit) {
       launcher(fork_context().get_executor(), ec, bp::filesystem::path(req.executable), args,
                bp::process_stdio{null(req.stdin_fd), null(req.stdout_fd), null(req.stderr_fd)},
                bp::process_environment(req.env.to_envp()),
-               ChildSetup{::getpid(), g_start_nofile, req.ignore_user_signals});
+               ChildSetup{::getpid(), g_start_nofile, req.ignore_user_signals, req.background});
   if (ec) return exec_error(req.executable, ec);
   const pid_t pid = proc.id();
   ::setpgid(pid, pid);  // also here, so the group exists before anyone signals it
@@ -304,7 +311,7 @@ int Init::wait_for_stop_signal(const std::function<void()>& start) {
   std::mutex mu;
   std::condition_variable cv;
   int stop = 0;
-  const Route route = route_signals([&](int sig) {
+  Route route = route_signals([&](int sig) {
     if (!is_stop_signal(sig)) return;
     {
       std::lock_guard lock(mu);
@@ -315,7 +322,17 @@ int Init::wait_for_stop_signal(const std::function<void()>& start) {
   if (start) start();
   std::unique_lock lock(mu);
   cv.wait(lock, [&] { return stop != 0; });
-  return stop;
+  const int sig = stop;
+  lock.unlock();  // the route runs under route_mu_ and takes mu: never both held here
+  // The command is ending now: a later stop signal changes nothing. timeout(1) sends its signal
+  // to the process and again to its process group, and the second one, arriving once the first
+  // was taken, would otherwise find no route and end a clean stop with 128+N.
+  {
+    std::lock_guard route_lock(route_mu_);
+    route_ = [](int) {};
+  }
+  route.init_ = nullptr;  // leave the quiet route in place
+  return sig;
 }
 
 void Init::set_phase(std::string phase) {

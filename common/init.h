@@ -106,7 +106,9 @@ class Init final : public SignalSource {
   // Blocks the calling thread until TERM, INT or HUP arrives and returns it (the others are
   // dropped), for a command whose work runs on its own threads and ends on a signal
   // (`checkpoint watch`). `start` runs once the signals come here (the work started in it ends
-  // by the returned signal, never by Init's exit). Not while a route is installed.
+  // by the returned signal, never by Init's exit). Not while a route is installed. Later stop
+  // signals are dropped from then on (a second TERM, as timeout(1) sends, never turns the clean
+  // stop into 128+N).
   int wait_for_stop_signal(const std::function<void()>& start = {});
 
   // Names what the process is doing, for the log line of a signal that ends it ("preflight").

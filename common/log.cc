@@ -84,7 +84,7 @@ class StderrLineSink final : public spdlog::sinks::base_sink<std::mutex> {
   void sink_it_(const spdlog::details::log_msg& msg) override {
     spdlog::memory_buf_t buf;
     formatter_->format(msg, buf);
-    stderr_sink().push(std::string(buf.data(), buf.size()));
+    stderr_sink().push(std::string_view(buf.data(), buf.size()));
   }
   void flush_() override { stderr_sink().flush(std::chrono::seconds(2)); }
 };

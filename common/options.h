@@ -10,12 +10,14 @@
 // word. Thread-compatible; no I/O.
 #pragma once
 
+#include <cstddef>
 #include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "common/environment.h"
+#include "common/exit_codes.h"
 #include "common/result.h"
 
 namespace tv {
@@ -59,6 +61,9 @@ class Options {
 
   std::optional<OptionValue> get(const std::string& name) const;
   std::string value_or(const std::string& name, const std::string& fallback) const;
+  // The value of an option whose row has a default (parse_options sets it): the default is the
+  // row's alone, never repeated at the call. "" only for an option with no value and no default.
+  std::string text(const std::string& name) const { return value_or(name, ""); }
   bool has(const std::string& name) const { return get(name).has_value(); }
   // A value-less flag, or a boolean from the environment (1/true/yes/on).
   bool flag(const std::string& name) const;
@@ -91,6 +96,34 @@ Result<Options> parse_options(const std::vector<OptionSpec>& specs,
 
 // Checks one value against its row: the error names `v.origin` (exit 78).
 Status check_option_value(const OptionSpec& spec, const OptionValue& v);
+
+// A kChoice option's word and what it means. A command's table of them is the one place its words
+// become a type: the row's `.words` are made from it (words_of), and the value is read through it
+// (choice_of), so the words, the row and the code that uses the value cannot drift apart.
+template <class E>
+struct Choice {
+  const char* word;
+  E value;
+};
+
+template <class E, std::size_t N>
+std::vector<std::string> words_of(const Choice<E> (&table)[N]) {
+  std::vector<std::string> out;
+  for (const auto& c : table) out.emplace_back(c.word);
+  return out;
+}
+
+// The option's value (its default included) as `E`: parse_options has checked it is one of the
+// row's words; a row whose words are not the table's is a programming error, named (exit 78).
+template <class E, std::size_t N>
+Result<E> choice_of(const Options& o, const std::string& name, const Choice<E> (&table)[N]) {
+  auto word = o.get_choice(name);
+  if (!word) return word.error();
+  for (const auto& c : table)
+    if (*word == c.word) return c.value;
+  return Error{exit_code::kConfig,
+               "--" + name + "=\"" + *word + "\": not one of the words trainvisor reads"};
+}
 
 // "nproc-per-node" -> "NPROC_PER_NODE"
 std::string upper_snake(const std::string& name);

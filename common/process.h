@@ -23,6 +23,9 @@ struct SpawnRequest {
   // SIGUSR1/SIGUSR2 ignored from the start (a warm standby: a step-wide "checkpoint now" is not
   // meant for it; it restores them when it becomes a worker, docs/standby.md).
   bool ignore_user_signals = false;
+  // Runs beside the workers, never ahead of them: nice 19 from before its exec. The GPU health
+  // watch and the side queries (docs/health.md, "GPU health while training").
+  bool background = false;
 };
 
 // The one PATH lookup: `name` itself when it has a '/', else the first executable file named

@@ -115,7 +115,7 @@ Result<bool> write_whole_file(const std::string& path, std::string_view body,
                               const WholeFileOptions& o) {
   if (const int fd = standard_stream_of(path)) {
     OutputSink& sink = fd == 1 ? stdout_sink() : stderr_sink();
-    sink.push(std::string(body));
+    sink.push(body);
     sink.flush(kStreamFlush);
     return true;
   }

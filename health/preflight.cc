@@ -205,12 +205,16 @@ PreflightReport run_preflight(const PreflightConfig& cfg) {
   const RdmaInventory rdma = find_rdma_devices(fs);
   const bool efa = !rdma.efa.empty();
   const int nnodes = cfg.single_node_net ? std::max(2, cfg.nnodes) : cfg.nnodes;
-  const std::string required = resolve_require_transport(cfg.require_transport, nnodes, efa);
+  const TransportDecision decision = decide_require_transport(
+      cfg.require_transport, {nnodes, efa, cfg.instance_type, cfg.instance_type_origin});
+  const std::string& required = decision.resolved;
   report.checks.push_back({"require-transport",
                            Outcome::kPass,
-                           "--require-transport " + cfg.require_transport + " -> " + required,
+                           "--require-transport " + cfg.require_transport + " -> " + required +
+                               (decision.reason.empty() ? "" : " (" + decision.reason + ")"),
                            {{"requested", cfg.require_transport},
                             {"resolved", required},
+                            {"decided_by", decision.reason},
                             {"worker_env", transport_worker_env(required, cfg.env)}}});
   report.checks.push_back(efa_devices_check(rdma, required));
   const auto fabric = isolated_query_libfabric(cfg.env, cfg.fi_provider);
@@ -220,12 +224,12 @@ PreflightReport run_preflight(const PreflightConfig& cfg) {
       nccl_plugin_check(find_net_plugins(plugin_search_dirs(cfg.env)), cfg.env, efa, required));
   const int ngpus = static_cast<int>(gpus.devices.size());
   const int ranks = cfg.expected_gpus > 0 ? std::min(cfg.expected_gpus, ngpus) : ngpus;
-  if (cfg.level == "full" && ranks > 0) {
+  if (cfg.level == PreflightLevel::kFull && ranks > 0) {
     // On one node the network is only exercised with P2P and SHM off.
     const bool net =
         cfg.single_node_net || (cfg.nnodes <= 1 && (required == "efa" || required == "net"));
     probe_checks(cfg, ranks, required, net, report.checks);
-  } else if (cfg.level == "full") {
+  } else if (cfg.level == PreflightLevel::kFull) {
     report.checks.push_back(
         {"nccl-probe", Outcome::kSkip, "no GPU: the NCCL probe needs one", nullptr});
   }

@@ -33,13 +33,20 @@ struct ProbeGroup {
   int nranks = 0;             // nnodes * nproc_per_node
 };
 
+// How much the preflight checks: none, basic (this node's GPUs, devices, libraries), full (and the
+// NCCL probe); auto is decided by resolve_preflight_level.
+enum class PreflightLevel { kAuto, kNone, kBasic, kFull };
+const char* level_word(PreflightLevel level);  // "auto", "none", "basic", "full": for the logs
+
 struct PreflightConfig {
-  std::string level = "basic";  // basic | full
-  int expected_gpus = -1;       // -1: don't check
+  PreflightLevel level = PreflightLevel::kBasic;  // basic | full
+  int expected_gpus = -1;                         // -1: don't check
   int nnodes = 1;
   std::string require_transport =
-      "auto";            // auto|efa|net|any, resolved inside with nnodes + EFA presence
-  double min_busbw = 0;  // GB/s, nccl-tests' bus bandwidth; 0: no floor
+      "auto";  // auto|efa|net|any, resolved inside by decide_require_transport
+  // This node's instance type and where it came from (Topology::instance_type): "" unknown.
+  std::string instance_type, instance_type_origin;
+  double min_busbw = 0;                 // GB/s, nccl-tests' bus bandwidth; 0: no floor
   std::optional<std::string> nccl_lib;  // --nccl-lib: the libnccl to probe instead of the workers'
   bool single_node_net = false;         // NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1 for the probe
   std::vector<std::string>
@@ -82,16 +89,30 @@ nlohmann::json report_to_json(const PreflightReport&);
 // required and NCCL_NET is unset).
 std::map<std::string, std::string> transport_worker_env(
     const std::string& resolved_require_transport, const Environment& env);
-// "auto" -> "efa" when nnodes > 1 and EFA devices are present, else "any"; others unchanged.
-std::string resolve_require_transport(const std::string& requested, int nnodes,
-                                      bool efa_devices_present);
+// The facts `--require-transport auto` is decided from, the same for `run` and `preflight`.
+struct TransportFacts {
+  int nnodes = 1;
+  bool efa_devices = false;          // EFA devices in sysfs (efa_devices_present)
+  std::string instance_type;         // this node's EC2 type ("ml.p4d.24xlarge"); "" unknown
+  std::string instance_type_origin;  // "file .../resourceconfig.json (current_instance_type)"
+};
+struct TransportDecision {
+  std::string resolved;       // any | net | efa
+  std::string reason;         // the fact that decided it, in words ("" when not auto)
+  bool efa_expected = false;  // more than one node, and EFA devices or a type known to have EFA
+};
+// The one rule: `auto` means efa on a job of more than one node whose EFA devices are visible or
+// whose instance type is known to have EFA (common/instance_facts.h: SageMaker gives an
+// EFA-capable ml. instance its interfaces, a rendered pod asks for them), else any; the other
+// values are returned unchanged. Pure.
+TransportDecision decide_require_transport(const std::string& requested, const TransportFacts&);
 bool efa_devices_present();  // sysfs: /sys/class/infiniband/* with driver efa
 // The one rule for `auto`, used by `run --preflight auto` and by `preflight` without --level
 // (SPEC: "auto: full when more than one node and EFA devices are present, else basic"): "full"
 // (the NCCL probe too) when the job spans nodes over EFA, so the probe measures the path the
 // job will use, "basic" otherwise; none|basic|full are returned unchanged.
-std::string resolve_preflight_level(const std::string& requested, int nnodes,
-                                    bool efa_devices_present);
+PreflightLevel resolve_preflight_level(PreflightLevel requested, int nnodes,
+                                       bool efa_devices_present);
 
 // NVIDIA GPUs on this node's PCI bus, driver or not: the functions under `dir` whose `vendor` is
 // 0x10de and whose `class` is a VGA (0x0300xx) or 3D (0x0302xx) controller (NVSwitches and audio

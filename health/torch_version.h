@@ -2,7 +2,10 @@
 // a child of the workers' python finds the package the way its import system would
 // (importlib.util.find_spec, which does not run torch's __init__) and reads `__version__` from
 // torch/version.py as text. The worker environment follows that version (docs/torchrun.md,
-// "The environment").
+// "The environment"). The same child reads what else the node fingerprint compares across nodes
+// (docs/coordination.md, "Node fingerprint"): the CUDA torch was built for (`cuda` in the same
+// version.py) and the NCCL wheel beside it (the nvidia-nccl-cu* dist-info's version), without a
+// second child.
 #pragma once
 
 #include <chrono>
@@ -17,7 +20,12 @@ struct TorchVersion {
   int major = 0;
   int minor = 0;
   std::string text;  // as torch/version.py says, e.g. "2.11.0+cu128"
+  std::string cuda;  // version.py's `cuda` ("12.8"); "" for a CPU build or when absent
+  std::string nccl;  // the nvidia-nccl-cu* wheel beside torch ("2.26.2"); "" when none
 };
+
+// The child's answer: the version on the first line, then "cuda=..." and "nccl=..." lines.
+std::optional<TorchVersion> parse_torch_answer(const std::string& output);
 
 // "2.11.0+cu128" -> {2, 11}; nullopt for anything that does not start with MAJOR.MINOR.
 std::optional<TorchVersion> parse_torch_version(const std::string& text);

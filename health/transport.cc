@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "common/instance_facts.h"
+
 namespace tv {
 namespace {
 
@@ -89,18 +91,51 @@ TransportVerdict judge_transport(const NcclLogSummary& log, const std::string& r
     msg +=
         "; no network was used: the ranks talked within one node (the preflight's "
         "--single-node-net makes one node's GPUs use the network)";
-  msg += "." + join_findings(log) + " " + efa_fallback_causes();
+  msg += '.';  // piece by piece: GCC 12 -O3 -Wrestrict on "." + std::string&& (GCC bug 105651)
+  msg += join_findings(log);
+  msg += ' ';
+  msg += efa_fallback_causes();
   return {Outcome::kFail, msg};
 }
 
-std::string resolve_require_transport(const std::string& requested, int nnodes, bool efa_present) {
-  if (requested != "auto") return requested;
-  return nnodes > 1 && efa_present ? "efa" : "any";
+TransportDecision decide_require_transport(const std::string& requested, const TransportFacts& f) {
+  const auto facts = f.instance_type.empty() ? std::nullopt : instance_facts(f.instance_type);
+  const int type_efa = facts ? facts->efa : 0;
+  const bool type_has_efa = type_efa > 0;
+  TransportDecision d;
+  d.efa_expected = f.nnodes > 1 && (f.efa_devices || type_has_efa);
+  if (requested != "auto") {
+    d.resolved = requested;
+    return d;
+  }
+  const std::string nodes = std::to_string(f.nnodes) + " node" + (f.nnodes == 1 ? "" : "s");
+  const std::string type = "instance type " + f.instance_type + " (" + f.instance_type_origin + ")";
+  d.resolved = d.efa_expected ? "efa" : "any";
+  if (f.nnodes <= 1)
+    d.reason = "one node: no inter-node transport";
+  else if (f.efa_devices)
+    d.reason = nodes + ", EFA devices in /sys/class/infiniband";
+  else if (type_has_efa)
+    d.reason = nodes + ", " + type + " has " + std::to_string(type_efa) +
+               (type_efa == 1 ? " EFA interface" : " EFA interfaces") +
+               ", though none is visible yet";
+  else if (facts)
+    d.reason = nodes + ", " + type + " has no EFA, no EFA devices";
+  else if (!f.instance_type.empty())
+    d.reason = nodes + ", no EFA devices; " + type + " is not in the instance table";
+  else
+    d.reason = nodes + ", no EFA devices, instance type unknown (--instance-type)";
+  return d;
 }
 
-std::string resolve_preflight_level(const std::string& requested, int nnodes, bool efa_present) {
-  if (requested != "auto") return requested;
-  return nnodes > 1 && efa_present ? "full" : "basic";
+PreflightLevel resolve_preflight_level(PreflightLevel requested, int nnodes, bool efa_present) {
+  if (requested != PreflightLevel::kAuto) return requested;
+  return nnodes > 1 && efa_present ? PreflightLevel::kFull : PreflightLevel::kBasic;
+}
+
+const char* level_word(PreflightLevel level) {
+  static constexpr const char* kWords[] = {"auto", "none", "basic", "full"};  // the enum's order
+  return kWords[static_cast<int>(level)];
 }
 
 std::map<std::string, std::string> transport_worker_env(const std::string& resolved,

@@ -84,7 +84,7 @@ Status add_environment(const JobConfig& c, const BatchConfig& b, json& ct) {
 Result<json> container(const JobConfig& c, const BatchConfig& b, int grace) {
   json ct = {
       {"image", c.image},
-      {"command", trainvisor_run_args(c, "batch", grace, c.checkpoint_dir)},
+      {"command", trainvisor_run_args(c, "batch", grace, c.checkpoint_dir, workdir_args(c))},
       {"resourceRequirements", resource_requirements(c, b)},
       {"linuxParameters", linux_parameters(c)},
       // EFA and NCCL pin memory: no locked-memory limit.

@@ -53,7 +53,8 @@ Status check_paths(Fields& f, const JobConfig& c) {
 
 // The options render writes itself: in run_args they would say the same thing twice. With
 // gpus_per_node 0 (a CPU job) render writes no --nproc-per-node, so run_args may set it.
-Status check_run_args(Fields& f, const JobConfig& c) {
+Status check_run_args(Fields& f, const std::string& field, const std::vector<std::string>& args,
+                      const JobConfig& c) {
   static const std::vector<std::pair<std::string, std::string>> owned = {
       {"--platform", "--target"},
       {"--nnodes", "nodes"},
@@ -61,13 +62,22 @@ Status check_run_args(Fields& f, const JobConfig& c) {
       {"--nproc_per_node", "gpus_per_node"},
       {"--max-restarts", "max_restarts"},
       {"--grace-period", "grace_period"},
-      {"--checkpoint-dir", "checkpoint_dir"}};
+      {"--checkpoint-dir", "checkpoint_dir"},
+      {"--workdir", "workdir"},
+      {"--instance-groups", "sagemaker.training_groups"}};
   const bool cpu_job = c.gpus_per_node == 0;
-  for (const auto& a : c.run_args)
-    for (const auto& [option, field] : owned)
-      if ((a == option || a.rfind(option + "=", 0) == 0) && !(cpu_job && field == "gpus_per_node"))
-        return f.error("run_args",
-                       "\"" + a + "\" is written by render from " + field + ": set that instead");
+  for (const auto& a : args)
+    for (const auto& [option, owner] : owned)
+      if ((a == option || a.rfind(option + "=", 0) == 0) && !(cpu_job && owner == "gpus_per_node"))
+        return f.error(field,
+                       "\"" + a + "\" is written by render from " + owner + ": set that instead");
+  return ok_status();
+}
+
+Status check_all_run_args(Fields& f, const JobConfig& c) {
+  if (auto r = check_run_args(f, "run_args", c.run_args, c); !r) return r;
+  for (const auto& [target, args] : c.target_run_args)
+    if (auto r = check_run_args(f, target + ".run_args", args, c); !r) return r;
   return ok_status();
 }
 
@@ -98,7 +108,7 @@ Result<JobConfig> parse_job_config(const std::string& text, const std::string& s
   Fields f(doc, source, "");
   JobConfig c;
   if (auto r = check_all({read_top_level(f, c), check_name(f, c.name), check_image(f, c.image),
-                          check_run_args(f, c), job_sections::read_sections(f, c),
+                          job_sections::read_sections(f, c), check_all_run_args(f, c),
                           f.no_unknown_fields()});
       !r)
     return r.error();

@@ -32,6 +32,23 @@ struct SecretRef {
   std::optional<std::string> arn;         // batch: Secrets Manager / SSM parameter ARN
 };
 
+// A SageMaker input channel (InputDataConfig): S3 data under /opt/ml/input/data/<name>.
+struct ChannelConfig {
+  std::string name;                              // ChannelName: [A-Za-z0-9.-_]+, at most 64
+  std::string s3_uri;                            // s3://bucket/prefix
+  std::string distribution = "FullyReplicated";  // or ShardedByS3Key
+  std::string s3_data_type = "S3Prefix";         // or ManifestFile, AugmentedManifestFile
+  std::optional<std::string> input_mode;         // File, Pipe, FastFile; default the job's (File)
+  std::vector<std::string> instance_groups;      // heterogeneous cluster: the groups that get it
+};
+
+// One instance group of a SageMaker heterogeneous cluster (ResourceConfig.InstanceGroups).
+struct InstanceGroupConfig {
+  std::string name;           // InstanceGroupName
+  std::string instance_type;  // ml.c5.18xlarge or c5.18xlarge
+  int count = 1;              // InstanceCount
+};
+
 struct SageMakerConfig {
   std::string role_arn;
   std::string output_s3_uri;
@@ -40,6 +57,11 @@ struct SageMakerConfig {
   std::vector<std::string> subnets;
   std::vector<std::string> security_group_ids;
   bool inter_container_encryption = false;  // EnableInterContainerTrafficEncryption
+  std::vector<ChannelConfig> channels;      // InputDataConfig
+  // A heterogeneous cluster: every group, and the ones that train (--instance-groups); `nodes`
+  // is the training groups' instances, `instance_type` theirs.
+  std::vector<InstanceGroupConfig> instance_groups;
+  std::vector<std::string> training_groups;
 };
 
 struct BatchConfig {
@@ -58,6 +80,7 @@ struct SlurmConfig {
   std::optional<std::string> partition;   // letters, digits, `_.-`, comma-separated
   std::optional<std::string> time_limit;  // sbatch --time, e.g. 24:00:00 or 2-00:00:00
   std::optional<std::string> account;
+  std::optional<bool> requeue;  // --requeue / --no-requeue; unset: the cluster's JobRequeue
 };
 
 struct KubeflowConfig {
@@ -72,6 +95,18 @@ struct KubeflowConfig {
   std::string token_secret_key = "token";
   // Kubernetes quantities ("16", "500m", "64Gi") for the container's cpu and memory.
   std::optional<std::string> cpu_request, cpu_limit, memory_request, memory_limit;
+  std::map<std::string, std::string> labels;       // the job's and its pods' labels
+  std::optional<std::string> queue_name;           // Kueue: the job's kueue.x-k8s.io/queue-name
+  std::optional<std::string> service_account;      // the pods' serviceAccountName
+  std::string image_pull_policy = "IfNotPresent";  // or Always, Never
+  std::map<std::string, std::string> hugepages;    // page size (2Mi, 1Gi) -> quantity
+  // HyperPod's node-health label and the value a node must have (node_health).
+  std::string node_health_label = "sagemaker.amazonaws.com/node-health-status";
+  std::string node_health_value = "Schedulable";
+  // A node label of the network topology (topology.k8s.aws/network-node-layer-3): the job's pods
+  // prefer nodes with the same value (podAffinity, topology_weight 1..100).
+  std::optional<std::string> topology_key;
+  int topology_weight = 50;
 };
 
 struct JobConfig {
@@ -99,6 +134,9 @@ struct JobConfig {
   std::optional<SageMakerConfig> sagemaker;
   std::optional<BatchConfig> batch;
   std::optional<SlurmConfig> slurm;
+  // A section's run_args (kubeflow.run_args, sagemaker.run_args, ...): `trainvisor run` options
+  // for that target only (sagemaker's --export), after run_args.
+  std::map<std::string, std::vector<std::string>> target_run_args;
 };
 
 // `source` names the file in errors ("job.json: nodes: expected an integer 1..10000, got \"two\"").

@@ -3,6 +3,8 @@
 #include <regex>
 #include <set>
 
+#include "render/section_extras.h"
+
 namespace tv::job_sections {
 namespace {
 
@@ -140,6 +142,7 @@ Status read_kubeflow(Fields& f, JobConfig& c) {
            k.string("restart_policy", kc.restart_policy, false),
            k.string("cpu_request", kc.cpu_request), k.string("cpu_limit", kc.cpu_limit),
            k.string("memory_request", kc.memory_request), k.string("memory_limit", kc.memory_limit),
+           read_kubeflow_extras(k, kc), read_target_run_args(k, "kubeflow", c),
            k.no_unknown_fields()});
       !r)
     return r;
@@ -179,6 +182,7 @@ Status read_sagemaker(Fields& f, JobConfig& c) {
                           s.strings("subnets", sm.subnets, false),
                           s.strings("security_group_ids", sm.security_group_ids, false),
                           s.boolean("inter_container_encryption", sm.inter_container_encryption),
+                          read_sagemaker_extras(s, sm), read_target_run_args(s, "sagemaker", c),
                           s.no_unknown_fields()});
       !r)
     return r;
@@ -198,7 +202,8 @@ Status read_batch(Fields& f, JobConfig& c) {
            bf.integer("memory_mib", bc.memory_mib, 4, 100000000),
            bf.integer("attempts", bc.attempts, 1, 10), bf.string("job_role_arn", bc.job_role_arn),
            bf.string("execution_role_arn", bc.execution_role_arn),
-           bf.string("token_secret_arn", bc.token_secret_arn), bf.no_unknown_fields()});
+           bf.string("token_secret_arn", bc.token_secret_arn), read_target_run_args(bf, "batch", c),
+           bf.no_unknown_fields()});
       !r)
     return r;
   c.batch = bc;
@@ -213,7 +218,8 @@ Status read_slurm(Fields& f, JobConfig& c) {
   Fields sf = f.object("slurm", **s);
   SlurmConfig sc;
   if (auto r = check_all({sf.string("partition", sc.partition), sf.string("time", sc.time_limit),
-                          sf.string("account", sc.account), sf.no_unknown_fields()});
+                          sf.string("account", sc.account), sf.boolean("requeue", sc.requeue),
+                          read_target_run_args(sf, "slurm", c), sf.no_unknown_fields()});
       !r)
     return r;
   for (auto [field, value] : {std::pair{"partition", &sc.partition}, {"account", &sc.account}})

@@ -76,6 +76,13 @@ class Fields {
     out = v->get<bool>();
     return ok_status();
   }
+  Status boolean(const std::string& field, std::optional<bool>& out) {
+    bool value = false;
+    if (!find(field)) return ok_status();
+    if (auto st = boolean(field, value); !st) return st;
+    out = value;
+    return ok_status();
+  }
   Status strings(const std::string& field, std::vector<std::string>& out, bool required) {
     const json* v = find(field);
     if (!v)

@@ -1,4 +1,5 @@
 // Kubeflow PyTorchJob for SageMaker HyperPod on EKS (docs/platforms/hyperpod-eks.md).
+#include <cctype>
 #include <nlohmann/json.hpp>
 
 #include "common/exit_codes.h"
@@ -12,6 +13,26 @@ namespace {
 
 using nlohmann::json;
 
+// Each hugepage size's volume name (a Kubernetes name: "hugepages-2mi").
+std::vector<std::pair<std::string, std::string>> hugepage_volumes(const KubeflowConfig& k) {
+  std::vector<std::pair<std::string, std::string>> v;
+  for (const auto& [size, amount] : k.hugepages) {
+    std::string name = "hugepages-" + size;
+    for (char& ch : name) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    v.emplace_back(size, name);
+  }
+  return v;
+}
+
+// The job's own labels: the user's, and Kueue's queue (Kueue reads it on the job, not its pods:
+// kueue.x-k8s.io/queue-name, Kueue docs "Run a Kubeflow PyTorchJob").
+json job_labels(const KubeflowConfig& k) {
+  json labels = json::object();
+  for (const auto& [key, value] : k.labels) labels[key] = value;
+  if (k.queue_name) labels["kueue.x-k8s.io/queue-name"] = *k.queue_name;
+  return labels;
+}
+
 json resources(const JobConfig& c, const KubeflowConfig& k) {
   json r = json::object();
   if (*c.gpus_per_node > 0) r["nvidia.com/gpu"] = *c.gpus_per_node;
@@ -21,6 +42,8 @@ json resources(const JobConfig& c, const KubeflowConfig& k) {
   if (k.memory_limit) limits["memory"] = *k.memory_limit;
   if (k.cpu_request) requests["cpu"] = *k.cpu_request;
   if (k.memory_request) requests["memory"] = *k.memory_request;
+  for (const auto& [size, amount] : k.hugepages)  // requests equal limits (Kubernetes' rule)
+    limits["hugepages-" + size] = requests["hugepages-" + size] = amount;
   return {{"limits", limits}, {"requests", requests}};
 }
 
@@ -35,17 +58,26 @@ json environment(const JobConfig& c, const KubeflowConfig& k) {
   for (const auto& [name, value] : c.env) env.push_back({{"name", name}, {"value", value}});
   for (const auto& [name, ref] : c.secrets)
     if (ref.k8s_secret) env.push_back(from_secret(name, *ref.k8s_secret, ref.k8s_key));
+  // The node's instance type, for --require-transport auto (docs/health.md): a pod cannot read
+  // its node's labels (the downward API gives its own labels and annotations only), but the
+  // nodeSelector pins it to this type, and the pod asks for EFA interfaces.
+  if (c.instance_type && *c.efa_per_node > 0 && !c.env.count("TRAINVISOR_INSTANCE_TYPE"))
+    env.push_back({{"name", "TRAINVISOR_INSTANCE_TYPE"}, {"value", *c.instance_type}});
   return env;
 }
 
 json container(const JobConfig& c, const KubeflowConfig& k, int grace) {
   json mounts = json::array({{{"name", "shm"}, {"mountPath", "/dev/shm"}}});
+  for (const auto& [size, name] : hugepage_volumes(k))
+    mounts.push_back(
+        {{"name", name},
+         {"mountPath", k.hugepages.size() == 1 ? "/dev/hugepages" : "/dev/hugepages-" + size}});
   for (const auto& v : c.volumes)
     if (v.pvc || v.host_path)
       mounts.push_back({{"name", v.name}, {"mountPath", v.mount_path}, {"readOnly", v.read_only}});
   json ct = {{"name", "pytorch"},  // the training operator finds its container by this name
              {"image", c.image},
-             {"imagePullPolicy", "IfNotPresent"},
+             {"imagePullPolicy", k.image_pull_policy},
              {"command", json::array({c.trainvisor})},
              {"args", trainvisor_run_args(c, "kubeflow", grace, c.checkpoint_dir)},
              {"env", environment(c, k)},
@@ -57,10 +89,16 @@ json container(const JobConfig& c, const KubeflowConfig& k, int grace) {
   return ct;
 }
 
-json volumes(const JobConfig& c) {
+json volumes(const JobConfig& c, const KubeflowConfig& k) {
   json v = json::array(
       {{{"name", "shm"},
         {"emptyDir", {{"medium", "Memory"}, {"sizeLimit", std::to_string(*c.shm_mib) + "Mi"}}}}});
+  // Kubernetes docs, Manage HugePages: medium HugePages for one size, HugePages-<size> for each
+  // of several.
+  for (const auto& [size, name] : hugepage_volumes(k))
+    v.push_back(
+        {{"name", name},
+         {"emptyDir", {{"medium", k.hugepages.size() == 1 ? "HugePages" : "HugePages-" + size}}}});
   for (const auto& vol : c.volumes) {
     if (vol.pvc)
       v.push_back({{"name", vol.name}, {"persistentVolumeClaim", {{"claimName", *vol.pvc}}}});
@@ -73,8 +111,8 @@ json volumes(const JobConfig& c) {
 
 // HyperPod's health agent labels and taints nodes (sagemaker.amazonaws.com/node-health-status);
 // as the Cosmos seed: tolerate the taint, require Schedulable, prefer a passed deep health check.
-void node_health(json& spec) {
-  const std::string health = "sagemaker.amazonaws.com/node-health-status";
+void node_health(json& spec, const KubeflowConfig& k) {
+  const std::string& health = k.node_health_label;
   spec["tolerations"] =
       json::array({{{"key", health}, {"operator", "Exists"}, {"effect", "NoSchedule"}}});
   auto term = [](const std::string& key, const std::string& value) {
@@ -84,22 +122,55 @@ void node_health(json& spec) {
   spec["affinity"] = {
       {"nodeAffinity",
        {{"requiredDuringSchedulingIgnoredDuringExecution",
-         {{"nodeSelectorTerms", json::array({term(health, "Schedulable")})}}},
+         {{"nodeSelectorTerms", json::array({term(health, k.node_health_value)})}}},
         {"preferredDuringSchedulingIgnoredDuringExecution",
          json::array({{{"weight", 100},
                        {"preference",
                         term("sagemaker.amazonaws.com/deep-health-check-status", "Passed")}}})}}}};
 }
 
+// The job's pods prefer nodes with the same value of a topology label (the same network node):
+// fewer EFA hops between them.
+void topology_affinity(json& spec, const JobConfig& c, const KubeflowConfig& k) {
+  if (!k.topology_key) return;
+  spec["affinity"]["podAffinity"]["preferredDuringSchedulingIgnoredDuringExecution"] =
+      json::array({{{"weight", k.topology_weight},
+                    {"podAffinityTerm",
+                     {{"labelSelector", {{"matchLabels", {{"trainvisor.io/job", c.name}}}}},
+                      {"topologyKey", *k.topology_key}}}}});
+}
+
+// Prometheus' Kubernetes pod discovery keeps pods annotated prometheus.io/scrape (the
+// convention of Prometheus' example kubernetes-pods job and of the managed collectors that copy
+// it): where trainvisor serves /metrics (`--metrics-port N` in the args, else
+// TRAINVISOR_METRICS_PORT in `env`), the pod says so and on which port.
+json pod_annotations(const JobConfig& c, const std::vector<std::string>& args) {
+  json annotations = json::object();
+  if (auto port = metrics_port_of(args, c.env)) {
+    annotations["prometheus.io/scrape"] = "true";
+    annotations["prometheus.io/port"] = std::to_string(*port);
+    annotations["prometheus.io/path"] = "/metrics";
+  }
+  return annotations;
+}
+
 json pod_template(const JobConfig& c, const KubeflowConfig& k, int grace) {
   json labels = {{"app.kubernetes.io/name", "trainvisor"}, {"trainvisor.io/job", c.name}};
+  for (const auto& [key, value] : k.labels) labels[key] = value;
   json spec = {{"terminationGracePeriodSeconds", grace + 5},
                {"containers", json::array({container(c, k, grace)})},
-               {"volumes", volumes(c)}};
+               {"volumes", volumes(c, k)}};
+  if (k.service_account) spec["serviceAccountName"] = *k.service_account;
   if (c.instance_type)
     spec["nodeSelector"] = {{"node.kubernetes.io/instance-type", *c.instance_type}};
-  if (k.node_health) node_health(spec);
-  return {{"metadata", {{"labels", labels}}}, {"spec", spec}};
+  if (k.node_health) node_health(spec, k);
+  topology_affinity(spec, c, k);
+  json metadata = {{"labels", labels}};
+  auto args = spec["containers"][0]["args"].get<std::vector<std::string>>();
+  args.resize(args.size() - c.command.size());  // the run options: the command comes last
+  json annotations = pod_annotations(c, args);
+  if (!annotations.empty()) metadata["annotations"] = annotations;
+  return {{"metadata", metadata}, {"spec", spec}};
 }
 
 // OnFailure: the kubelet restarts a failed container in place, the operator fails the job once
@@ -135,6 +206,13 @@ Result<Rendered> render_kubeflow(const JobConfig& c) {
   const KubeflowConfig k = c.kubeflow.value_or(KubeflowConfig{});
   const int grace = c.grace_period.value_or(stop_window("kubeflow", true).grace_seconds);
   if (auto s = check_names(c, k); !s) return s.error();
+  for (const auto& v : c.volumes)
+    if (!k.hugepages.empty() &&
+        (v.name.starts_with("hugepages-") || v.mount_path.starts_with("/dev/hugepages")))
+      return Error{exit_code::kConfig, "volumes " + v.name + ": " + v.mount_path +
+                                           " is where kubeflow.hugepages mounts its volumes "
+                                           "(hugepages-<size> at /dev/hugepages): expected "
+                                           "another name and mount_path"};
   json annotations = json::object();
   if (k.auto_resume) {
     annotations["sagemaker.amazonaws.com/enable-job-auto-resume"] = "true";
@@ -148,7 +226,10 @@ Result<Rendered> render_kubeflow(const JobConfig& c) {
   json job = {{"apiVersion", "kubeflow.org/v1"},
               {"kind", "PyTorchJob"},
               {"metadata",
-               {{"name", c.name}, {"namespace", k.namespace_name}, {"annotations", annotations}}},
+               {{"name", c.name},
+                {"namespace", k.namespace_name},
+                {"annotations", annotations},
+                {"labels", job_labels(k)}}},
               {"spec", {{"runPolicy", run_policy}, {"pytorchReplicaSpecs", specs}}}};
   if (*c.gpus_per_node > 0) job["spec"]["nprocPerNode"] = std::to_string(*c.gpus_per_node);
   for (const auto& [name, ref] : c.secrets)

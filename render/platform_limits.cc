@@ -40,10 +40,54 @@ const NameRule kBatchJobDefinition = {
     "AWS Batch API reference, RegisterJobDefinition jobDefinitionName: \"up to 128 letters long. "
     "It can contain uppercase and lowercase letters, numbers, hyphens (-), and underscores (_)\""};
 
+constexpr std::string_view kLabels =
+    "Kubernetes docs, Labels and Selectors, \"Syntax and character set\"; "
+    "kubernetes/apimachinery pkg/util/validation/validation.go";
+
+const NameRule kLabelKeyPrefix = {
+    "a label key's prefix", "[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*", 253,
+    "a DNS subdomain: lowercase letters, digits, '-' and '.', followed by '/'", kLabels};
+
+const NameRule kLabelKeyName = {"a label key's name", "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]",
+                                63,
+                                "letters, digits, '-', '_' and '.', starting and ending with a "
+                                "letter or digit (IsQualifiedName)",
+                                kLabels};
+
+const NameRule kLabelValue = {
+    "a label value", "(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?", 63,
+    "empty, or letters, digits, '-', '_' and '.', starting and ending with a letter or digit "
+    "(IsValidLabelValue)",
+    kLabels};
+
+const NameRule kServiceAccountName = {
+    "a ServiceAccount name", "[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*",
+    253, "a DNS subdomain: lowercase letters, digits, '-' and '.'",
+    "Kubernetes docs, Object Names and IDs; kubernetes pkg/apis/core/validation "
+    "ValidateServiceAccountName (NameIsDNSSubdomain)"};
+
+const NameRule kSageMakerChannelName = {
+    "a SageMaker channel name", "[A-Za-z0-9.\\-_]+", 64, "letters, digits, '.', '-' and '_'",
+    "SageMaker API reference, Channel ChannelName (botocore's sagemaker model: max 64, pattern "
+    "[A-Za-z0-9\\.\\-_]+)"};
+
+const NameRule kSageMakerInstanceGroupName = {
+    "a SageMaker instance group name", ".+", 64, "any characters",
+    "SageMaker API reference, InstanceGroup InstanceGroupName (botocore's sagemaker model: max 64, "
+    "pattern .+)"};
+
 const std::vector<const NameRule*>& name_rules() {
-  static const std::vector<const NameRule*> rules = {&kKubernetesNamespace, &kPyTorchJobName,
-                                                     &kKubernetesService, &kSageMakerTrainingJob,
-                                                     &kBatchJobDefinition};
+  static const std::vector<const NameRule*> rules = {&kKubernetesNamespace,
+                                                     &kPyTorchJobName,
+                                                     &kKubernetesService,
+                                                     &kSageMakerTrainingJob,
+                                                     &kBatchJobDefinition,
+                                                     &kLabelKeyPrefix,
+                                                     &kLabelKeyName,
+                                                     &kLabelValue,
+                                                     &kServiceAccountName,
+                                                     &kSageMakerChannelName,
+                                                     &kSageMakerInstanceGroupName};
   return rules;
 }
 
@@ -57,6 +101,16 @@ Status check_name(const NameRule& rule, const std::string& field, const std::str
                    " characters) is not " + std::string(rule.what) + ": expected " +
                    std::string(rule.expected) + ", at most " + std::to_string(rule.max_length) +
                    " characters (" + std::string(rule.source) + ")"};
+}
+
+Status check_label(const std::string& field, const std::string& key, const std::string& value) {
+  using namespace platform_limits;
+  const auto slash = key.find('/');
+  if (slash != std::string::npos)
+    if (auto s = check_name(kLabelKeyPrefix, field + " (key)", key.substr(0, slash)); !s) return s;
+  const std::string name = slash == std::string::npos ? key : key.substr(slash + 1);
+  if (auto s = check_name(kLabelKeyName, field + " (key)", name); !s) return s;
+  return check_name(kLabelValue, field, value);
 }
 
 }  // namespace tv

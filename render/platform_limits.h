@@ -30,6 +30,20 @@ extern const NameRule kPyTorchJobName;       // RFC 1035 label (the operator's w
 extern const NameRule kKubernetesService;    // RFC 1035 label: the operator's <job>-worker-<i>
 extern const NameRule kSageMakerTrainingJob;
 extern const NameRule kBatchJobDefinition;
+// Kubernetes labels: a key is [prefix/]name, prefix a DNS subdomain, name a qualified name; a
+// value is empty or a qualified name (apimachinery pkg/util/validation IsQualifiedName,
+// IsValidLabelValue).
+extern const NameRule kLabelKeyPrefix;
+extern const NameRule kLabelKeyName;
+extern const NameRule kLabelValue;
+extern const NameRule kServiceAccountName;  // a DNS subdomain
+extern const NameRule kSageMakerChannelName;
+extern const NameRule kSageMakerInstanceGroupName;
+
+// CreateTrainingJob InputDataConfig "Array Members: Maximum number of 20 items"; ResourceConfig
+// InstanceGroups "Maximum number of 5 items" (botocore's sagemaker model: max 20, max 5).
+inline constexpr std::size_t kSageMakerChannelsMax = 20;
+inline constexpr std::size_t kSageMakerInstanceGroupsMax = 5;
 
 // RetryStrategy.evaluateOnExit: "Array of up to 5 objects" (AWS Batch API reference, RetryStrategy;
 // botocore's batch model says it in the member's documentation only, with no "max").
@@ -42,5 +56,8 @@ const std::vector<const NameRule*>& name_rules();
 
 // 78 naming `field`, the value, the rule in words, its length limit and its source.
 Status check_name(const NameRule& rule, const std::string& field, const std::string& value);
+
+// A Kubernetes label, key and value, by the rules above (78 naming `field` and the rule).
+Status check_label(const std::string& field, const std::string& key, const std::string& value);
 
 }  // namespace tv

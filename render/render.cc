@@ -1,8 +1,9 @@
 #include "render/render.h"
 
 #include "common/exit_codes.h"
+#include "common/instance_facts.h"
+#include "common/parse_number.h"
 #include "common/stop_window.h"
-#include "render/instance_facts.h"
 
 namespace tv {
 
@@ -30,8 +31,32 @@ Result<Rendered> render_job(const JobConfig& config, const std::string& target,
   return out;
 }
 
+std::optional<int> metrics_port_of(const std::vector<std::string>& run_options,
+                                   const std::map<std::string, std::string>& env) {
+  std::optional<std::string> value;
+  if (auto it = env.find("TRAINVISOR_METRICS_PORT"); it != env.end()) value = it->second;
+  for (std::size_t i = 0; i < run_options.size(); ++i) {
+    const std::string& a = run_options[i];
+    for (const char* name : {"--metrics-port", "--metrics_port"}) {
+      const std::string n = name;
+      if (a == n && i + 1 < run_options.size())
+        value = run_options[i + 1];
+      else if (a.starts_with(n + "="))
+        value = a.substr(n.size() + 1);
+    }
+  }
+  if (!value) return std::nullopt;
+  return parse_integer<int>(*value, 1, 65535);
+}
+
+std::vector<std::string> workdir_args(const JobConfig& c) {
+  if (!c.workdir) return {};
+  return {"--workdir", *c.workdir};
+}
+
 std::vector<std::string> trainvisor_run_args(const JobConfig& c, const std::string& platform,
-                                             int grace_seconds, const std::string& checkpoint_dir) {
+                                             int grace_seconds, const std::string& checkpoint_dir,
+                                             const std::vector<std::string>& owned) {
   std::vector<std::string> args = {"run", "--platform", platform, "--nnodes",
                                    std::to_string(c.nodes)};
   if (c.gpus_per_node.value_or(0) > 0) {
@@ -42,7 +67,10 @@ std::vector<std::string> trainvisor_run_args(const JobConfig& c, const std::stri
                         std::string("--grace-period"), std::to_string(grace_seconds),
                         std::string("--checkpoint-dir"), checkpoint_dir})
     args.push_back(w);
+  args.insert(args.end(), owned.begin(), owned.end());
   args.insert(args.end(), c.run_args.begin(), c.run_args.end());
+  if (auto it = c.target_run_args.find(platform); it != c.target_run_args.end())
+    args.insert(args.end(), it->second.begin(), it->second.end());
   args.insert(args.end(), c.command.begin(), c.command.end());
   return args;
 }

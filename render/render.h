@@ -6,10 +6,12 @@
 //              --cli-input-json)
 //   slurm      an sbatch script (one trainvisor per node through srun, pyxis for the image)
 // Pure functions: a config in, text (or an exit-78 error naming the field) out. Defaults that
-// depend on the instance type come from render/instance_facts.h; settings a target does not use
+// depend on the instance type come from common/instance_facts.h; settings a target does not use
 // are reported in `notes`, never silently dropped.
 #pragma once
 
+#include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -45,9 +47,21 @@ Result<Rendered> render_slurm(const JobConfig& config);
 int backoff_limit(int nodes, int max_retry);
 
 // `run --platform P --nnodes N --nproc-per-node G` (the topology is checked against the
-// platform's, not guessed), the restart/stop/checkpoint options, the user's run_args, the command.
+// platform's, not guessed), the restart/stop/checkpoint options, the target's own options
+// (`owned`: --workdir, --instance-groups, --metrics-log-interval), the user's run_args, the
+// section's run_args (`<platform>.run_args`), the command.
 std::vector<std::string> trainvisor_run_args(const JobConfig& config, const std::string& platform,
-                                             int grace_seconds, const std::string& checkpoint_dir);
+                                             int grace_seconds, const std::string& checkpoint_dir,
+                                             const std::vector<std::string>& owned = {});
+
+// The port `trainvisor run` serves /metrics on with these run options (the words before the
+// command): the last `--metrics-port N` / `--metrics-port=N` (or `--metrics_port`), else
+// TRAINVISOR_METRICS_PORT in `env`; nullopt when off (0), absent or not a port (run refuses it).
+std::optional<int> metrics_port_of(const std::vector<std::string>& run_options,
+                                   const std::map<std::string, std::string>& env);
+
+// `--workdir DIR` for a target without a working-directory setting (batch, sagemaker), or none.
+std::vector<std::string> workdir_args(const JobConfig& config);
 
 // The config with the instance-dependent defaults filled (gpus_per_node, efa_per_node, shm_mib,
 // batch vcpus/memory_mib, instance_type spelled for the target) and checked against the instance

@@ -2,8 +2,8 @@
 #include <optional>
 
 #include "common/exit_codes.h"
+#include "common/instance_facts.h"
 #include "common/stop_window.h"
-#include "render/instance_facts.h"
 #include "render/render.h"
 
 namespace tv {

@@ -5,6 +5,7 @@
 #include <regex>
 
 #include "common/exit_codes.h"
+#include "common/instance_facts.h"
 #include "common/stop_window.h"
 #include "render/platform_limits.h"
 #include "render/render.h"
@@ -54,15 +55,75 @@ json metric_definitions() {
                       value("job_goodput", "job_goodput", real)});
 }
 
-// --metrics-log-interval, unless run_args set it.
-std::vector<std::string> with_metrics_record(std::vector<std::string> args, const JobConfig& c) {
-  for (const auto& a : c.run_args)
-    if (a.rfind("--metrics-log-interval", 0) == 0) return args;
-  // Before run_args and the command: after a "--" of run_args it would be the command's.
-  const auto at =
-      args.begin() + static_cast<long>(args.size() - c.command.size() - c.run_args.size());
-  args.insert(at, {"--metrics-log-interval", std::to_string(kMetricsLogSeconds)});
-  return args;
+// --metrics-log-interval (unless run_args set it), --workdir, --instance-groups: before run_args
+// and the command (after a "--" of run_args they would be the command's).
+std::vector<std::string> owned_args(const JobConfig& c) {
+  std::vector<std::string> owned = workdir_args(c);
+  bool metrics = true;
+  for (const auto& a : c.run_args) metrics = metrics && a.rfind("--metrics-log-interval", 0) != 0;
+  if (metrics) {
+    owned.push_back("--metrics-log-interval");
+    owned.push_back(std::to_string(kMetricsLogSeconds));
+  }
+  const auto& groups = c.sagemaker->training_groups;
+  if (!groups.empty()) {
+    std::string names;
+    for (const auto& g : groups) names += (names.empty() ? "" : ",") + g;
+    owned.push_back("--instance-groups");
+    owned.push_back(names);
+  }
+  return owned;
+}
+
+std::string ml(const std::string& type) { return "ml." + std::string(without_ml_prefix(type)); }
+
+// InputDataConfig: one S3 channel each, under /opt/ml/input/data/<name>.
+json input_data_config(const SageMakerConfig& sm) {
+  json channels = json::array();
+  for (const auto& ch : sm.channels) {
+    json s3 = {{"S3DataType", ch.s3_data_type},
+               {"S3Uri", ch.s3_uri},
+               {"S3DataDistributionType", ch.distribution}};
+    if (!ch.instance_groups.empty()) s3["InstanceGroupNames"] = ch.instance_groups;
+    json entry = {{"ChannelName", ch.name}, {"DataSource", {{"S3DataSource", s3}}}};
+    if (ch.input_mode) entry["InputMode"] = *ch.input_mode;
+    channels.push_back(entry);
+  }
+  return channels;
+}
+
+// A heterogeneous cluster: InstanceGroups replace InstanceType and InstanceCount
+// (CreateTrainingJob, ResourceConfig.InstanceGroups). `nodes` is the training groups' instances,
+// all of `instance_type` (one --nproc-per-node), so `run --nnodes` matches what the hosts compute.
+Result<json> resource_config(const JobConfig& c, const SageMakerConfig& sm) {
+  json rc = {{"VolumeSizeInGB", sm.volume_size_gb}};
+  if (sm.instance_groups.empty()) {
+    rc["InstanceType"] = *c.instance_type;
+    rc["InstanceCount"] = c.nodes;
+    return rc;
+  }
+  json groups = json::array();
+  int training = 0;
+  for (const auto& g : sm.instance_groups) {
+    groups.push_back({{"InstanceType", ml(g.instance_type)},
+                      {"InstanceCount", g.count},
+                      {"InstanceGroupName", g.name}});
+    if (std::find(sm.training_groups.begin(), sm.training_groups.end(), g.name) ==
+        sm.training_groups.end())
+      continue;
+    training += g.count;
+    if (ml(g.instance_type) != *c.instance_type)
+      return config_error("sagemaker.instance_groups " + g.name + ": instance_type " +
+                          ml(g.instance_type) + " is not instance_type " + *c.instance_type +
+                          ": every training group has the job's instance type (one "
+                          "--nproc-per-node)");
+  }
+  if (training != c.nodes)
+    return config_error("nodes: " + std::to_string(c.nodes) + ", but the training groups have " +
+                        std::to_string(training) +
+                        " instances: expected nodes = the training groups' count");
+  rc["InstanceGroups"] = groups;
+  return rc;
 }
 
 // CreateTrainingJob's Environment: at most 100 entries, values of at most 512 characters; it has
@@ -117,9 +178,10 @@ Result<Rendered> render_sagemaker(const JobConfig& c, const RenderOptions& o) {
   Rendered out;
   const SageMakerConfig& sm = *c.sagemaker;
   const int grace = c.grace_period.value_or(stop_window("sagemaker", false).grace_seconds);
-  const auto args =
-      with_metrics_record(trainvisor_run_args(c, "sagemaker", grace, kCheckpointPath), c);
+  const auto args = trainvisor_run_args(c, "sagemaker", grace, kCheckpointPath, owned_args(c));
   if (auto s = check_arguments(args); !s) return s.error();
+  auto resources = resource_config(c, sm);
+  if (!resources) return resources.error();
   const std::string name = job_name(c.name, o.name_suffix);
   if (auto s = check_name(platform_limits::kSageMakerTrainingJob, "name", name); !s)
     return s.error();
@@ -133,14 +195,12 @@ Result<Rendered> render_sagemaker(const JobConfig& c, const RenderOptions& o) {
         {"ContainerArguments", args},
         {"MetricDefinitions", metric_definitions()}}},
       {"OutputDataConfig", {{"S3OutputPath", sm.output_s3_uri}}},
-      {"ResourceConfig",
-       {{"InstanceType", *c.instance_type},
-        {"InstanceCount", c.nodes},
-        {"VolumeSizeInGB", sm.volume_size_gb}}},
+      {"ResourceConfig", *resources},
       {"StoppingCondition", {{"MaxRuntimeInSeconds", c.timeout_s.value_or(86400)}}},
       {"CheckpointConfig", {{"S3Uri", *c.checkpoint_s3_uri}, {"LocalPath", kCheckpointPath}}},
       {"RetryStrategy", {{"MaximumRetryAttempts", sm.max_retry_attempts}}}};
   if (!env->empty()) req["Environment"] = *env;
+  if (!sm.channels.empty()) req["InputDataConfig"] = input_data_config(sm);
   if (sm.inter_container_encryption) req["EnableInterContainerTrafficEncryption"] = true;
   if (!sm.subnets.empty())
     req["VpcConfig"] = {{"Subnets", sm.subnets}, {"SecurityGroupIds", sm.security_group_ids}};

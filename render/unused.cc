@@ -35,10 +35,6 @@ const std::vector<Rule>& rules() {
       {[](const JobConfig& c) { return c.shm_mib.has_value(); },
        {"slurm"},
        "shm_mib|enroot containers share the host's /dev/shm"},
-      {[](const JobConfig& c) { return c.workdir.has_value(); },
-       {"batch", "sagemaker"},
-       "workdir|the job has no working-directory setting: the image's WORKDIR applies (give "
-       "command an absolute path, or set WORKDIR in the image)"},
       {[](const JobConfig& c) { return !c.secrets.empty(); },
        {"slurm"},
        "secrets|Slurm has no secret store: sbatch passes the submitting shell's environment, "

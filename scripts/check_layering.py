@@ -20,9 +20,10 @@ ALLOWED = {
     "launcher/supervision": ["common"],
     "launcher/rendezvous": ["common", "launcher/supervision"],
     "launcher/observability": ["common"],
+    "launcher/plan": ["common"],
     "render": ["common"],
     "cli": ["common", "checkpoint", "health", "launcher/topology", "launcher/supervision",
-            "launcher/rendezvous", "launcher/observability", "render", "cli"],
+            "launcher/rendezvous", "launcher/observability", "launcher/plan", "render", "cli"],
 }
 # Longest prefix first, so launcher/topology/x.h is launcher/topology, not launcher.
 MODULES = sorted(ALLOWED, key=len, reverse=True)

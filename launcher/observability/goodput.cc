@@ -83,6 +83,17 @@ void GoodputAccountant::generation_hung(int generation, double silent_seconds) {
   enter(Phase::kRestarting);  // stacks and stopping: the time every failure takes to stop
 }
 
+void GoodputAccountant::generation_startup_expired(int generation) {
+  if (gens_.empty() || phase_ != Phase::kRunning) return;
+  Generation& g = gens_.back();
+  if (g.number != generation || g.failed || g.hung_at) return;
+  // A warm-up step came: from the last step on, the wait was a hang's.
+  if (g.first_step) return generation_hung(generation, clock_.now() - g.last_step_at);
+  g.hung_at = clock_.now();
+  g.startup_expired = true;
+  enter(Phase::kRestarting);
+}
+
 void GoodputAccountant::finishing(int exit_code) {
   exit_code_ = exit_code;
   if (phase_ != Phase::kDraining) enter(Phase::kDraining);
@@ -201,14 +212,23 @@ bool GoodputAccountant::progress_seen() const {
                      [](const Generation& g) { return g.first_step.has_value(); });
 }
 
-// From each generation's start to its first step; only once the job prints steps at all.
+// From each generation's start to its first step; only once the job prints steps at all, or for
+// a generation whose start-up deadline passed.
 double GoodputAccountant::startup_seconds() const {
-  if (!progress_seen()) return 0;
+  const bool seen = progress_seen();
   const double now = clock_.now();
   double s = 0;
   for (const auto& g : gens_)
-    s += (g.first_step ? g.first_step_at : g.stop.value_or(now)) - g.start;
+    if (seen || g.startup_expired)
+      s += (g.first_step ? g.first_step_at : g.stop.value_or(now)) - g.start;
   return s;
+}
+
+std::optional<double> GoodputAccountant::longest_startup() const {
+  std::optional<double> longest;
+  for (const auto& g : gens_)
+    if (g.first_step) longest = std::max(longest.value_or(0), g.first_step_at - g.start);
+  return longest;
 }
 
 GoodputSnapshot GoodputAccountant::snapshot() const {
@@ -249,6 +269,7 @@ GoodputSnapshot GoodputAccountant::snapshot() const {
     if (g.last_step) s.step = g.last_step;
   s.total_steps = total_steps_;
   s.seconds_per_step = gens_.empty() ? std::nullopt : rate(gens_.back());
+  s.longest_startup = longest_startup();
   s.progress_evidence = progress_seen();
   s.start_step = start_step();
   s.peak_flops_per_gpu = config_.peak_flops_per_gpu;
@@ -285,6 +306,8 @@ void GoodputAccountant::fill_checkpoints(GoodputSnapshot& s, double now) const {
   s.last_checkpoint_bytes = last_bytes_;
   s.checkpoint_cost = cost_samples_.empty() ? mean(gap_samples_) : mean(cost_samples_);
   s.checkpoint_interval = mean(interval_samples_);
+  if (!cost_samples_.empty())
+    s.longest_write_seconds = *std::max_element(cost_samples_.begin(), cost_samples_.end());
 }
 
 void GoodputAccountant::fill_advice(GoodputSnapshot& s) const {

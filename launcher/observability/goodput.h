@@ -99,6 +99,8 @@ struct GoodputSnapshot {
   // Progress (only when a step was seen).
   std::optional<std::int64_t> step, total_steps;
   std::optional<double> seconds_per_step;
+  // The longest start-up of a generation (its start to its first step) in this container.
+  std::optional<double> longest_startup;
   // Where this container's first generation started from: the step of the checkpoint it resumed
   // (0 when a watched --checkpoint-dir had none), else its first progress step; unknown before.
   std::optional<std::int64_t> start_step;
@@ -111,6 +113,7 @@ struct GoodputSnapshot {
   // Checkpoints.
   long checkpoints = 0;
   std::optional<double> checkpoint_age, last_write_seconds, checkpoint_cost, checkpoint_interval;
+  std::optional<double> longest_write_seconds;  // the longest save the watcher measured
   std::optional<std::uint64_t> last_checkpoint_bytes;
   // Advice.
   std::optional<double> mtbf;
@@ -134,6 +137,10 @@ class GoodputAccountant {
   // from its last progress step to now is badput "hang"; enters restarting (the stacks and the
   // stop are the failure's). Before generation_failed.
   void generation_hung(int generation, double silent_seconds);
+  // The start-up deadline of `generation` passed before its first step (--hang-timeout auto): its
+  // whole window is badput "startup", whether or not the job printed steps before; enters
+  // restarting. Before generation_failed. After a first step (a warm-up step's deadline): a hang.
+  void generation_startup_expired(int generation);
   void finishing(int exit_code);  // enters draining
   void worker_started();
   void worker_exited(int exit_code);
@@ -153,6 +160,7 @@ class GoodputAccountant {
     std::optional<double> checkpoint_state_at;  // newest checkpoint seen: when its state was taken
     bool failed = false;
     std::optional<double> hung_at;  // the hang verdict
+    bool startup_expired = false;   // the start-up deadline passed before a first step
     double hang = 0;                // of it, badput "hang"
   };
   struct Resume {
@@ -167,6 +175,7 @@ class GoodputAccountant {
   std::optional<double> job_rate() const;
   bool progress_seen() const;
   double startup_seconds() const;
+  std::optional<double> longest_startup() const;
   void fill_checkpoints(GoodputSnapshot& s, double now) const;
   void fill_advice(GoodputSnapshot& s) const;
   std::optional<std::int64_t> start_step() const;

@@ -1,7 +1,5 @@
 #include "launcher/observability/gpu_health_metrics.h"
 
-#include <spdlog/fmt/fmt.h>
-
 namespace tv {
 
 void GpuHealthMetrics::condition(int gpu, const std::string& uuid, const std::string& name,
@@ -17,26 +15,23 @@ void GpuHealthMetrics::xid(int gpu, const std::string& uuid, unsigned xid) {
   s.value += 1;
 }
 
-std::string GpuHealthMetrics::render() const {
-  if (!said_anything_ && !watching_) return "";
-  std::string out =
-      "# HELP trainvisor_gpu_health_watching 1 while the GPU health watch reads NVML.\n"
-      "# TYPE trainvisor_gpu_health_watching gauge\n";
-  out += fmt::format("trainvisor_gpu_health_watching {}\n", watching_ ? 1 : 0);
-  out +=
-      "# HELP trainvisor_gpu_condition 1 while a GPU shows the condition (ecc_uncorrected, "
-      "remap_pending, hw_thermal ...), 0 once it cleared.\n"
-      "# TYPE trainvisor_gpu_condition gauge\n";
+MetricSet GpuHealthMetrics::families() const {
+  if (!said_anything_ && !watching_) return {};
+  MetricSetWriter w;
+  w.single("trainvisor_gpu_health_watching", false, "1 while the GPU health watch reads NVML.",
+           watching_ ? 1 : 0);
+  w.family("trainvisor_gpu_condition", false,
+           "1 while a GPU shows the condition (ecc_uncorrected, remap_pending, hw_thermal ...), 0 "
+           "once it cleared.");
   for (const auto& [key, s] : conditions_)
-    out += fmt::format("trainvisor_gpu_condition{{gpu=\"{}\",uuid=\"{}\",condition=\"{}\"}} {}\n",
-                       key.first, s.uuid, key.second, s.value);
-  out +=
-      "# HELP trainvisor_gpu_xid_events_total Xid events NVML reported for a GPU.\n"
-      "# TYPE trainvisor_gpu_xid_events_total counter\n";
+    w.sample(s.value,
+             {{"gpu", std::to_string(key.first)}, {"uuid", s.uuid}, {"condition", key.second}});
+  w.family("trainvisor_gpu_xid_events_total", true, "Xid events NVML reported for a GPU.");
   for (const auto& [key, s] : xids_)
-    out += fmt::format("trainvisor_gpu_xid_events_total{{gpu=\"{}\",uuid=\"{}\",xid=\"{}\"}} {}\n",
-                       key.first, s.uuid, key.second, s.value);
-  return out;
+    w.sample(s.value, {{"gpu", std::to_string(key.first)},
+                       {"uuid", s.uuid},
+                       {"xid", std::to_string(key.second)}});
+  return w.take();
 }
 
 }  // namespace tv

@@ -7,6 +7,8 @@
 #include <string>
 #include <utility>
 
+#include "launcher/observability/metric_set.h"
+
 namespace tv {
 
 class GpuHealthMetrics {
@@ -14,8 +16,9 @@ class GpuHealthMetrics {
   void watching(bool on) { watching_ = on; }
   void condition(int gpu, const std::string& uuid, const std::string& name, bool active);
   void xid(int gpu, const std::string& uuid, unsigned xid);
-  // Prometheus text (empty before the watch said anything).
-  std::string render() const;
+  // The figures (none before the watch said anything) and their Prometheus text.
+  MetricSet families() const;
+  std::string render() const { return prometheus_text(families()); }
 
  private:
   struct Series {

@@ -6,6 +6,7 @@
 #include <numeric>
 
 #include "common/exit_codes.h"
+#include "common/json_field.h"
 #include "common/json_parse.h"
 #include "common/json_text.h"
 
@@ -60,6 +61,8 @@ json record_json(const ContainerRecord& c) {
           {"start_step", opt(c.start_step)},
           {"last_step", opt(c.last_step)},
           {"seconds_per_step", opt(c.seconds_per_step)},
+          {"longest_startup_seconds", opt(c.longest_startup)},
+          {"longest_save_seconds", opt(c.longest_save)},
           {"lost_steps", c.lost_steps},
           {"restarts", c.restarts},
           {"progress_evidence", c.progress_evidence},
@@ -79,6 +82,8 @@ json totals_json(const JobTotals& t) {
           {"lost_progress_known", t.lost_progress_known},
           {"last_step", opt(t.last_step)},
           {"seconds_per_step", opt(t.seconds_per_step)},
+          {"longest_startup_seconds", opt(t.longest_startup)},
+          {"longest_save_seconds", opt(t.longest_save)},
           {"last_productive_seconds", t.last_productive}};
 }
 
@@ -115,6 +120,12 @@ class Reader {
     if (it && it->is_null()) return std::nullopt;
     return number(j, key, where);
   }
+  // A field that came later: missing (an older ledger) reads as null.
+  std::optional<double> later_number(const json& j, const std::string& key,
+                                     const std::string& where) {
+    if (!j.contains(key)) return std::nullopt;
+    return opt_number(j, key, where);
+  }
   const json* object(const json& j, const std::string& key, const std::string& where) {
     auto it = find(j, key, where);
     if (it && it->is_object()) return it;
@@ -148,6 +159,22 @@ class Reader {
   std::string error_;
 };
 
+// The optional members `trainvisor report` reads (ledger_history.h).
+void read_history(const json& j, ContainerRecord& c) {
+  if (j.contains("generations")) c.generations = read_generations(j["generations"]);
+  if (j.contains("checkpoints")) c.checkpoints = read_checkpoint_record(j["checkpoints"]);
+  c.failure_file = ledger_text_cut(json_field(j, "failure_file", std::string()));
+  const int gpus = json_field(j, "gpus", 0);
+  if (gpus > 0) c.gpus = gpus;
+}
+
+void write_history(json& j, const ContainerRecord& c) {
+  if (!c.generations.empty()) j["generations"] = generations_json(c.generations);
+  if (c.checkpoints) j["checkpoints"] = checkpoint_record_json(*c.checkpoints);
+  if (!c.failure_file.empty()) j["failure_file"] = c.failure_file;
+  if (c.gpus) j["gpus"] = *c.gpus;
+}
+
 ContainerRecord read_record(Reader& r, const json& j, const std::string& w) {
   ContainerRecord c;
   c.index = static_cast<int>(r.integer(j, "index", w));
@@ -163,10 +190,14 @@ ContainerRecord read_record(Reader& r, const json& j, const std::string& w) {
   c.start_step = r.opt_integer(j, "start_step", w);
   c.last_step = r.opt_integer(j, "last_step", w);
   c.seconds_per_step = r.opt_number(j, "seconds_per_step", w);
+  c.longest_startup = r.later_number(j, "longest_startup_seconds", w);
+  c.longest_save = r.later_number(j, "longest_save_seconds", w);
   c.lost_steps = r.integer(j, "lost_steps", w);
   c.restarts = static_cast<int>(r.integer(j, "restarts", w));
   c.progress_evidence = r.boolean(j, "progress_evidence", w);
   c.lost_progress_known = r.boolean(j, "lost_progress_known", w);
+  if (j.contains("stop_save")) c.stop_save = read_stop_save(j["stop_save"]);
+  read_history(j, c);
   return c;
 }
 
@@ -185,6 +216,8 @@ JobTotals read_totals(Reader& r, const json& j) {
   t.lost_progress_known = r.boolean(j, "lost_progress_known", w);
   t.last_step = r.opt_integer(j, "last_step", w);
   t.seconds_per_step = r.opt_number(j, "seconds_per_step", w);
+  t.longest_startup = r.later_number(j, "longest_startup_seconds", w);
+  t.longest_save = r.later_number(j, "longest_save_seconds", w);
   t.last_productive = r.number(j, "last_productive_seconds", w);
   return t;
 }
@@ -217,6 +250,9 @@ void add_container(JobTotals& t, const ContainerRecord& c) {
   t.lost_progress_known = t.lost_progress_known && c.lost_progress_known;
   t.last_step = c.last_step;
   t.seconds_per_step = c.seconds_per_step;
+  for (auto [mine, theirs] : {std::pair{&t.longest_startup, &c.longest_startup},
+                              std::pair{&t.longest_save, &c.longest_save}})
+    if (*theirs) *mine = std::max(mine->value_or(0), **theirs);
   t.last_productive = c.productive;
 }
 
@@ -257,21 +293,30 @@ ContainerRecord record_from(const GoodputSnapshot& s, int index, double started_
   c.start_step = s.start_step;
   c.last_step = s.step;
   c.seconds_per_step = s.seconds_per_step;
+  c.longest_startup = s.longest_startup;
+  c.longest_save = s.longest_write_seconds;
   c.lost_steps = s.lost_steps;
   c.restarts = s.restarts;
   c.progress_evidence = s.progress_evidence;
   c.lost_progress_known = s.lost_progress_known;
+  if (s.checkpoints > 0)
+    c.checkpoints = CheckpointRecord{s.checkpoints, s.checkpoint_cost, s.checkpoint_interval};
   return c;
 }
 
 std::string ledger_text(const Ledger& l) {
   json records = json::array();
-  for (const auto& c : l.records) records.push_back(record_json(c));
-  const json j = {{"format", "trainvisor-ledger"},
-                  {"version", kLedgerVersion},
-                  {"job_id", l.job_id},
-                  {"folded", totals_json(l.folded)},
-                  {"records", records}};
+  for (const auto& c : l.records) {
+    records.push_back(record_json(c));
+    if (c.stop_save) records.back()["stop_save"] = stop_save_json(*c.stop_save);
+    write_history(records.back(), c);
+  }
+  json j = {{"format", "trainvisor-ledger"},
+            {"version", kLedgerVersion},
+            {"job_id", l.job_id},
+            {"folded", totals_json(l.folded)},
+            {"records", records}};
+  if (!l.poisoned.empty()) j["poisoned"] = marks_json(l.poisoned);
   return json_text(j, 1) + "\n";
 }
 
@@ -302,6 +347,7 @@ Result<Ledger> parse_ledger(std::string_view text) {
     l.records.push_back(read_record(r, rec, "records[" + std::to_string(i) + "]."));
   }
   if (!r.error().empty()) return corrupt(r.error());
+  if (auto p = j.find("poisoned"); p != j.end()) l.poisoned = read_marks(*p);
   for (std::size_t i = 0; i < l.records.size(); ++i)
     if (l.records[i].index < (i == 0 ? l.folded.containers : l.records[i - 1].index + 1))
       return corrupt("records[" + std::to_string(i) + "].index " +

@@ -28,6 +28,8 @@
 
 #include "common/result.h"
 #include "launcher/observability/goodput.h"
+#include "launcher/observability/ledger_history.h"
+#include "launcher/observability/ledger_marks.h"
 
 namespace tv {
 
@@ -47,10 +49,21 @@ struct ContainerRecord {
   std::optional<std::int64_t> start_step;  // the checkpoint's step it resumed from, or its first
   std::optional<std::int64_t> last_step;
   std::optional<double> seconds_per_step;
+  // Its longest start-up of a generation (start to first step): what --hang-timeout auto learns
+  // its start-up deadline from (launcher/supervision/stall_detector.h).
+  std::optional<double> longest_startup;
+  std::optional<double> longest_save;  // its longest checkpoint write, as the watcher measured
   std::int64_t lost_steps = 0;
   int restarts = 0;
   bool progress_evidence = false;
   bool lost_progress_known = true;
+  std::optional<StopSaveRecord> stop_save;  // --save-signal: how its save before the stop went
+  // For `trainvisor report` (ledger_history.h): its generations, checkpoints, the failure file it
+  // wrote and the job's GPUs (nodes x processes per node); none in an older ledger.
+  std::vector<GenerationRecord> generations;
+  std::optional<CheckpointRecord> checkpoints;
+  std::string failure_file;
+  std::optional<int> gpus;
 };
 
 // The job so far: every container added in order.
@@ -68,13 +81,16 @@ struct JobTotals {
   // The newest container added, for the boundary with the next one.
   std::optional<std::int64_t> last_step;
   std::optional<double> seconds_per_step;
-  double last_productive = 0;  // what the boundary may still take from it
+  std::optional<double> longest_startup;  // the longest of every container's
+  std::optional<double> longest_save;     // likewise
+  double last_productive = 0;             // what the boundary may still take from it
 };
 
 struct Ledger {
   std::string job_id;
   JobTotals folded;                      // containers older than `records`
   std::vector<ContainerRecord> records;  // at most kLedgerRecords, oldest first
+  std::vector<PoisonMark> poisoned;      // checkpoints every later start steps over
 };
 
 // The wall time the totals cover: productive + every cause + outside.

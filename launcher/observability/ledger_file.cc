@@ -14,8 +14,6 @@
 namespace tv {
 namespace {
 
-constexpr std::size_t kLedgerCap = 1024 * 1024;
-
 // "<path>: set aside as <path>.corrupt (<why>); the job's account starts again here".
 void set_aside(const std::string& path, const std::string& why) {
   const std::string aside = path + ".corrupt";
@@ -49,7 +47,7 @@ LedgerFile LedgerFile::open(const std::string& dir, const std::string& job_id) {
   Ledger fresh;
   fresh.job_id = job_id;
   if (missing(path)) return LedgerFile(path, fresh);
-  auto text = read_regular_file_nofollow(path, kLedgerCap);
+  auto text = read_regular_file_nofollow(path, kLedgerFileCap);
   if (!text) {
     const std::string& m = text.error().message;
     set_aside(path, m.rfind(path + ": ", 0) == 0 ? m.substr(path.size() + 2) : m);
@@ -73,7 +71,7 @@ LedgerFile LedgerFile::open(const std::string& dir, const std::string& job_id) {
 // Another container of the job may have written since this one started (a replacement that
 // overlaps the old container's grace period): its record is kept, this one's replaced.
 void LedgerFile::refresh() {
-  auto text = read_regular_file_nofollow(path_, kLedgerCap);
+  auto text = read_regular_file_nofollow(path_, kLedgerFileCap);
   if (!text) return;
   auto now = parse_ledger(*text);
   if (!now || now->job_id != prior_.job_id || now->folded.containers > index_) return;
@@ -81,9 +79,24 @@ void LedgerFile::refresh() {
   prior_ = std::move(*now);
 }
 
+std::vector<PoisonMark> read_ledger_marks(const std::string& dir, const std::string& job_id) {
+  auto text = read_regular_file_nofollow(dir + "/" + ledger_file_name(job_id), kLedgerFileCap);
+  if (!text) return {};
+  auto parsed = parse_ledger(*text);
+  if (!parsed || parsed->job_id != job_id) return {};
+  return parsed->poisoned;
+}
+
+std::vector<PoisonMark> LedgerFile::marks() const {
+  std::vector<PoisonMark> all = prior_.poisoned;
+  for (const auto& m : own_marks_) add_mark(all, m);
+  return all;
+}
+
 void LedgerFile::write(const ContainerRecord& current) {
   refresh();
   Ledger l = prior_;
+  l.poisoned = marks();
   put_record(l, current);
   auto written = write_whole_file(path_, ledger_text(l));
   if (written || warned_) return;

@@ -17,6 +17,8 @@
 
 namespace tv {
 
+inline constexpr std::size_t kLedgerFileCap = 1024 * 1024;  // what is read of a ledger file
+
 class LedgerFile {
  public:
   // Reads the job's ledger in `dir` (none yet: this container is the job's first).
@@ -30,15 +32,26 @@ class LedgerFile {
   // again first, so a container of the job that overlaps this one (a replacement started during
   // the old one's grace period) is not overwritten. The first failure is logged once.
   void write(const ContainerRecord& current);
+  // A checkpoint this container found poisoned: kept with the other containers' marks at every
+  // write from now on (the caller writes at once).
+  void mark(PoisonMark m) { add_mark(own_marks_, std::move(m)); }
+  // Every mark: the other containers' (as last read) and this one's.
+  std::vector<PoisonMark> marks() const;
 
  private:
   LedgerFile(std::string path, Ledger prior);
   void refresh();
   std::string path_;
   Ledger prior_;
+  std::vector<PoisonMark> own_marks_;
   int index_ = 0;
   bool warned_ = false;
 };
+
+// The marks of the job's ledger in `dir`, read only (the other nodes of a job: node 0 keeps the
+// file, they only step over what it marks); none when there is no readable ledger of this job
+// (nothing is set aside here).
+std::vector<PoisonMark> read_ledger_marks(const std::string& dir, const std::string& job_id);
 
 // The file name for a job id (tests look for it).
 std::string ledger_file_name(const std::string& job_id);

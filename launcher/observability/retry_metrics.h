@@ -6,10 +6,13 @@
 #include <map>
 #include <string>
 
+#include "launcher/observability/metric_set.h"
+
 namespace tv {
 
 // Empty while nothing has been judged (a family with no sample is left out, like every figure
 // that is not known yet).
+MetricSet retry_decision_set(const std::map<std::string, int>& by_rule);
 std::string render_retry_decisions(const std::map<std::string, int>& by_rule);
 
 }  // namespace tv

@@ -196,14 +196,14 @@ void NetworkCluster::report_failure(const NodeFailure& failure) {
   if (agent_) agent_->send_failure(failure);
 }
 
-void NetworkCluster::report_stopped(int generation) {
-  if (agent_) agent_->send_stopped(generation);
+void NetworkCluster::report_stopped(int generation, const std::vector<RankEvidence>& ranks) {
+  if (agent_) agent_->send_stopped(generation, ranks);
 }
 
 void NetworkCluster::leave(int signal, const std::string& reason) {
   if (finished_) return;
   finished_ = true;
-  const std::string on = signal > 0   ? std::string(" (it got SIG") + sigabbrev_np(signal) + ")"
+  const std::string on = signal > 0       ? std::string(" (it got SIG") + sigabbrev_np(signal) + ")"
                          : reason.empty() ? std::string()
                                           : ": " + reason;
   if (agent_)

@@ -28,6 +28,7 @@
 #include "common/environment.h"
 #include "common/loop_time.h"
 #include "common/result.h"
+#include "launcher/rendezvous/fingerprint.h"
 #include "launcher/rendezvous/rdzv_protocol.h"
 #include "launcher/supervision/cluster.h"
 #include "launcher/supervision/restart_policy.h"
@@ -53,6 +54,10 @@ struct NetworkClusterConfig {
   // Node 0 only: when set, the coordinator runs the preflight phase before generation 0 and hands
   // this ncclUniqueId (hex; "" when node 0 could not make one) to every node.
   std::optional<std::string> preflight_unique_id;
+  // This node's fingerprint, sent in its joins (launcher/rendezvous/fingerprint.h); unset: none.
+  std::optional<rdzv::Fingerprint> fingerprint;
+  // Node 0: refuse (78 on every node) a job whose nodes' fingerprints differ (--node-fingerprint).
+  bool check_fingerprints = true;
 };
 
 // One node's preflight verdict, reported to the coordinator.
@@ -73,7 +78,7 @@ class NetworkCluster final : public Cluster {
   void join(Events events) override;
   void report_success(int generation) override;
   void report_failure(const NodeFailure& failure) override;
-  void report_stopped(int generation) override;
+  void report_stopped(int generation, const std::vector<RankEvidence>& ranks) override;
   void leave(int signal, const std::string& reason) override;
 
   // The multi-node preflight (docs/coordination.md, "Preflight phase"): joins the job and, when

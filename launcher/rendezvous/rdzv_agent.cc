@@ -122,7 +122,9 @@ void RdzvAgent::on_handshake(const Message& m) {
     nonce_ = rdzv::random_nonce();
     conn_->set_context(rdzv::make_context(server, std::nullopt));
     conn_->send(MsgType::kJoin, config_.node_rank, 0,
-                rdzv::join_body(nonce_, config_.nnodes, config_.nproc_per_node, config_.who));
+                rdzv::join_body(nonce_, config_.nnodes, config_.nproc_per_node, config_.who,
+                                config_.fingerprint ? rdzv::fingerprint_json(*config_.fingerprint)
+                                                    : nlohmann::json()));
     conn_->set_context(rdzv::make_context(server, nonce_));
     return;
   }
@@ -165,8 +167,9 @@ void RdzvAgent::on_message(const Message& m) {
     case MsgType::kStart:
       started_ = true;
       deadline_.cancel();
-      return handlers_.on_start(
-          {m.generation, m.body["master_port"].get<int>(), rdzv::peer_text(m.body, "retried_by")});
+      return handlers_.on_start({m.generation, m.body["master_port"].get<int>(),
+                                 rdzv::peer_text(m.body, "retried_by"),
+                                 rdzv::peer_text(m.body, "step_over")});
     case MsgType::kPreflight:
       if (started_) return;
       deadline_.cancel();
@@ -239,7 +242,11 @@ void RdzvAgent::send_failure(const NodeFailure& f) {
   send(MsgType::kFailure, f.generation, rdzv::failure_body(f));
 }
 
-void RdzvAgent::send_stopped(int generation) { send(MsgType::kStopped, generation); }
+void RdzvAgent::send_stopped(int generation, const std::vector<RankEvidence>& ranks) {
+  nlohmann::json body = nlohmann::json::object();
+  if (!ranks.empty()) body["ranks"] = rdzv::ranks_json(ranks);
+  send(MsgType::kStopped, generation, std::move(body));
+}
 
 void RdzvAgent::send_probe_result(const PreflightVerdict& v) {
   send(MsgType::kProbeResult, 0,

@@ -209,7 +209,8 @@ void RdzvCoordinator::on_join(const Conn& conn, const Message& m, const rdzv::No
         0, rank, exit_code::kConfig,
         "the rendezvous on node 0 refused node rank " + std::to_string(rank) + ": " + clash));
   }
-  agents_[rank] = Agent{conn, time_.now(), json_field(m.body, "nproc_per_node", 0), who};
+  agents_[rank] = Agent{conn, time_.now(), json_field(m.body, "nproc_per_node", 0), who,
+                        rdzv::fingerprint_from(m.body)};
   auto w = std::weak_ptr<bool>(alive_);
   conn->rebind(
       [this, w, rank](const Message& msg) {
@@ -329,7 +330,7 @@ void RdzvCoordinator::on_agent_message(int rank, const Message& m) {
       return machine_.failure(f, time_.now());
     }
     case MsgType::kStopped:
-      return machine_.stopped(rank, m.generation);
+      return machine_.stopped(rank, m.generation, rdzv::ranks_from(m.body, rank));
     case MsgType::kProbeResult:
       return on_probe_result(rank, m);
     case MsgType::kLeave:
@@ -360,6 +361,10 @@ void RdzvCoordinator::try_start() {
   // node (78), naming each node's count (docs/coordination.md).
   if (const std::string why = unequal_nproc(); !why.empty())
     return machine_.refuse(node_failure(0, 0, exit_code::kConfig, why));
+  // Nodes that differ (versions, GPU model, NCCL_*/FI_* settings) hang at the first collective or
+  // run slow: refused the same way, each difference named per node (docs/coordination.md).
+  if (const std::string why = unequal_fingerprints(); !why.empty())
+    return machine_.refuse(node_failure(0, 0, exit_code::kConfig, why));
   machine_.all_present(time_.now());
 }
 
@@ -377,6 +382,14 @@ std::string RdzvCoordinator::unequal_nproc() const {
          "): expected the same on every node (set --nproc-per-node explicitly)";
 }
 
+std::string RdzvCoordinator::unequal_fingerprints() const {
+  if (!config_.check_fingerprints) return "";
+  std::vector<rdzv::NodePrint> nodes;
+  for (std::size_t n = 0; n < agents_.size(); ++n)
+    if (agents_[n]) nodes.push_back({static_cast<int>(n), agents_[n]->who.host, agents_[n]->print});
+  return rdzv::fingerprint_mismatch(nodes);
+}
+
 void RdzvCoordinator::begin_preflight() {
   spdlog::info("rdzv: every node joined; preflight on {} nodes before generation 0",
                config_.nnodes);
@@ -388,6 +401,7 @@ void RdzvCoordinator::start(const GenerationPlan& plan) {
                config_.nnodes, plan.master_port);
   json body = {{"master_port", plan.master_port}};
   if (!plan.retried_by.empty()) body["retried_by"] = plan.retried_by;
+  if (!plan.step_over.empty()) body["step_over"] = plan.step_over.substr(0, rdzv::kMaxText);
   broadcast(MsgType::kStart, body);
 }
 

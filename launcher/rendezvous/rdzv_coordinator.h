@@ -67,6 +67,7 @@ class RdzvCoordinator final : private JobActions {
     Clock::time_point last_seen;
     int nproc_per_node = 0;  // from its join (0: not said)
     rdzv::NodeIdentity who;
+    std::optional<rdzv::Fingerprint> print;  // from its join (none: an older trainvisor)
   };
   // A node that asked for a rank and got it; it joins again with that rank.
   struct Assigned {
@@ -79,6 +80,8 @@ class RdzvCoordinator final : private JobActions {
   void on_accepted(boost::asio::ip::tcp::socket socket);
   // "" when every node that said runs as many workers; else each node's count.
   std::string unequal_nproc() const;
+  // "" when every node's fingerprint is the same (or the check is off); else each difference.
+  std::string unequal_fingerprints() const;
   void refuse_join(const Conn& conn, int rank, const std::string& why);
   bool held_by_another(int rank, const rdzv::Message& join) const;
   void late_clash(const Conn& conn, int rank, const rdzv::NodeIdentity& who);

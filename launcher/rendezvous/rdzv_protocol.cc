@@ -120,10 +120,21 @@ bool is_decision(const json& body) {
   });
 }
 
+// The resume fallback's facts (optional): {"resumed_from", "fallbacks": [text]}.
+bool is_fallback(const json& body) {
+  if (body.contains("resumed_from") && !is_text(body, "resumed_from", kMaxText)) return false;
+  auto it = body.find("fallbacks");
+  if (it == body.end()) return true;
+  if (!it->is_array() || it->size() > 8) return false;
+  return std::all_of(it->begin(), it->end(), [](const json& t) {
+    return t.is_string() && t.get_ref<const std::string&>().size() <= kMaxText;
+  });
+}
+
 // A failure's exit code is never 0: a peer must not turn a failed job into a success.
 bool is_failure(const json& body) {
   return is_int_in(body, "exit_code", 1, 255) && is_text(body, "summary", kMaxText) &&
-         is_signature(body) && is_decision(body);
+         is_signature(body) && is_decision(body) && is_fallback(body);
 }
 
 bool is_unique_id(const json& body) {
@@ -145,10 +156,12 @@ bool body_valid(MsgType type, const json& body) {
              nonce_from_hex(json_field(body, "node_id", std::string())).has_value() &&
              (!body.contains("host") || is_text(body, "host", 255)) &&
              (!body.contains("pid") || is_int_in(body, "pid", 1, 1L << 31)) &&
-             (!body.contains("rank_from") || is_text(body, "rank_from", 256));
+             (!body.contains("rank_from") || is_text(body, "rank_from", 256)) &&
+             (!body.contains("fingerprint") || body["fingerprint"].is_object());
     case MsgType::kStart:
       return is_int_in(body, "master_port", 1, 65535) &&
-             (!body.contains("retried_by") || is_text(body, "retried_by", 64));
+             (!body.contains("retried_by") || is_text(body, "retried_by", 64)) &&
+             (!body.contains("step_over") || is_text(body, "step_over", kMaxText));
     case MsgType::kStop:
     case MsgType::kGiveUp:
       return is_failure(body) && is_int_in(body, "failed_node", 0, 1 << 20);
@@ -285,6 +298,68 @@ Decoded decode(std::span<const uint8_t> buffer, const std::string& key, Directio
   return {Decoded::kOk, std::move(m.value()), total, {}};
 }
 
+json ranks_json(const std::vector<RankEvidence>& ranks) {
+  json out = json::array();
+  std::size_t bytes = 0;  // as sent: a frame of control characters grows sixfold when escaped
+  for (std::size_t i = 0; i < ranks.size() && i < kMaxRanks; ++i) {
+    json r = {{"rank", ranks[i].rank},
+              {"frame", ranks[i].frame.substr(0, kMaxFrame)},
+              {"silent", ranks[i].silent}};
+    if (const auto& c = ranks[i].collective; c.seq >= 0)
+      r["collective"] = {{"seq", c.seq},
+                         {"op", c.op.substr(0, kMaxCollectiveText)},
+                         {"group", c.group.substr(0, kMaxCollectiveText)},
+                         {"state", c.state.substr(0, kMaxCollectiveText)}};
+    bytes += r.dump().size() + 1;
+    if (bytes > kMaxRanksBytes) break;
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+namespace {
+// A peer's last collective: taken whole or not at all.
+LastCollective collective_from(const json& r) {
+  auto it = r.find("collective");
+  if (it == r.end() || !it->is_object() || !is_int_in(*it, "seq", 0, 1L << 53)) return {};
+  for (const char* k : {"op", "group", "state"})
+    if (!is_text(*it, k, kMaxCollectiveText)) return {};
+  return {(*it)["seq"].get<std::int64_t>(), peer_text(*it, "op"), peer_text(*it, "group"),
+          peer_text(*it, "state")};
+}
+}  // namespace
+
+std::vector<RankEvidence> ranks_from(const json& body, int node_rank) {
+  std::vector<RankEvidence> out;
+  auto it = body.find("ranks");
+  if (it == body.end() || !it->is_array()) return out;
+  for (const auto& r : *it) {
+    if (out.size() == kMaxRanks) break;
+    if (!r.is_object() || !is_int_in(r, "rank", 0, 1 << 20) || !is_text(r, "frame", kMaxFrame))
+      continue;
+    out.push_back({r["rank"].get<int>(), node_rank, peer_text(r, "frame"),
+                   json_field(r, "silent", false), collective_from(r)});
+  }
+  return out;
+}
+
+namespace {
+// A failure's texts escaped (a control character is six bytes as JSON) can pass kMaxPayload,
+// which encode() refuses by throwing: what matters least gives way first, the evidence, then the
+// oldest lines, then the texts are shortened.
+void fit_in_one_frame(json& body) {
+  const auto fits = [&body] { return body.dump().size() <= kMaxPayload - 1024; };
+  if (!fits()) body.erase("ranks");
+  for (const char* list : {"fallbacks", "recent"})
+    while (!fits() && body.contains(list) && !body[list].empty()) body[list].erase(0);
+  for (const char* text : {"resumed_from", "verdict", "culprit", "summary"})
+    if (!fits() && body.contains(text))
+      body[text] = body[text].get<std::string>().substr(0, kMaxText / 8);
+  for (const char* text : {"type", "message"})
+    if (!fits()) body["signature"][text] = body["signature"][text].get<std::string>().substr(0, 64);
+}
+}  // namespace
+
 json failure_body(const NodeFailure& f) {
   std::string summary = f.summary.substr(0, kMaxText);
   const int code = (f.exit_code >= 1 && f.exit_code <= 255) ? f.exit_code : 1;
@@ -299,12 +374,22 @@ json failure_body(const NodeFailure& f) {
                {"signature", sig}};
   if (!f.verdict.empty()) body["verdict"] = f.verdict.substr(0, kMaxText);
   if (!f.verdict_rule.empty()) body["verdict_rule"] = f.verdict_rule.substr(0, 64);
+  if (!f.resumed_from.empty()) body["resumed_from"] = f.resumed_from.substr(0, kMaxText);
+  if (!f.ranks.empty()) body["ranks"] = ranks_json(f.ranks);
+  if (!f.culprit.empty()) body["culprit"] = f.culprit.substr(0, kMaxText);
+  if (!f.fallbacks.empty()) {
+    json lines = json::array();
+    for (std::size_t i = 0; i < f.fallbacks.size() && i < 8; ++i)
+      lines.push_back(f.fallbacks[i].substr(0, kMaxText));
+    body["fallbacks"] = lines;
+  }
   if (!f.recent.empty()) {
     json recent = json::array();
     for (std::size_t i = f.recent.size() > 3 ? f.recent.size() - 3 : 0; i < f.recent.size(); ++i)
       recent.push_back(f.recent[i].substr(0, kMaxText));
     body["recent"] = recent;
   }
+  fit_in_one_frame(body);
   return body;
 }
 
@@ -331,6 +416,12 @@ NodeFailure failure_from(const Message& m) {
   f.signature = signature_from(m.body);
   f.verdict = peer_text(m.body, "verdict");
   f.verdict_rule = peer_text(m.body, "verdict_rule");
+  f.resumed_from = peer_text(m.body, "resumed_from");
+  f.ranks = ranks_from(m.body, f.node_rank);
+  f.culprit = peer_text(m.body, "culprit");
+  if (auto it = m.body.find("fallbacks"); it != m.body.end() && it->is_array())
+    for (const auto& t : *it)
+      if (t.is_string()) f.fallbacks.push_back(untrusted_text(t.get_ref<const std::string&>()));
   if (auto it = m.body.find("recent"); it != m.body.end() && it->is_array())
     for (const auto& t : *it)
       if (t.is_string()) f.recent.push_back(untrusted_text(t.get_ref<const std::string&>()));
@@ -389,11 +480,13 @@ NodeIdentity this_process_identity(std::string rank_from) {
   return who;
 }
 
-json join_body(const Nonce& nonce, int nnodes, int nproc_per_node, const NodeIdentity& who) {
+json join_body(const Nonce& nonce, int nnodes, int nproc_per_node, const NodeIdentity& who,
+               const json& fingerprint) {
   json body = {{"nonce", to_hex(nonce)},           {"nnodes", nnodes},
                {"nproc_per_node", nproc_per_node}, {"node_id", who.node_id},
                {"host", who.host.substr(0, 255)},  {"rank_from", who.rank_from.substr(0, 256)}};
   if (who.pid > 0) body["pid"] = who.pid;
+  if (fingerprint.is_object()) body["fingerprint"] = fingerprint;
   return body;
 }
 

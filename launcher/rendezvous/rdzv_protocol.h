@@ -55,7 +55,8 @@ enum class MsgType : uint8_t {
   kLost = 7,       // {"why", "signal"?}: a node was lost; exit 75 (128 + signal when set)
   kPreflight = 8,  // {"unique_id": hex of 128 bytes, or "" when node 0 has none}: run the probe
   // agent -> coordinator
-  kJoin = 16,  // {"nonce", "nnodes", "node_id", "nproc_per_node"?, "host"?, "pid"?, "rank_from"?}
+  kJoin = 16,  // {"nonce", "nnodes", "node_id", "nproc_per_node"?, "host"?, "pid"?, "rank_from"?,
+               //  "fingerprint"? (an object: fingerprint.h; a version 2 addition)}
   kSuccess = 17,      // {}: this node's workers of `generation` exited 0
   kFailure = 18,      // {"exit_code", "summary"}
   kStopped = 19,      // {}: this node's workers of `generation` are gone
@@ -128,13 +129,25 @@ struct NodeIdentity {
   std::string rank_from;
 };
 NodeIdentity this_process_identity(std::string rank_from);
+// `fingerprint` (launcher/rendezvous/fingerprint.h): this node's, or null to send none.
 nlohmann::json join_body(const Nonce& nonce, int nnodes, int nproc_per_node,
-                         const NodeIdentity& who);
+                         const NodeIdentity& who,
+                         const nlohmann::json& fingerprint = nlohmann::json());
 NodeIdentity identity_from(const Message& join);  // texts through untrusted_text
 // "host h at 127.0.0.1, pid 12, rank from --node-rank"
 std::string describe(const NodeIdentity& who, const std::string& address);
 
 // Typed payloads.
+// A hang's evidence (RankEvidence), in a failure's and a Stopped's {"ranks": [{"rank", "frame",
+// "silent", "collective"?: {"seq", "op", "group", "state"}}]}: kMaxRanks entries of kMaxFrame
+// characters at most (a collective's texts kMaxCollectiveText each, cluster.h), so a full frame
+// still fits.
+inline constexpr size_t kMaxRanks = 128;
+inline constexpr size_t kMaxFrame = 300;
+inline constexpr size_t kMaxRanksBytes = 24 * 1024;  // the array as sent, at most
+nlohmann::json ranks_json(const std::vector<RankEvidence>& ranks);
+// Entries that are not well-formed are left out; node_rank is the sender's, never the body's.
+std::vector<RankEvidence> ranks_from(const nlohmann::json& body, int node_rank);
 nlohmann::json failure_body(const NodeFailure& f);
 NodeFailure failure_from(const Message& m);  // for kStop / kGiveUp / kFailure (validated)
 // Text a peer sent (summaries, reasons) made safe for a log line, a failure file or a termination

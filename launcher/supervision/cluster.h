@@ -11,6 +11,7 @@
 // on it (the io_context given at construction). Implementations never block.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -27,6 +28,9 @@ struct GenerationPlan {
   // The RootCauseJudge rule that let this generation start after the last one failed
   // (root_cause_judge.h: Verdict::rule); empty for generation 0.
   std::string retried_by;
+  // A checkpoint the RootCauseJudge found poisoned (launcher/supervision/resume_fallback.h): this
+  // generation resumes from the newest complete checkpoint before it; empty for none.
+  std::string step_over = {};
 };
 
 // What a failure looks like to the RootCauseJudge (launcher/supervision/root_cause_judge.h): the
@@ -39,6 +43,31 @@ struct FailureSignature {
   bool operator==(const FailureSignature&) const = default;
   // "ValueError: bad batch <n> at step 40", "... before any progress"
   std::string text() const;
+};
+
+// The most of each of a LastCollective's texts that is kept (read from a dump, sent to a peer).
+inline constexpr std::size_t kMaxCollectiveText = 64;
+
+// The last collective one rank entered, from its NCCL flight-recorder dump
+// (nccl_trace_summary.py: the entry with the highest record_id that is not point-to-point).
+struct LastCollective {
+  std::int64_t seq = -1;  // collective_seq_id within its process group; -1: none recorded
+  std::string op;         // profiling_name: "nccl:all_reduce"
+  std::string group;      // the process group's name: "0"
+  std::string state;      // scheduled, started, completed
+  bool operator==(const LastCollective&) const = default;
+};
+
+// Where one rank was when its stacks were taken on a hang (supervisor_stacks.cc) and, where torch
+// wrote a flight-recorder dump, the last collective it entered: the evidence the job's culprit is
+// decided from (launcher/supervision/culprit.h).
+struct RankEvidence {
+  int rank = 0;
+  int node_rank = 0;
+  std::string frame;    // its main thread's innermost user frame: "train_step (/x/train.py:12)"
+  bool silent = false;  // signalled for its stacks, and wrote none (SIGSTOPped, stuck in C code)
+  LastCollective collective = {};
+  bool operator==(const RankEvidence&) const = default;
 };
 
 // What ended a node's workers. exit_code is what `run` exits with if this is the last failure:
@@ -59,6 +88,16 @@ struct NodeFailure {
   std::string
       verdict_rule;  // its rule (root_cause_judge.h: Verdict::rule), "" for a give-up by count
   std::vector<std::string> recent;
+  // The checkpoint this node's generation resumed from ("" for none): the resume fallback
+  // compares it between consecutive generations (launcher/supervision/resume_fallback.h).
+  std::string resumed_from = {};
+  // Set on a give-up: each checkpoint the job stepped over, one line each with its reason.
+  std::vector<std::string> fallbacks = {};
+  // A hang's evidence: where each of the reporting node's ranks was (its stacks) ...
+  std::vector<RankEvidence> ranks = {};
+  // ... and, set by the JobStateMachine once every node stopped, the one rank the job waited for
+  // ("rank 5 on node 2 is in load_batch (...); every other rank waits in all_reduce (...)").
+  std::string culprit = {};
 };
 
 // The fields every failure has (field by field: a partial aggregate initializer warns).
@@ -94,8 +133,9 @@ class Cluster {
   virtual void report_success(int generation) = 0;
   // One of this node's workers failed (the supervisor has begun stopping the others).
   virtual void report_failure(const NodeFailure& failure) = 0;
-  // This node's workers of `generation` are all gone (after a failure or a stop).
-  virtual void report_stopped(int generation) = 0;
+  // This node's workers of `generation` are all gone (after a failure or a stop); `ranks`: where
+  // they were when a hang's stacks were taken on this node (empty: none were).
+  virtual void report_stopped(int generation, const std::vector<RankEvidence>& ranks) = 0;
   // Leave the job: tell the others, release sockets. Idempotent. `signal`: the termination
   // signal this node got (0 when it leaves for another reason), passed on to the other nodes;
   // `reason`: why this node ends when it is its own doing ("node fault: GPU 1 ...: Xid 79"), ""

@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include "common/exit_codes.h"
+#include "launcher/supervision/culprit.h"
 
 namespace tv {
 namespace {
@@ -28,7 +29,7 @@ JobStateMachine::JobStateMachine(int nnodes, RestartPolicy policy, int base_mast
       base_master_port_(base_master_port),
       preflight_(preflight),
       actions_(actions),
-      judge_(policy.retry) {}
+      judge_(policy.retry, policy.resume_fallback, policy.fallbacks_used) {}
 
 LoopClock::duration JobStateMachine::restart_pause(int generation, Clock::duration ran,
                                                    int quick_before) {
@@ -78,6 +79,7 @@ void JobStateMachine::start_generation(Clock::time_point now) {
   }
   succeeded_.clear();
   stopped_.clear();
+  evidence_.clear();
   judge_.begin(gen_);
   state_ = State::kRunning;
   started_at_ = now;
@@ -85,6 +87,7 @@ void JobStateMachine::start_generation(Clock::time_point now) {
   plan.generation = gen_;
   plan.master_port = master_port_;
   plan.retried_by = retried_by_;
+  plan.step_over = step_over_;
   actions_.start(plan);
 }
 
@@ -97,6 +100,7 @@ void JobStateMachine::success(int node, int generation) {
 
 void JobStateMachine::failure(NodeFailure f, Clock::time_point now) {
   if (state_ != State::kRunning && state_ != State::kStopping) return;
+  if (f.generation == gen_) keep_evidence(f.ranks);
   switch (judge_.offer(f)) {
     case RootCauseJudge::Offer::kStale:
       return;
@@ -118,8 +122,25 @@ void JobStateMachine::failure(NodeFailure f, Clock::time_point now) {
   if (static_cast<int>(stopped_.size()) == nnodes_) after_stop();
 }
 
-void JobStateMachine::stopped(int node, int generation) {
+// A rank's evidence may come in two reports (its node's failure, then its Stopped): what the
+// later one lacks, the earlier one gives.
+void JobStateMachine::keep_evidence(const std::vector<RankEvidence>& ranks) {
+  for (const auto& r : ranks) {
+    auto [it, fresh] = evidence_.try_emplace(r.rank, r);
+    if (fresh) continue;
+    RankEvidence merged = r;
+    if (merged.collective.seq < 0) merged.collective = it->second.collective;
+    if (merged.frame.empty() && !merged.silent) {
+      merged.frame = it->second.frame;
+      merged.silent = it->second.silent;
+    }
+    it->second = std::move(merged);
+  }
+}
+
+void JobStateMachine::stopped(int node, int generation, const std::vector<RankEvidence>& ranks) {
   if (state_ != State::kStopping || generation != gen_) return;
+  keep_evidence(ranks);
   stopped_.insert(node);
   if (static_cast<int>(stopped_.size()) == nnodes_) after_stop();
 }
@@ -128,6 +149,22 @@ void JobStateMachine::after_stop() {
   const Verdict v = judge_.verdict();
   NodeFailure root = judge_.history().back();
   root.recent = judge_.recent();
+  root.fallbacks = judge_.fallbacks();
+  // A hang (stacks, flight recorder) or a failure the flight recorder saw: the one rank every
+  // node's evidence says the job waited for (culprit.h), named once here and carried to every
+  // node's failure file by the give-up.
+  if (!evidence_.empty()) {
+    std::vector<RankEvidence> all;
+    for (const auto& [rank, e] : evidence_) all.push_back(e);
+    const char* what = root.exit_code == exit_code::kHang ? "hung" : "failed";
+    if (auto c = decide_culprit(all)) {
+      root.culprit = *c;
+      spdlog::error("job: generation {} {}: {}", gen_, what, root.culprit);
+    } else {
+      spdlog::info("job: generation {} {}; its {} ranks' evidence names no single culprit", gen_,
+                   what, all.size());
+    }
+  }
   // The decision is logged here, once; `why` (the coordinator logs it) only points at it. A
   // failure the judge would retry with no restart left is a give-up too, and says so (not
   // "retried").
@@ -146,6 +183,7 @@ void JobStateMachine::after_stop() {
   }
   spdlog::info("{}", v.line);
   retried_by_ = v.rule;
+  step_over_ = v.step_over;
   state_ = State::kBackoff;
   spdlog::info("job: every node stopped; restart {} in {} ms", gen_ + 1,
                std::chrono::duration_cast<std::chrono::milliseconds>(next_pause_).count());

@@ -78,7 +78,8 @@ class JobStateMachine {
   void preflight_result(int node, bool passed, const std::string& summary, Clock::time_point now);
   void success(int node, int generation);
   void failure(NodeFailure f, Clock::time_point now);  // f.node_rank, f.generation
-  void stopped(int node, int generation);
+  // `ranks`: where its ranks were when a hang's stacks were taken (none: not a hang, no stacks).
+  void stopped(int node, int generation, const std::vector<RankEvidence>& ranks = {});
   void backoff_over(Clock::time_point now);
   void lost(const std::string& why, int signal = 0);
   // Before generation 0: the job cannot run as configured (f.exit_code, f.summary): every node
@@ -101,6 +102,7 @@ class JobStateMachine {
  private:
   void start_generation(Clock::time_point now);
   void after_stop();
+  void keep_evidence(const std::vector<RankEvidence>& ranks);
   void end(JobEnd e);
 
   int nnodes_;
@@ -116,8 +118,10 @@ class JobStateMachine {
   Clock::duration next_pause_{0};
   RootCauseJudge judge_;
   std::string retried_by_;  // the rule that let the next generation start
+  std::string step_over_;   // the checkpoint the next generation steps over (its rule's)
   std::set<int> succeeded_;
   std::set<int> stopped_;
+  std::map<int, RankEvidence> evidence_;  // by rank: this generation's hang evidence
   std::map<int, std::pair<bool, std::string>> verdicts_;  // by node: passed, summary
 };
 

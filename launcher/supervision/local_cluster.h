@@ -24,7 +24,7 @@ class LocalCluster final : public Cluster, private JobActions {
   void join(Events events) override;
   void report_success(int generation) override;
   void report_failure(const NodeFailure& failure) override;
-  void report_stopped(int generation) override;
+  void report_stopped(int generation, const std::vector<RankEvidence>& ranks) override;
   void leave(int signal, const std::string& reason) override;
 
  private:

@@ -87,11 +87,17 @@ bool holds(const fs::path& outer, const fs::path& inner) {
 
 // Copies `src` to `dst` without following a link (`follow`: src is the path named, a file that
 // may be a link itself).
-Status copy_entry(const fs::path& src, const fs::path& dst, bool follow, ExportReport& r) {
+Status copy_entry(const fs::path& src, const fs::path& dst, bool follow, ExportReport& r,
+                  const ExportExclude& exclude) {
   if (!follow && is_trainvisor_file(src.filename().string())) {
     r.own.push_back(src.string());
     return ok_status();
   }
+  if (exclude)
+    if (auto why = exclude(src.lexically_normal().string())) {
+      r.left_out.push_back(src.string() + " (" + *why + ")");
+      return ok_status();
+    }
   std::error_code ec;
   const auto st = follow ? fs::status(src, ec) : fs::symlink_status(src, ec);
   if (ec) return failed(src.string() + ": " + reason(ec));
@@ -110,7 +116,8 @@ Status copy_entry(const fs::path& src, const fs::path& dst, bool follow, ExportR
   if (ec) return failed(dst.string() + ": " + reason(ec));
   for (auto it = fs::directory_iterator(src, ec); !ec && it != fs::directory_iterator();
        it.increment(ec))
-    if (auto s = copy_entry(it->path(), dst / it->path().filename(), false, r); !s) return s;
+    if (auto s = copy_entry(it->path(), dst / it->path().filename(), false, r, exclude); !s)
+      return s;
   if (ec) return failed(src.string() + ": cannot list it: " + reason(ec));
   return ok_status();
 }
@@ -178,7 +185,8 @@ std::optional<std::string> export_overlap(const std::string& what, const std::st
   return std::nullopt;
 }
 
-Result<ExportReport> export_model(const std::string& what, const std::string& target) {
+Result<ExportReport> export_model(const std::string& what, const std::string& target,
+                                  const ExportExclude& exclude) {
   auto srcs = sources(what);
   if (!srcs) return srcs.error();
   std::error_code ec;
@@ -194,7 +202,7 @@ Result<ExportReport> export_model(const std::string& what, const std::string& ta
   ExportReport r;
   Status s = ok_status();
   for (const auto& src : *srcs) {
-    s = copy_entry(src.path, staging / src.path.filename(), src.follow, r);
+    s = copy_entry(src.path, staging / src.path.filename(), src.follow, r, exclude);
     if (!s) break;
   }
   if (s) s = move_into_place(staging, target, r);

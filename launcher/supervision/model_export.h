@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -22,10 +23,16 @@ namespace tv {
 struct ExportReport {
   int files = 0;
   std::uintmax_t bytes = 0;
-  std::vector<std::string> moved;    // top-level names now in the target
-  std::vector<std::string> skipped;  // links and special files, as source paths
-  std::vector<std::string> own;      // trainvisor's own files (the job's ledger), never exported
+  std::vector<std::string> moved;     // top-level names now in the target
+  std::vector<std::string> skipped;   // links and special files, as source paths
+  std::vector<std::string> own;       // trainvisor's own files (the job's ledger), never exported
+  std::vector<std::string> left_out;  // "PATH (why)": what `exclude` named (incomplete checkpoints)
 };
+
+// Why the source entry at `path` (as the export walks it: the path named, then "/" and the
+// names below it) stays out of the model directory, or nullopt to copy it. `run` passes the
+// incomplete checkpoints under the source (checkpoint/incomplete.h).
+using ExportExclude = std::function<std::optional<std::string>(const std::string& path)>;
 
 // trainvisor's own bookkeeping beside the checkpoints (`.trainvisor-ledger-*.json`, its
 // `.corrupt` and temporary files): a model directory never gets them (docs/export.md).
@@ -41,6 +48,7 @@ std::optional<std::string> export_overlap(const std::string& what, const std::st
 // base name). Errors (exit_code::kExportFailed): nothing matched, a source vanished, the target
 // cannot be made or written; the message names the path and the reason, and says what the target
 // holds afterwards.
-Result<ExportReport> export_model(const std::string& what, const std::string& target);
+Result<ExportReport> export_model(const std::string& what, const std::string& target,
+                                  const ExportExclude& exclude = {});
 
 }  // namespace tv

@@ -5,7 +5,10 @@
 # are refused, so a dump cannot run code here. Each entry has "record_id", "process_group" (name,
 # description), "collective_seq_id", "profiling_name" ("nccl:all_reduce"), "state" (scheduled,
 # started, completed) and "is_p2p". Prints, per dump, the collective its rank last entered, then the
-# ranks behind the furthest one in the same process group: those that never entered it.
+# ranks behind the furthest one in the same process group: those that never entered it. With
+# `--evidence` first, one JSON object a line instead, {"rank", "seq", "op", "group", "state"} for
+# each dump that recorded a collective (collective_evidence.h reads them; the job's culprit).
+import json
 import pickle
 import sys
 
@@ -24,13 +27,22 @@ def _last(path):
     return max(entries, key=lambda e: e.get("record_id", -1))
 
 
+evidence = sys.argv[1:2] == ["--evidence"]
 rows = []
-for path in sys.argv[1:]:
+for path in sys.argv[2 if evidence else 1:]:
     rank = path.rsplit("_", 1)[-1]
     try:
         rows.append((rank, _last(path), ""))
     except Exception as e:  # noqa: BLE001 - one line per unreadable dump
         rows.append((rank, None, "unreadable dump (%s: %s)" % (type(e).__name__, e)))
+if evidence:
+    for rank, e, _ in rows:
+        if e is not None and rank.isdigit() and isinstance(e.get("collective_seq_id"), int):
+            print(json.dumps({"rank": int(rank), "seq": e["collective_seq_id"],
+                              "op": str(e.get("profiling_name", "")),
+                              "group": str(e.get("process_group", ("?",))[0]),
+                              "state": str(e.get("state", ""))}))
+    sys.exit(0)
 furthest = {}
 for rank, e, _ in rows:
     if e is not None:

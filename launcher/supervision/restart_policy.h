@@ -12,6 +12,10 @@ enum class RetryMode { kSmart, kAlways };
 struct RestartPolicy {
   int max_restarts = 3;
   RetryMode retry = RetryMode::kSmart;
+  // --resume-fallback: how many poisoned checkpoints the job may step over (0: none), and how
+  // many it already has (the marks in its ledger, from earlier containers).
+  int resume_fallback = 1;
+  int fallbacks_used = 0;
 
   // May the job start generation `restarts_so_far + 1`?
   bool may_restart(int restarts_so_far) const { return restarts_so_far < max_restarts; }

@@ -48,6 +48,7 @@ const char* own_meaning(int code) {
 }
 
 std::string how_it_ended(const FailureRecord& f) {
+  if (f.hang && !f.hang_reason.empty()) return "hang (" + f.hang_reason + ")";
   if (f.hang) return "hang (no output or heartbeat)";
   if (f.signal) {
     const char* name = ::sigabbrev_np(f.signal);

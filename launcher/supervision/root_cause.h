@@ -37,6 +37,7 @@ struct FailureRecord {
   int exit_code = 1;
   int signal = 0;
   bool hang = false;
+  std::string hang_reason;    // the verdict's words ("stall: ...", "start-up: ..."); "": silence
   std::string out_of_memory;  // a SIGKILL the cgroup counted as an OOM kill (cgroup_memory.h)
   std::optional<ErrorFileInfo> error;
   // The last Python traceback on its stderr (traceback_watch.h), its exception line last; empty

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "common/escape.h"
+#include "launcher/supervision/resume_fallback.h"
 
 namespace tv {
 namespace {
@@ -183,19 +184,31 @@ RootCauseJudge::Offer RootCauseJudge::offer(const NodeFailure& f) {
 
 Verdict RootCauseJudge::verdict() {
   const Verdict v = judge(*root_cause_);
+  if (!v.step_over.empty()) {
+    ++fallbacks_used_;
+    stepped_into_ = root_cause_->generation + 1;
+    fallbacks_.push_back("generation " + std::to_string(root_cause_->generation + 1) +
+                         " stepped over " + v.step_over_why);
+  }
   history_.push_back(*root_cause_);
   return v;
 }
 
 Verdict RootCauseJudge::judge(const NodeFailure& now) const {
   const std::string here = described(now);
+  const NodeFailure* last = !history_.empty() && history_.back().generation == now.generation - 1
+                                ? &history_.back()
+                                : nullptr;
+  // Before "the same failure" gives up: the same failure from the same checkpoint is retried
+  // from the one before it (resume_fallback.h), under either --retry-policy.
+  if (auto p = poisoned_checkpoint(now, last, fallbacks_used_, fallback_limit_))
+    return {true, "poisoned_checkpoint", "job: " + p->line + " (rule poisoned_checkpoint)",
+            p->checkpoint, p->line};
   if (mode_ == RetryMode::kAlways)
     return {true, "always", "job: " + here + " failed; --retry-policy always: retried"};
   if (script_cannot_start(now.signature))
     return give_up("cannot_start", here + " failed before any progress: the script cannot start");
-  const NodeFailure* before = !history_.empty() && history_.back().generation == now.generation - 1
-                                  ? &history_.back()
-                                  : nullptr;
+  const NodeFailure* before = last;
   if (!before)
     return {true, "first_failure", "job: " + here + " failed; retried (rule first_failure)"};
   const std::string both = here + " and " + described(*before);
@@ -208,6 +221,13 @@ Verdict RootCauseJudge::judge(const NodeFailure& now) const {
     return {true, "no_exception",
             "job: " + here + " failed with no exception recognized: not compared with " +
                 described(*before) + "; retried (rule no_exception)"};
+  // The first failure from the checkpoint before a poisoned one, with fallback left: that
+  // checkpoint gets its own kPoisonRepeats generations before it is judged.
+  if (now.signature == before->signature && now.generation == stepped_into_ &&
+      fallbacks_used_ < fallback_limit_)
+    return {true, "fallback_first_failure",
+            "job: " + both + " failed the same way from different checkpoints; retried from " +
+                escape_control(now.resumed_from) + " once more (rule fallback_first_failure)"};
   if (now.signature == before->signature)
     return give_up("same_failure", "the same failure on consecutive generations: " + both);
   return {true, "different_failure",
@@ -218,7 +238,12 @@ Verdict RootCauseJudge::judge(const NodeFailure& now) const {
 std::string with_decision(const std::string& text, const NodeFailure& f, bool recent) {
   const std::size_t nl = text.find('\n');
   std::string out = text.substr(0, nl == std::string::npos ? text.size() : nl) + "\n";
+  if (!f.culprit.empty()) out += "culprit: " + f.culprit + "\n";  // the job's, culprit.h
   if (!f.verdict.empty()) out += f.verdict + "\n";
+  if (!f.fallbacks.empty()) {
+    out += "checkpoints stepped over (--resume-fallback):\n";
+    for (const auto& l : f.fallbacks) out += "  " + l + "\n";
+  }
   if (recent && !f.recent.empty()) {
     out += "last generations' root causes:\n";
     for (const auto& r : f.recent) out += "  " + r + "\n";

@@ -60,6 +60,10 @@ struct Verdict {
   // "first_failure", "always" (retry as usual).
   std::string rule;
   std::string line;  // one log line naming the rule and the failures it compared
+  // Rule "poisoned_checkpoint" (launcher/supervision/resume_fallback.h): the checkpoint the next
+  // generation steps over.
+  std::string step_over = {};
+  std::string step_over_why = {};  // its reason (resume_fallback.h: PoisonedCheckpoint::line)
 };
 
 class RootCauseJudge {
@@ -67,6 +71,10 @@ class RootCauseJudge {
   enum class Offer { kFirst, kEarlier, kLater, kStale };
 
   explicit RootCauseJudge(RetryMode mode = RetryMode::kSmart) : mode_(mode) {}
+  // `fallback_limit`: --resume-fallback; `fallbacks_used`: checkpoints the job stepped over in
+  // earlier containers (its ledger's marks).
+  RootCauseJudge(RetryMode mode, int fallback_limit, int fallbacks_used)
+      : mode_(mode), fallback_limit_(fallback_limit), fallbacks_used_(fallbacks_used) {}
 
   // Generation `generation` starts: no root cause yet (the earlier ones stay in history()).
   void begin(int generation);
@@ -82,10 +90,16 @@ class RootCauseJudge {
   const std::vector<NodeFailure>& history() const { return history_; }
   // "generation N: <summary>" for the last `n` judged generations, oldest first.
   std::vector<std::string> recent(std::size_t n = 3) const;
+  // Each checkpoint this judge found poisoned, oldest first: its reason (the failure file's).
+  const std::vector<std::string>& fallbacks() const { return fallbacks_; }
 
  private:
   Verdict judge(const NodeFailure& now) const;
   RetryMode mode_;
+  int fallback_limit_ = 0;
+  int fallbacks_used_ = 0;
+  std::vector<std::string> fallbacks_;
+  int stepped_into_ = -1;  // the generation that started from before a poisoned checkpoint
   int generation_ = 0;
   std::optional<NodeFailure> root_cause_;
   std::vector<NodeFailure> history_;

@@ -4,9 +4,12 @@
 #pragma once
 
 #include <functional>
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include "launcher/supervision/gpu_health_watch.h"
+#include "launcher/supervision/stop_save.h"
 
 namespace tv {
 
@@ -16,12 +19,15 @@ class RunObserver {
   virtual void generation_started(int generation) = 0;
   // A generation failed (here or on another node); called at most once per generation.
   virtual void generation_failed(int generation) = 0;
-  // This node's hang verdict for `generation` (a rank silent for `silent_seconds`), before its
-  // generation_failed.
+  // This node's hang verdict for `generation` (a rank silent, or no new step, for
+  // `silent_seconds`), before its generation_failed.
   virtual void generation_hung(int generation, double silent_seconds) {
     (void)generation;
     (void)silent_seconds;
   }
+  // This node's start-up verdict for `generation` (--hang-timeout auto: no first step within the
+  // start-up deadline), before its generation_failed.
+  virtual void generation_startup_expired(int generation) { (void)generation; }
   virtual void finishing(int exit_code) = 0;
   // The RootCauseJudge's decision after a failed generation (root_cause_judge.h: Verdict::rule):
   // the rule that let the next generation start, or the rule that gave up.
@@ -33,6 +39,18 @@ class RunObserver {
   virtual std::function<void(std::string_view)> output_tap(int local_rank, bool is_stderr) = 0;
   // An event of the GPU health watch (a condition set or cleared, an Xid, the watch's state).
   virtual void gpu_health(const GpuHealthEvent&) {}
+  // --save-signal: how the save before a stop went (once, when the wait is over).
+  virtual void stop_save(const StopSaveOutcome&) {}
+  // A failed generation's root cause for the job's ledger (`trainvisor report`): this node's, with
+  // the paths of the evidence files its ranks left (--log-dir), or another node's line alone.
+  virtual void failure_evidence(int generation, std::string_view summary,
+                                const std::vector<std::string>& paths) {
+    (void)generation;
+    (void)summary;
+    (void)paths;
+  }
+  // The failure file (--failure-file) was written at `path`, at the end of the run.
+  virtual void root_cause_file(const std::string& path) { (void)path; }
 };
 
 }  // namespace tv

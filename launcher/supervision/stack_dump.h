@@ -23,4 +23,14 @@ std::optional<StacksHeader> last_stacks_header(std::string_view text);
 // as "step (/x/train.py:5)"; nullopt when that thread is not in it.
 std::optional<std::string> innermost_frame(std::string_view text, const std::string& thread);
 
+// The innermost frame of `thread` that is the user's: the first, from the innermost outward,
+// whose file is outside the interpreter's library (`.../lib/python3.N/`, `<frozen ...>`), any
+// `site-packages` or `dist-packages` directory and trainvisor's own hook; nullopt when every
+// frame is theirs or the thread is not in the last dump. For a CUDA hang: the training script's
+// `train_step (/x/train.py:12)`, not torch's `synchronize (.../torch/cuda/__init__.py:1162)`.
+std::optional<std::string> innermost_user_frame(std::string_view text, const std::string& thread);
+
+// Whether a frame's file (as faulthandler prints it) is the interpreter's or a package's.
+bool library_file(std::string_view file);
+
 }  // namespace tv

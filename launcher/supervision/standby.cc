@@ -24,16 +24,9 @@ bool valid_module_name(const std::string& m) {
 
 }  // namespace
 
-Result<WarmStandbyConfig> parse_warm_standby(const std::string& mode, const std::string& imports) {
+Result<WarmStandbyConfig> parse_warm_standby(WarmMode mode, const std::string& imports) {
   WarmStandbyConfig cfg;
-  if (mode == "on")
-    cfg.mode = WarmMode::kOn;
-  else if (mode == "off")
-    cfg.mode = WarmMode::kOff;
-  else if (mode == "auto")
-    cfg.mode = WarmMode::kAuto;
-  else
-    return Error{exit_code::kConfig, "--warm-standby=\"" + mode + "\": expected on, off or auto"};
+  cfg.mode = mode;
   size_t from = 0;
   while (from <= imports.size() && !imports.empty()) {
     const size_t comma = std::min(imports.find(',', from), imports.size());

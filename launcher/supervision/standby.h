@@ -25,8 +25,9 @@ struct WarmStandbyConfig {
   std::vector<std::string> imports = {"torch"};  // what a standby imports before it is ready
 };
 
-// --warm-standby on|off|auto and --warm-import A,B: errors (64) name the option and the value.
-Result<WarmStandbyConfig> parse_warm_standby(const std::string& mode, const std::string& imports);
+// --warm-standby (read as WarmMode by its option's words) and --warm-import A,B: an error (78)
+// names the option and the value.
+Result<WarmStandbyConfig> parse_warm_standby(WarmMode mode, const std::string& imports);
 
 // The shapes build_worker_argv makes for Python: [PY, -u, SCRIPT.py, ARGS...] and
 // [PY, -u, -m, MODULE, ARGS...]. Anything else (--no-python, other flags) is not warmable.

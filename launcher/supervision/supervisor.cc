@@ -24,6 +24,9 @@
 namespace tv {
 namespace {
 constexpr auto kDrainWindow = std::chrono::milliseconds(200);
+// How often the end of a run looks again for a child it has killed or is waiting for (the GPU
+// watch, a standby, a side query): their exits arrive from Init's thread in well under this.
+constexpr auto kEndPoll = std::chrono::microseconds(500);
 }  // namespace
 
 Supervisor::Supervisor(boost::asio::io_context& io, SupervisorConfig cfg, Cluster& cluster,
@@ -36,6 +39,7 @@ Supervisor::Supervisor(boost::asio::io_context& io, SupervisorConfig cfg, Cluste
       signals_(signals),
       group_(cfg_.layout.nproc_per_node, *this),
       grace_timer_(io, time),
+      save_timer_(io, time),
       pending_timer_(io, time),
       hang_timer_(io, time),
       stacks_timer_(io, time) {
@@ -45,6 +49,7 @@ Supervisor::Supervisor(boost::asio::io_context& io, SupervisorConfig cfg, Cluste
                                  cfg_.layout.nproc_per_node, spawner_,
                                  [this](pid_t p, int status) { on_child_exit(p, status); });
   rank_env_.resize(static_cast<size_t>(cfg_.layout.nproc_per_node));
+  if (cfg_.stall) stall_.emplace(*cfg_.stall);
 }
 
 int Supervisor::run() {
@@ -61,13 +66,14 @@ void Supervisor::begin() {
   // pending work while it waits for them. Every ending calls stop_loop().
   keep_running_.emplace(io_.get_executor());
   if (cfg_.gpu_health) {
-    gpu_watch_ =
-        std::make_unique<GpuHealthWatch>(io_, time_, spawner_, *cfg_.gpu_health,
-                                         [this](const GpuHealthEvent& e) { on_gpu_health(e); });
+    SpawnRequest watch = *cfg_.gpu_health;
+    watch.background = true;
+    gpu_watch_ = std::make_unique<GpuHealthWatch>(
+        io_, time_, spawner_, watch, [this](const GpuHealthEvent& e) { on_gpu_health(e); });
   }
   prepare_evidence();
   cluster_.join(cluster_events());
-  if (cfg_.hang_timeout.count() > 0) schedule_hang_check();
+  if (cfg_.hang_timeout.count() > 0 || stall_) schedule_hang_check();
 }
 
 void Supervisor::stop_loop() {
@@ -77,6 +83,7 @@ void Supervisor::stop_loop() {
 
 int Supervisor::end() {
   keep_running_.reset();
+  if (stop_save_.waiting()) report_save();  // the workers ended before a save was seen
   remove_pid_file();
   release_workers();
   report_root_cause();
@@ -102,8 +109,22 @@ Cluster::Events Supervisor::cluster_events() {
     if (f.node_rank != cfg_.layout.node_rank)
       spdlog::warn("node {} failed in generation {}: stopping this node's workers", f.node_rank,
                    f.generation);
+    // Another node's hang verdict: this node's ranks waited in the same collective, so the time
+    // since its own last step is a hang's here too (the ledger is node 0's, whichever node saw it).
+    if (f.node_rank != cfg_.layout.node_rank && f.exit_code == exit_code::kHang && cfg_.observer)
+      cfg_.observer->generation_hung(f.generation, node_silence_seconds());
     observe_failure(f.generation);
+    // Another node's root cause: its line for node 0's ledger (its files are on that node).
+    if (f.node_rank != cfg_.layout.node_rank && cfg_.observer)
+      cfg_.observer->failure_evidence(f.generation, f.summary, {});
     if (f.node_rank != cfg_.layout.node_rank) claim_local_failure(f.generation);
+    // Another node's hang: this node's ranks' stacks too, before they are stopped, so that the
+    // job's culprit is decided from every rank (culprit.h).
+    if (f.node_rank != cfg_.layout.node_rank && f.exit_code == exit_code::kHang)
+      return stacks_then("on node " + std::to_string(f.node_rank) + "'s hang",
+                         [this, g = f.generation] {
+                           if (group_.generation() == g) group_.stop(SIGTERM);
+                         });
     group_.stop(SIGTERM);
   };
   ev.done = [this] { finish(exit_code::kOk); };
@@ -135,13 +156,18 @@ void Supervisor::on_start(const GenerationPlan& plan) {
   if (memory_cgroup_)
     oom_kills_at_start_ = oom_kill_count(RealFileSystem(), *memory_cgroup_).value_or(0);
   workers_.assign(static_cast<size_t>(cfg_.layout.nproc_per_node), nullptr);
-  resume_ = cfg_.find_resume ? cfg_.find_resume() : std::nullopt;  // the resume hook
+  resume_ = cfg_.find_resume ? cfg_.find_resume(plan) : std::nullopt;  // the resume hook
   // A SIGTERM/INT/HUP during the lookup ended it (Init::stop_requested) and is posted to
   // on_signal, next on this loop: start nothing, so the run ends 128+N with no worker to stop.
   if (signals_.stop_requested()) return;
   if (!open_rank_dirs(plan.generation)) return;
   if (resume_) spdlog::info("generation {}: resuming from {}", plan.generation, resume_->path);
   if (cfg_.observer) cfg_.observer->generation_started(plan.generation);
+  if (stall_) {
+    stall_->generation_started(seconds_now());
+    top_step_.reset();
+    spdlog::info("generation {}: a hang is {}", plan.generation, stall_->describe());
+  }
   if (cfg_.observer && !plan.retried_by.empty()) cfg_.observer->retry_judged(plan.retried_by);
   pending_cause_.reset();
   pending_timer_.cancel();
@@ -159,12 +185,14 @@ void Supervisor::on_start(const GenerationPlan& plan) {
 }
 
 // Once, after the first generation's workers: what is no part of starting them (the GPU watch,
-// the side queries) runs beside them from here to the end of the run.
+// the side queries) runs beside them from here to the end of the run, at the lowest CPU priority
+// (SpawnRequest::background), so it never delays a worker's start on a busy node.
 void Supervisor::start_beside_workers() {
   if (beside_started_) return;
   beside_started_ = true;
   if (gpu_watch_) gpu_watch_->start();
-  for (auto& q : cfg_.side_queries) {
+  for (auto q : cfg_.side_queries) {
+    q.request.background = true;
     side_queries_.push_back(std::make_unique<SideQuery>(io_, time_, spawner_, q));
     side_queries_.back()->start();
   }
@@ -176,10 +204,10 @@ void Supervisor::await_side_queries() {
   const auto pending = [this] {
     return std::ranges::any_of(side_queries_, [](const auto& q) { return !q->over(); });
   };
-  for (int i = 0; i < 100000 && pending(); ++i) {
+  for (int i = 0; i < 400000 && pending(); ++i) {
     io_.restart();
     io_.poll();
-    if (pending()) std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    if (pending()) std::this_thread::sleep_for(kEndPoll);
   }
 }
 
@@ -229,9 +257,13 @@ bool Supervisor::start_worker(int local_rank, const GenerationPlan& plan, Worker
   const int rank = global_rank(cfg_.layout, local_rank);
   const std::string dir = attempt_dir(plan.generation, rank);
   const UniqueFd dir_fd = std::move(rank_dirs_.at(static_cast<size_t>(local_rank)));  // on_start's
-  WorkerProcess::Identity id{local_rank,         rank,
-                             plan.generation,    dir + "/error.json",
-                             dir + "/heartbeat", cfg_.keep_logs ? dir : ""};
+  WorkerProcess::Identity id{local_rank,
+                             rank,
+                             plan.generation,
+                             dir + "/error.json",
+                             dir + "/heartbeat",
+                             cfg_.keep_logs ? dir : "",
+                             cfg_.json_worker_lines};
   // An error file left by an earlier run in the same --log-dir would be read as this worker's.
   ::unlinkat(dir_fd.get(), "error.json", 0);
   auto w = std::make_shared<WorkerProcess>(io_, time_, spawner_, id, dir_fd.get());
@@ -355,7 +387,10 @@ void Supervisor::signal_worker(int local_rank, int sig) {
 }
 
 void Supervisor::arm_grace_timer() {
-  grace_timer_.expires_after(cfg_.grace);
+  if (kill_at_)  // after a save's wait (--save-signal): SIGKILL at the stop + the grace period
+    grace_timer_.expires_at(*kill_at_);
+  else
+    grace_timer_.expires_after(cfg_.grace);
   grace_timer_.async_wait([this](const boost::system::error_code& ec) {
     if (ec) return;
     spdlog::warn("grace period of {} ms is over: SIGKILL to the remaining workers",
@@ -380,7 +415,11 @@ void Supervisor::group_succeeded(int generation) {
 
 void Supervisor::group_stopped(int generation) {
   if (finishing_) return stop_loop();
-  cluster_.report_stopped(generation);
+  const auto e = hang_evidence_.find(generation);
+  with_collectives(generation, e == hang_evidence_.end() ? std::vector<RankEvidence>{} : e->second,
+                   [this, generation](std::vector<RankEvidence> ranks) {
+                     cluster_.report_stopped(generation, ranks);
+                   });
 }
 
 void Supervisor::on_signal(int sig) {
@@ -404,6 +443,7 @@ void Supervisor::on_signal(int sig) {
   if (cfg_.observer) cfg_.observer->finishing(exit_code_);
   cluster_.leave(sig, "");
   if (group_.running() == 0) return stop_loop();
+  if (cfg_.save_signal != 0) return stop_after_save(sig);
   group_.stop(cfg_.signals_reach_workers ? 0 : sig);  // 0: no signal, only the grace period
 }
 
@@ -444,8 +484,11 @@ void Supervisor::on_signal_while_finishing(int sig) {
 }
 
 void Supervisor::schedule_hang_check() {
-  const auto tick = std::clamp(cfg_.hang_timeout / 4, std::chrono::milliseconds(50),
-                               std::chrono::milliseconds(1000));
+  const auto period = stall_
+                          ? std::chrono::milliseconds(static_cast<long>(cfg_.stall->floor * 1000))
+                          : cfg_.hang_timeout;
+  const auto tick =
+      std::clamp(period / 4, std::chrono::milliseconds(50), std::chrono::milliseconds(1000));
   hang_timer_.expires_after(tick);
   hang_timer_.async_wait([this](const boost::system::error_code& ec) {
     if (ec) return;
@@ -454,26 +497,27 @@ void Supervisor::schedule_hang_check() {
   });
 }
 
+// --hang-timeout S: a worker silent (no output, no heartbeat) for S is hung.
+// How long this node's workers have all been silent (no output, no heartbeat): its most recently
+// active worker's silence; 0 with none running.
+double Supervisor::node_silence_seconds() const {
+  std::optional<LoopClock::duration> least;
+  for (const auto& w : workers_)
+    if (w && !w->wait_status) least = std::min(least.value_or(w->silent_for()), w->silent_for());
+  return least ? std::chrono::duration<double>(*least).count() : 0.0;
+}
+
 void Supervisor::check_hangs() {
   if (group_.state() != GroupState::kHealthy || stacks_) return;
+  if (stall_) return check_stall();
   for (auto& w : workers_) {
     if (!w || w->wait_status) continue;
     w->poll_heartbeat();
     if (w->silent_for() < cfg_.hang_timeout) continue;
     spdlog::error("rank {}: no output and no heartbeat for {} ms: treating it as hung",
                   w->id().rank, cfg_.hang_timeout.count());
-    const int local_rank = w->id().local_rank, generation = group_.generation();
-    if (cfg_.observer)
-      cfg_.observer->generation_hung(generation,
-                                     std::chrono::duration<double>(w->silent_for()).count());
-    auto fail = [this, local_rank, generation] {
-      if (group_.generation() == generation && group_.state() == GroupState::kHealthy &&
-          group_.is_running(local_rank))
-        group_.on_worker_hang(local_rank);
-    };
-    // Every rank's stacks first, before any signal that ends a worker (docs/supervision.md).
-    if (cfg_.stacks) return collect_stacks("on hang", fail);
-    return fail();
+    return declare_hang(w->id().local_rank, "",
+                        std::chrono::duration<double>(w->silent_for()).count(), false);
   }
 }
 
@@ -507,17 +551,18 @@ void Supervisor::release_workers() {
   io_.poll();
   if (stop_signal_ == 0) await_side_queries();  // a run stopped by a signal does not wait
   side_queries_.clear();                        // what is left is killed
+  collective_queries_.clear();
   if (gpu_watch_) gpu_watch_->stop();
   // Standbys and the GPU health child die of SIGKILL at once; Init reaps them and posts each exit
   // here. Wait (bounded) so none outlives trainvisor's exit.
   const auto all_gone = [this] {
     return (!standbys_ || standbys_->all_gone()) && (!gpu_watch_ || gpu_watch_->gone());
   };
-  for (int i = 0; i < 200; ++i) {
+  for (int i = 0; i < 2000; ++i) {  // 1 s at most
     io_.restart();
     io_.poll();
     if (all_gone()) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    std::this_thread::sleep_for(kEndPoll);
   }
 }
 

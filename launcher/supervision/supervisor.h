@@ -6,7 +6,7 @@
 // the RootCauseJudge (root_cause_judge.h) chooses among, the report with its time and signature,
 // the root cause written at the end.
 //
-// A start, a failure and a restart (docs/architecture.md has the whole flow):
+// A start, a failure and a restart (launcher/supervision/README.md has the whole flow):
 //   Cluster.start(plan) -> find the resume checkpoint (hook) -> WorkerGroup.start -> spawn each
 //   worker -> ... a worker exits non-zero (Init reaps it) -> its output is drained -> WorkerGroup
 //   fails the generation -> root cause recorded, Cluster.report_failure -> SIGTERM the others,
@@ -30,6 +30,7 @@
 #include <boost/asio/io_context.hpp>
 #include <chrono>
 #include <csignal>
+#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
@@ -51,7 +52,9 @@
 #include "launcher/supervision/run_observer.h"
 #include "launcher/supervision/side_query.h"
 #include "launcher/supervision/spawner.h"
+#include "launcher/supervision/stall_detector.h"
 #include "launcher/supervision/standby_set.h"
+#include "launcher/supervision/stop_save.h"
 #include "launcher/supervision/worker_env.h"
 #include "launcher/supervision/worker_group.h"
 #include "launcher/supervision/worker_process.h"
@@ -71,13 +74,18 @@ struct SupervisorConfig {
   std::vector<std::string> argv;  // the workers' command line
   Environment base_env;
   std::chrono::milliseconds grace{25000};
-  std::chrono::milliseconds hang_timeout{0};  // 0 = off
+  std::chrono::milliseconds hang_timeout{0};  // 0 = off (or the progress rules, `stall`)
+  // --hang-timeout auto: the progress rules decide a hang (stall_detector.h, fed by the steps
+  // progress_seen() and the heartbeat files give, the saves checkpoint_saved() gives).
+  std::optional<StallRules> stall;
   // Evidence on hang and `trainvisor stacks` (supervisor_stacks.cc): Python workers get the
   // worker hook, a hang and the stacks signal write every rank's stacks first; NCCL's flight
   // recorder is set up. --hang-stacks off: none of it.
   bool stacks = true;
   std::string work_dir;    // error files and heartbeats live under it
   bool keep_logs = false;  // --log-dir: per-rank files under work_dir
+  // --log-format json: the workers' forwarded lines are JSON objects too (common/worker_line.h).
+  bool json_worker_lines = false;
   // Generation g writes attempt_<first_attempt + g>/: past the attempts an earlier container left
   // in a --log-dir that outlives it (launcher/supervision/attempt_number.h).
   int first_attempt = 0;
@@ -89,7 +97,15 @@ struct SupervisorConfig {
   WarmStandbyConfig warm;  // --warm-standby / --warm-import (docs/standby.md)
   // Hook: the checkpoint to resume from at each (re)start, and the arguments that hand it to
   // the workers (--resume-arg, already expanded); may be empty.
-  std::function<std::optional<ResumeTarget>()> find_resume;
+  // The plan names the checkpoint to step over when the judge found one poisoned
+  // (GenerationPlan::step_over).
+  std::function<std::optional<ResumeTarget>(const GenerationPlan&)> find_resume;
+  // --save-signal: on a stop signal the workers get this signal first and their SIGTERM waits,
+  // inside the grace period, for a complete checkpoint newer than the stop (checkpoint_complete;
+  // launcher/supervision/stop_save.h); 0: off.
+  int save_signal = 0;
+  // The wall clock the stop is compared with the checkpoints' mtimes on (coarse_wall_ns).
+  std::function<std::int64_t()> wall_clock_ns;
   // Hook: told about generations, workers and their output (goodput, metrics); may be null.
   RunObserver* observer = nullptr;
   // The GPU health child (`trainvisor __query gpu-watch SECONDS`, docs/health.md); unset: the
@@ -118,7 +134,18 @@ class Supervisor final : public GroupActions {
   // once, then run the io_context's handlers until over(), then end() once.
   void begin();
   bool over() const { return over_; }
+  // A complete checkpoint the watcher reported (posted to the loop by cli/): the newest known,
+  // and the save --save-signal waits for (supervisor_save.cc).
+  void checkpoint_complete(const SavedCheckpoint& c);
   int end();
+
+  // --hang-timeout auto's events from outside the loop's own sources, on the loop (wired by
+  // cli/): a progress step parsed from any worker's output (a new step when above the highest of
+  // the generation), a checkpoint save the watcher saw complete (its write time, -1 unknown).
+  void progress_seen(std::int64_t step);
+  void checkpoint_saved(double write_seconds);
+  // The checkpoint watcher saw a save under way (not complete yet): the stall clock waits for it.
+  void checkpoint_save_started();
 
   // GroupActions
   bool start_worker(int local_rank, const GenerationPlan& plan, WorkerEnd* end) override;
@@ -136,6 +163,9 @@ class Supervisor final : public GroupActions {
   void on_start(const GenerationPlan& plan);
   void on_signal(int sig);
   void on_signal_while_finishing(int sig);
+  void stop_after_save(int sig);  // --save-signal: SIG, then the stop once saved (or not)
+  void end_save();
+  void report_save();
   void forward_signal(int sig);
   void on_child_exit(pid_t pid, int status);
   void maybe_end_worker(const WorkerPtr& w);
@@ -143,7 +173,12 @@ class Supervisor final : public GroupActions {
   void post_end_worker(const WorkerPtr& w);
   bool attach_worker(const WorkerPtr& w, pid_t pid);
   void schedule_hang_check();
+  double node_silence_seconds() const;
   void check_hangs();
+  // supervisor_stall.cc: --hang-timeout auto's check, and the verdict both kinds of check give.
+  void check_stall();
+  void declare_hang(int local_rank, const std::string& reason, double waited, bool in_startup);
+  double seconds_now() const;
   // Ends the run with exit_code once the workers are gone; they get `stop_with` (0: nothing, only
   // the grace period), then SIGKILL.
   void finish(int exit_code, int stop_with = SIGTERM);
@@ -170,11 +205,22 @@ class Supervisor final : public GroupActions {
   void prepare_evidence();
   void remove_pid_file() const;
   void add_evidence_env(WorkerAttempt& attempt, const std::string& rank_dir) const;
-  void collect_stacks(const std::string& why, std::function<void()> then);
+  // `hang`: the collection is a hang's evidence (its report, the culprit's RankEvidence).
+  void collect_stacks(const std::string& why, std::function<void()> then, bool hang = false);
+  // A hang's collection, or, while one is under way, `then` after it (this node's hang and a
+  // peer's at once): the workers are never stopped before their stacks are in.
+  void stacks_then(const std::string& why, std::function<void()> then);
   void poll_stacks();
   void finish_stacks();
   std::string evidence_of(int generation) const;
+  std::vector<std::string> evidence_paths(int generation) const;
   std::string nccl_summary(int generation) const;
+  std::vector<std::string> nccl_dumps(int generation) const;
+  // supervisor_collectives.cc: `ranks` with the last collective each of this node's ranks entered
+  // (its flight-recorder dump, read in a SideQuery), then `then`; at once when there is no dump.
+  void with_collectives(int generation, std::vector<RankEvidence> ranks,
+                        std::function<void(std::vector<RankEvidence>)> then);
+  void send_ready_reports();
   // The failure side (supervisor_failure.cc): the facts this node's workers give the
   // RootCauseJudge (root_cause_judge.h), and what the Supervisor does with its answer.
   std::optional<LocalFailure> earliest_failure_of(int generation) const;
@@ -195,8 +241,16 @@ class Supervisor final : public GroupActions {
   SignalSource& signals_;
   WorkerGroup group_;
   LoopTimer grace_timer_;
+  LoopTimer save_timer_;                              // the save window's end
+  StopSave stop_save_;                                // --save-signal's wait
+  std::optional<SavedCheckpoint> newest_checkpoint_;  // the watcher's newest report
+  std::optional<LoopClock::time_point> kill_at_;      // the stop + the grace period
+  int stop_after_save_with_ = SIGTERM;
   LoopTimer pending_timer_;  // SIGTERM for a root cause slow to exit
   LoopTimer hang_timer_;
+  std::optional<StallDetector> stall_;      // --hang-timeout auto
+  std::optional<std::int64_t> top_step_;    // the highest progress step of this generation
+  std::map<int, std::string> hang_reason_;  // by generation: what its hang verdict said
   // While the loop runs (begin() to end()): the signal route, and the work guard that keeps
   // io.run() waiting for the exits and signals Init's thread posts.
   std::unique_ptr<SignalRoute> route_;
@@ -208,7 +262,14 @@ class Supervisor final : public GroupActions {
   std::unique_ptr<StandbySet> standbys_;  // warm standbys; null when off
   std::unique_ptr<GpuHealthWatch> gpu_watch_;  // null when off
   std::vector<std::unique_ptr<SideQuery>> side_queries_;
-  bool beside_started_ = false;            // the GPU watch and the side queries
+  std::vector<std::unique_ptr<SideQuery>> collective_queries_;  // with_collectives' children
+  struct PendingReport {
+    bool ready = false;  // its dumps read (or none to read)
+    std::vector<RankEvidence> ranks;
+    std::function<void(std::vector<RankEvidence>)> then;
+  };
+  std::deque<std::shared_ptr<PendingReport>> reports_;  // in the order they were asked
+  bool beside_started_ = false;                         // the GPU watch and the side queries
   std::set<std::string> gpu_logged_;       // the GPU conditions logged already (once each)
   std::optional<std::string> node_fault_;  // the failure file's text after a node fault
   std::map<pid_t, WorkerPtr> by_pid_;
@@ -231,8 +292,9 @@ class Supervisor final : public GroupActions {
     std::size_t before = 0, last = 0;  // its size before the signal, at the last poll
   };
   struct StacksRequest {
-    std::string why;  // "on hang", "on request"
+    std::string why;  // "on hang", "on node 1's hang", "on request"
     int generation = 0;
+    bool hang = false;
     int polls = 0;
     std::vector<StackTarget> targets;
     std::function<void()> then;
@@ -240,8 +302,9 @@ class Supervisor final : public GroupActions {
   std::optional<StacksRequest> stacks_;  // a collection under way
   LoopTimer stacks_timer_;
   std::map<int, std::string> stacks_report_;  // by generation: the stacks taken on its hang
-  int stacks_seq_ = 0;                        // collections so far (the stacks.txt header)
-  std::string python_hook_dir_;               // empty: no worker hook
+  std::map<int, std::vector<RankEvidence>> hang_evidence_;  // by generation: where ranks were
+  int stacks_seq_ = 0;           // collections so far (the stacks.txt header)
+  std::string python_hook_dir_;  // empty: no worker hook
   std::optional<NodeFailure> final_failure_;
   FailedOnce failed_once_;  // RunObserver::generation_failed at most once per generation
   int shutdown_signal_ = 0;

@@ -19,13 +19,15 @@ constexpr auto kRootCauseExitWindow = std::chrono::milliseconds(2000);
 constexpr size_t kTerminationLogLimit = 4096;  // Kubernetes reads at most 4096 bytes
 constexpr size_t kFailureFileLimit = 1024;     // SageMaker shows the first 1024 characters
 
-void write_root_cause(const std::string& path, const std::string& text, bool only_if_absent,
+// true when written now.
+bool write_root_cause(const std::string& path, const std::string& text, bool only_if_absent,
                       std::size_t limit) {
   auto written = write_root_cause_file(path, text, only_if_absent, limit);
   if (!written)
     spdlog::warn("root cause {}", written.error().message);
   else if (*written)
     spdlog::info("root cause written to {}", path);
+  return written && *written;
 }
 
 // When worker `w` failed, as RootCauseJudge orders it: its error file's mtime, else when it was
@@ -142,6 +144,8 @@ void Supervisor::report_failure(int generation, const WorkerEnd& first) {
   rec.exit_code = first.exit_code;
   rec.signal = first.signal;
   rec.hang = first.hang;
+  if (auto why = hang_reason_.find(generation); rec.hang && why != hang_reason_.end())
+    rec.hang_reason = why->second;
   if (rec.signal == SIGKILL && memory_cgroup_) {
     const RealFileSystem fs;
     const auto kills = oom_kill_count(fs, *memory_cgroup_);
@@ -163,8 +167,18 @@ void Supervisor::report_failure(int generation, const WorkerEnd& first) {
   NodeFailure f = node_failure(generation, rec.node_rank, rec.exit_code, summary_line(rec),
                                failed_at_ns(first));
   f.signature = failure_signature(rec, cfg_.progress_step ? cfg_.progress_step() : std::nullopt);
+  if (auto e = hang_evidence_.find(generation); rec.hang && e != hang_evidence_.end())
+    f.ranks = e->second;
+  if (resume_) f.resumed_from = resume_->path;
   spdlog::error("generation {} failed: {}", generation, f.summary);
-  cluster_.report_failure(f);
+  if (cfg_.observer)
+    cfg_.observer->failure_evidence(generation, f.summary, evidence_paths(generation));
+  auto ranks = std::move(f.ranks);
+  with_collectives(generation, std::move(ranks),
+                   [this, f = std::move(f)](std::vector<RankEvidence> ranks) mutable {
+                     f.ranks = std::move(ranks);
+                     cluster_.report_failure(f);
+                   });
 }
 
 void Supervisor::report_root_cause() {
@@ -181,8 +195,10 @@ void Supervisor::report_root_cause() {
       text = detail_text(c);
     }
   if (node_fault_) text = *node_fault_ + "\n";
-  write_root_cause(cfg_.failure_file, with_decision(text, *final_failure_, false), true,
-                   kFailureFileLimit);
+  if (write_root_cause(cfg_.failure_file, with_decision(text, *final_failure_, false), true,
+                       kFailureFileLimit) &&
+      cfg_.observer)
+    cfg_.observer->root_cause_file(cfg_.failure_file);
   if (!cfg_.termination_log.empty())
     write_root_cause(cfg_.termination_log, with_decision(text, *final_failure_, true), false,
                      kTerminationLogLimit);

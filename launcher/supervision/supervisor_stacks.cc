@@ -95,8 +95,18 @@ void Supervisor::add_evidence_env(WorkerAttempt& attempt, const std::string& ran
   attempt.stacks_signal = stacks_signal();
 }
 
-void Supervisor::collect_stacks(const std::string& why, std::function<void()> then) {
-  StacksRequest req{why, group_.generation(), 0, {}, std::move(then)};
+void Supervisor::stacks_then(const std::string& why, std::function<void()> then) {
+  if (!cfg_.stacks) return then();
+  if (!stacks_) return collect_stacks(why, std::move(then), true);
+  stacks_->hang = true;
+  stacks_->then = [first = std::move(stacks_->then), then = std::move(then)] {
+    if (first) first();
+    then();
+  };
+}
+
+void Supervisor::collect_stacks(const std::string& why, std::function<void()> then, bool hang) {
+  StacksRequest req{why, group_.generation(), hang, 0, {}, std::move(then)};
   for (const auto& w : workers_) {
     if (!w || w->wait_status || w->pid() <= 0) continue;
     StackTarget t;
@@ -143,6 +153,7 @@ void Supervisor::finish_stacks() {
   StacksRequest req = std::move(*stacks_);
   stacks_.reset();
   std::string lines, dumps;
+  std::vector<RankEvidence> evidence;
   for (const auto& t : req.targets) {
     std::string line =
         "  rank " + std::to_string(t.rank) + " (pid " + std::to_string(t.pid) + "): ";
@@ -152,7 +163,12 @@ void Supervisor::finish_stacks() {
       const std::string fresh =
           text && text->size() > t.before ? text->substr(t.before) : std::string();
       const auto frame = innermost_frame(fresh, t.main_thread);
-      line += frame ? "main thread in " + *frame : std::string("no stack written within 3 s");
+      const auto user = innermost_user_frame(fresh, t.main_thread);
+      evidence.push_back(
+          {t.rank, cfg_.layout.node_rank, user ? *user : frame.value_or(""), !frame});
+      line += !frame                     ? std::string("no stack written within 3 s")
+              : !user || *user == *frame ? "main thread in " + *frame
+                                         : "main thread in " + *user + ", innermost " + *frame;
       if (!fresh.empty())
         dumps += "== rank " + std::to_string(t.rank) + " (pid " + std::to_string(t.pid) + ") " +
                  t.path + "\n" + fresh + "\n";
@@ -166,8 +182,11 @@ void Supervisor::finish_stacks() {
                            (req.generation < 0 ? std::string("before generation 0")
                                                : "attempt " + std::to_string(req.generation)) +
                            "):\n";
-  spdlog::log(req.why == "on hang" ? spdlog::level::err : spdlog::level::info, "{}{}", head, lines);
-  if (req.why == "on hang") stacks_report_[req.generation] = head + lines;  // for its report
+  spdlog::log(req.hang ? spdlog::level::err : spdlog::level::info, "{}{}", head, lines);
+  if (req.hang) {
+    stacks_report_[req.generation] = head + lines;  // for its report
+    hang_evidence_[req.generation] = std::move(evidence);
+  }
   // <work dir>/stacks.txt: the whole of the last collection, for `trainvisor stacks`.
   const std::string body =
       "# trainvisor stacks #" + std::to_string(++stacks_seq_) + "\n" + head + lines + "\n" + dumps;
@@ -182,30 +201,46 @@ void Supervisor::finish_stacks() {
 std::string Supervisor::evidence_of(int generation) const {
   std::string out;
   if (auto it = stacks_report_.find(generation); it != stacks_report_.end()) out = it->second;
-  if (!cfg_.keep_logs) return out;
   std::string files;
+  for (const auto& path : evidence_paths(generation)) files += "  " + path + "\n";
+  if (!files.empty()) out += "evidence:\n" + files;
+  return out;
+}
+
+// With --log-dir: the files of evidence this node's ranks left in attempt_<g>/ (the failure
+// report's list, and the job's ledger's: `trainvisor report`).
+std::vector<std::string> Supervisor::evidence_paths(int generation) const {
+  std::vector<std::string> paths;
+  if (!cfg_.keep_logs) return paths;
   for (int l = 0; l < cfg_.layout.nproc_per_node; ++l) {
     const int rank = global_rank(cfg_.layout, l);
     const std::string dir = attempt_dir(generation, rank);
     for (const std::string& name : {std::string("error.json"), std::string("stacks.txt"),
                                     "nccl_trace_rank_" + std::to_string(rank)})
-      if (has_evidence(dir + "/" + name)) files += "  " + dir + "/" + name + "\n";
+      if (has_evidence(dir + "/" + name)) paths.push_back(dir + "/" + name);
   }
-  if (!files.empty()) out += "evidence:\n" + files;
-  return out;
+  return paths;
 }
 
-// Which collective each rank last entered, from this node's flight-recorder dumps of `generation`
-// (nccl_trace_summary.py in a child Python, after the loop: it blocks); "" when there is none.
-std::string Supervisor::nccl_summary(int generation) const {
+// This node's ranks' flight-recorder dumps of `generation` that torch wrote (not empty), where a
+// child Python can read them: none without the worker's interpreter or with --hang-stacks off.
+std::vector<std::string> Supervisor::nccl_dumps(int generation) const {
   std::vector<std::string> dumps;
+  if (!cfg_.stacks || !python_command(cfg_.argv)) return dumps;
   for (int l = 0; l < cfg_.layout.nproc_per_node; ++l) {
     const int rank = global_rank(cfg_.layout, l);
     const std::string path =
         attempt_dir(generation, rank) + "/nccl_trace_rank_" + std::to_string(rank);
     if (size_of(path) > 0) dumps.push_back(path);
   }
-  if (dumps.empty() || !cfg_.stacks || !python_command(cfg_.argv)) return "";
+  return dumps;
+}
+
+// Which collective each rank last entered, from this node's flight-recorder dumps of `generation`
+// (nccl_trace_summary.py in a child Python, after the loop: it blocks); "" when there is none.
+std::string Supervisor::nccl_summary(int generation) const {
+  const auto dumps = nccl_dumps(generation);
+  if (dumps.empty()) return "";
   int fds[2];
   if (::pipe2(fds, O_CLOEXEC) != 0) return "";
   const UniqueFd read_end(fds[0]), write_end(fds[1]);

@@ -7,6 +7,7 @@
 #include <csignal>
 
 #include "common/output_sink.h"
+#include "common/worker_line.h"
 
 namespace tv {
 namespace {
@@ -106,6 +107,7 @@ bool WorkerProcess::read_now(Stream& s, int max_reads) {
       return false;
     }
     const std::string_view data(s.buf.data(), static_cast<size_t>(n));
+    last_activity_ = time_.now();  // any bytes: a bar redrawn with '\r' is not silence
     if (s.tap) s.tap(data);
     s.splitter.feed(data, [&](std::string_view line) { on_line(s, line); });
     ++i;
@@ -114,10 +116,14 @@ bool WorkerProcess::read_now(Stream& s, int max_reads) {
 }
 
 void WorkerProcess::on_line(Stream& s, std::string_view line) {
-  last_activity_ = time_.now();
   std::string text(line);
   s.log.write_line(text);
-  (s.is_err ? stderr_sink() : stdout_sink()).push(prefix_ + text);
+  OutputSink& sink = s.is_err ? stderr_sink() : stdout_sink();
+  if (id_.json_lines)
+    sink.push(worker_line_json(id_.rank, s.is_err ? WorkerStream::kStderr : WorkerStream::kStdout,
+                               text, std::chrono::system_clock::now()));
+  else
+    sink.push(prefix_, text);
   if (s.is_err) traceback_.line(text);
   tail_.push_back(std::move(text));
   if (tail_.size() > kTailLines) tail_.pop_front();
@@ -141,13 +147,14 @@ void WorkerProcess::signal(int sig) const {
   if (sig == SIGTERM || sig == SIGINT || sig == SIGHUP) spawner_.signal_group(pid_, SIGCONT);
 }
 
-void WorkerProcess::poll_heartbeat() {
+bool WorkerProcess::poll_heartbeat() {
   std::error_code ec;
   auto mtime = std::filesystem::last_write_time(id_.heartbeat_file, ec);
-  if (ec) return;
-  if (heartbeat_mtime_ && *heartbeat_mtime_ != mtime) last_activity_ = time_.now();
-  if (!heartbeat_mtime_) last_activity_ = time_.now();  // first touch
+  if (ec) return false;
+  const bool touched = !heartbeat_mtime_ || *heartbeat_mtime_ != mtime;  // or its first touch
+  if (touched) last_activity_ = time_.now();
   heartbeat_mtime_ = mtime;
+  return touched;
 }
 
 }  // namespace tv

@@ -42,6 +42,9 @@ class WorkerProcess : public std::enable_shared_from_this<WorkerProcess> {
     std::string error_file;
     std::string heartbeat_file;
     std::string log_dir;  // "" = no per-rank files
+    // --log-format json: each forwarded line is one JSON object (common/worker_line.h), not
+    // "[rankN]: " and the line.
+    bool json_lines = false;
   };
 
   // `log_dir_fd`: the open rank directory (log_dir), whose stdout.log / stderr.log are opened
@@ -71,8 +74,11 @@ class WorkerProcess : public std::enable_shared_from_this<WorkerProcess> {
   // Sends sig to the worker's process group (and to the worker itself if it left the group);
   // SIGCONT after SIGTERM, SIGINT or SIGHUP, so a stopped worker acts on it at once.
   void signal(int sig) const;
-  // Re-reads the heartbeat file's mtime; a change counts as a sign of life.
-  void poll_heartbeat();
+  // Re-reads the heartbeat file's mtime; a change counts as a sign of life. True when it changed
+  // (or the file appeared) since the last poll: a step for --hang-timeout auto.
+  bool poll_heartbeat();
+  // The last sign of life: any bytes on either pipe (a tqdm bar's '\r' redraw without a newline
+  // counts), or a heartbeat change.
   Clock::duration silent_for() const { return time_.now() - last_activity_; }
 
   const Identity& id() const { return id_; }

@@ -133,13 +133,53 @@ Result<ResourceConfig> from_json(const json& root, const std::string& path) {
   auto group = get_string(root, "current_group_name", false, path, "");
   if (!group) return group.error();
   rc.current_group_name = *group;
+  auto type = get_string(root, "current_instance_type", false, path, "");
+  if (!type) return type.error();
+  rc.current_instance_type = *type;
   if (auto st = parse_groups(root, path, rc); !st) return st.error();
   if (auto st = check_current_group(rc, path); !st) return st.error();
   if (auto st = compute_training_hosts(rc, path); !st) return st.error();
   return rc;
 }
 
+std::string group_names(const ResourceConfig& rc) {
+  std::string s;
+  for (const auto& g : rc.instance_groups) {
+    if (!s.empty()) s += ", ";
+    s += g.name;
+  }
+  return s.empty() ? "none" : s;
+}
+
 }  // namespace
+
+Status choose_training_groups(ResourceConfig& rc, const std::vector<std::string>& groups,
+                              const std::string& path) {
+  std::set<std::string> hosts;
+  for (const auto& name : groups) {
+    auto g = std::find_if(rc.instance_groups.begin(), rc.instance_groups.end(),
+                          [&](const InstanceGroup& x) { return x.name == name; });
+    if (g == rc.instance_groups.end())
+      return bad(path, "has no instance group \"" + name +
+                           "\" (the training groups named): expected one of its "
+                           "instance_groups: " +
+                           group_names(rc));
+    hosts.insert(g->hosts.begin(), g->hosts.end());
+  }
+  if (hosts.empty()) return bad(path, "the training groups have no hosts: expected at least one");
+  rc.training_groups = groups;
+  rc.training_hosts.assign(hosts.begin(), hosts.end());
+  auto pos = std::find(rc.training_hosts.begin(), rc.training_hosts.end(), rc.current_host);
+  rc.trains = pos != rc.training_hosts.end();
+  rc.rank = rc.trains ? static_cast<int>(pos - rc.training_hosts.begin()) : 0;
+  return ok_status();
+}
+
+std::string current_instance_type(const ResourceConfig& rc) {
+  for (const auto& g : rc.instance_groups)
+    if (g.name == rc.current_group_name && !g.instance_type.empty()) return g.instance_type;
+  return rc.current_instance_type;
+}
 
 Result<ResourceConfig> parse_resource_config(const std::string& text, const std::string& path) {
   if (text.size() > kMaxResourceConfigBytes)

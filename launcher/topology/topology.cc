@@ -133,7 +133,8 @@ std::string detected_by(const Topology& t, const Options& opts, const Environmen
 Result<Topology> platform_source(const Options& opts, const Environment& env, const FileSystem& fs,
                                  const HostAddress& self, bool master_explicit) {
   const std::string rc = opts.value_or("resource-config", "");
-  if (topo::sagemaker_detected(fs, rc)) return topo::sagemaker_source(env, fs, rc);
+  if (topo::sagemaker_detected(fs, rc))
+    return topo::sagemaker_source(env, fs, rc, opts.get("instance-groups"));
   if (topo::kubeflow_detected(env)) return topo::kubeflow_source(env);
   if (topo::batch_detected(env)) return topo::batch_source(env, self, master_explicit);
   if (topo::slurm_detected(env)) return topo::slurm_source(env);
@@ -179,7 +180,7 @@ Result<Topology> forced_source(const std::string& platform, const Options& opts,
       return config_error("--platform sagemaker: file " + rc +
                           " does not exist: expected SageMaker's resource config "
                           "(--resource-config PATH)");
-    return topo::sagemaker_source(env, fs, rc);
+    return topo::sagemaker_source(env, fs, rc, opts.get("instance-groups"));
   }
   if (platform == "kubeflow") {
     if (!topo::kubeflow_detected(env))
@@ -340,6 +341,10 @@ Result<Topology> resolve_topology(const Options& opts, const Environment& env, c
   if (auto st = apply_nproc(opts, gpus, *t); !st) return st.error();
   if (auto st = check_hosts(*t); !st) return st.error();
   if (!t->origin.count("job_id")) t->origin["job_id"] = "none";
+  if (auto it = opts.get("instance-type"); it && !it->value.empty()) {
+    t->instance_type = it->value;
+    t->origin["instance_type"] = it->origin;
+  }
   return t;
 }
 

@@ -41,17 +41,29 @@ struct Topology {
   bool rank_by_rendezvous = false;
   std::string master_addr = "127.0.0.1";
   std::vector<std::string> hosts;  // every node's name, in rank order, when the platform says
+  // Non-empty: this node takes no part in training (a SageMaker heterogeneous cluster's host of a
+  // group that does not train); the reason, for the one line `run` logs before it exits 0.
+  std::string not_training;
+  // The EC2 instance type of this node when a fact says it ("ml.p4d.24xlarge": SageMaker's
+  // resource config, --instance-type / TRAINVISOR_INSTANCE_TYPE); "" when unknown. Decides
+  // --require-transport auto (health/preflight.h, decide_require_transport).
+  std::string instance_type;
   // TRAINING_JOB_NAME / AWS_BATCH_JOB_ID (without "#index") / Kubeflow job name / SLURM_JOB_ID
   std::string job_id;
   // Field name -> where its value came from: "--nnodes", "TRAINVISOR_NNODES", "env SLURM_NODEID",
   // "file /opt/ml/input/config/resourceconfig.json (current_host)", "default", ...
-  // Keys: platform nnodes node_rank nproc_per_node master_addr master_port hosts job_id, and
+  // Keys: platform nnodes node_rank nproc_per_node master_addr master_port hosts job_id,
+  // instance_type (when known), and
   // "worker_env.NAME" for each worker_env entry.
   std::map<std::string, std::string> origin;
   // Extra variables for the workers (NCCL_SOCKET_IFNAME from SageMaker's network_interface_name
   // unless the environment already sets it).
   std::map<std::string, std::string> worker_env;
   int world_size() const { return nnodes * nproc_per_node; }
+  std::string origin_of(const std::string& field) const {
+    auto it = origin.find(field);
+    return it == origin.end() ? "" : it->second;
+  }
 };
 
 // Largest node count accepted from any source (and the Slurm hostlist expansion cap).

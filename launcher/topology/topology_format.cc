@@ -50,6 +50,8 @@ nlohmann::json topology_to_json(const Topology& t) {
                       {"master_port", t.master_port}, {"job_id", t.job_id},
                       {"worker_env", t.worker_env},   {"sources", t.origin}};
   if (!t.hosts.empty()) j["hosts"] = t.hosts;
+  if (!t.instance_type.empty()) j["instance_type"] = t.instance_type;
+  if (!t.not_training.empty()) j["not_training"] = t.not_training;
   return j;
 }
 
@@ -65,6 +67,9 @@ std::string format_topology(const Topology& t) {
       {"master_port", std::to_string(t.master_port), origin_of(t, "master_port")}};
   if (!t.hosts.empty()) rows.push_back({"hosts", joined(t.hosts), origin_of(t, "hosts")});
   rows.push_back({"job_id", t.job_id.empty() ? "-" : t.job_id, origin_of(t, "job_id")});
+  if (!t.instance_type.empty())
+    rows.push_back({"instance_type", t.instance_type, origin_of(t, "instance_type")});
+  if (!t.not_training.empty()) rows.push_back({"not_training", t.not_training, "this node"});
   for (const auto& [k, v] : t.worker_env) rows.push_back({k, v, origin_of(t, "worker_env." + k)});
   return table(rows);
 }

@@ -44,6 +44,16 @@ std::vector<OptionSpec> topology_option_specs() {
        .max = 4096,
        .words = {"auto", "gpu"},
        .from_pet = true},
+      {.name = "instance-groups",
+       .help = "SageMaker heterogeneous cluster: the instance groups that train (the others' "
+               "containers exit 0 at once); default: the hyperparameter "
+               "sagemaker_distribution_instance_groups, else every group",
+       .metavar = "NAME[,NAME]"},
+      {.name = "instance-type",
+       .help = "this node's EC2 instance type (p4d.24xlarge, ml.p5.48xlarge): with more than one "
+               "node, a type known to have EFA makes --require-transport auto mean efa; "
+               "default: SageMaker's resource config, else unknown",
+       .metavar = "TYPE"},
       {.name = "resource-config",
        .help = "SageMaker's host list",
        .default_value = "/opt/ml/input/config/resourceconfig.json",

@@ -10,6 +10,7 @@
 
 #include "common/environment.h"
 #include "common/file_system.h"
+#include "common/options.h"
 #include "common/result.h"
 #include "launcher/topology/topology.h"
 
@@ -37,8 +38,11 @@ std::string unbracketed_host(const std::string& s);
 inline std::string from_env(const std::string& name) { return "env " + name; }
 
 bool sagemaker_detected(const FileSystem& fs, const std::string& path);
+// `groups`: --instance-groups (NAME[,NAME]); unset: the hyperparameter
+// sagemaker_distribution_instance_groups beside the resource config, else every host trains.
 Result<Topology> sagemaker_source(const Environment& env, const FileSystem& fs,
-                                  const std::string& path);
+                                  const std::string& path,
+                                  const std::optional<OptionValue>& groups = std::nullopt);
 
 bool kubeflow_detected(const Environment& env);
 Result<Topology> kubeflow_source(const Environment& env);

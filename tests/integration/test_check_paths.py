@@ -1,11 +1,11 @@
 """scripts/check_paths.py: the tree passes, and a moved file named in a comment or a doc is
 caught, with where it was named; placeholders and pytest node ids are not refused."""
-import os
-import pathlib
 import subprocess
 import sys
 
-SRC = pathlib.Path(os.environ["TV_SOURCE_DIR"])
+import tvtest
+
+SRC = tvtest.SOURCE_DIR
 CHECK = SRC / "scripts" / "check_paths.py"
 MOVED = "tests" + "/moved.py"  # spelled apart: this file's own comments are checked too
 

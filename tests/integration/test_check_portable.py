@@ -7,7 +7,9 @@ from pathlib import Path
 
 import pytest
 
-SRC = Path(os.environ["TV_SOURCE_DIR"])
+import tvtest
+
+SRC = tvtest.SOURCE_DIR
 CHECK = SRC / "scripts" / "check-portable.sh"
 
 
@@ -17,14 +19,14 @@ def check(binary, **env):
 
 
 def test_development_build_is_not_portable():
-    p = check(os.environ["TRAINVISOR_BIN"])
+    p = check(str(tvtest.BIN))
     assert p.returncode == 1, p.stdout + p.stderr
     assert "NOT PORTABLE: needs libspdlog" in p.stderr or "NOT PORTABLE: needs libasan" in p.stderr
     assert "is not stripped" in p.stderr
 
 
 def test_symbol_version_limit_is_enforced():
-    p = check(os.environ["TRAINVISOR_BIN"], MAX_GLIBC="2.2.5")
+    p = check(str(tvtest.BIN), MAX_GLIBC="2.2.5")
     assert "needs GLIBC_2.3" in p.stderr or "needs GLIBC_2.1" in p.stderr or "needs GLIBC_2." in p.stderr
     assert "(at most GLIBC_2.2.5)" in p.stderr
 

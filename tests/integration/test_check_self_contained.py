@@ -1,12 +1,12 @@
 """scripts/check_self_contained.py: the tree passes, and a test, a script or a CMake file that
 reads the project's fixtures from beside the clone is caught, with where it is; the copies in
 tests/data/ and files outside the scanned folders are not refused."""
-import os
-import pathlib
 import subprocess
 import sys
 
-SRC = pathlib.Path(os.environ["TV_SOURCE_DIR"])
+import tvtest
+
+SRC = tvtest.SOURCE_DIR
 CHECK = SRC / "scripts" / "check_self_contained.py"
 SHARED = "shar" + "ed"  # spelled apart: this file is scanned too
 

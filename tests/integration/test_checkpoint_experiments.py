@@ -6,8 +6,10 @@ import os
 import shutil
 import subprocess
 
-BIN = os.environ.get("TRAINVISOR_BIN", "trainvisor")
-SRC = os.environ.get("TV_SOURCE_DIR", os.path.join(os.path.dirname(__file__), "..", ".."))
+import tvtest
+
+BIN = str(tvtest.BIN)
+SRC = str(tvtest.SOURCE_DIR)
 PT = os.path.join(SRC, "tests/data/checkpoint/agent_1000.pt")  # a real torch.save file
 SEED = os.path.join(SRC, "tests/data/seeds/isaac-lab-batch-mnp/register-job-definition.json")
 

@@ -14,8 +14,10 @@ import zipfile
 
 import pytest
 
-BIN = os.environ.get("TRAINVISOR_BIN", "trainvisor")
-TORCH_PY = os.environ.get("TV_PYTHON", "/usr/bin/python3")
+import tvtest
+
+BIN = str(tvtest.BIN)
+TORCH_PY = tvtest.PYTHON
 RUN1 = "logs/skrl/Isaac-Ant-v0/2025-01-02_10-00-00_ppo_torch"
 RUN2 = "logs/skrl/Isaac-Ant-v0/2025-01-02_12-30-00_ppo_torch"
 
@@ -143,6 +145,25 @@ def linked_run(base, n):
     return src, d
 
 
+def traced(pid, tracer, timeout=60):
+    """Returns once strace (`tracer`) is attached to every thread of `pid` (/proc/PID/task/*/status:
+    TracerPid), so each syscall from here on is in its trace; the timeout guards against a hang."""
+    deadline = time.monotonic() + timeout
+    while True:
+        tracers = set()
+        for task in os.listdir(f"/proc/{pid}/task"):
+            try:
+                status = open(f"/proc/{pid}/task/{task}/status").read()
+            except OSError:
+                continue  # a thread that ended meanwhile
+            tracers.add(int(status.split("TracerPid:")[1].split()[0]))
+        if tracers == {tracer.pid}:
+            return
+        assert tracer.poll() is None, f"strace exited {tracer.returncode} before it attached"
+        assert time.monotonic() < deadline, f"strace never attached to every thread of {pid}"
+        time.sleep(0.01)
+
+
 def test_a_large_directory_listed_in_parallel_slices_misses_no_name(tmp_path):
     """30,000 checkpoints in one directory: on ext4 trainvisor lists it in parallel slices of
     its hash positions (checkpoint/split_listing.h), one per CPU up to 8. A newest checkpoint
@@ -184,7 +205,7 @@ def test_a_large_directory_listed_in_parallel_slices_misses_no_name(tmp_path):
         assert str(later) in watch.stdout.readline()
         tracer = subprocess.Popen(["strace", "-f", "-qq", "-e", "trace=lseek,getdents64", "-p",
                                    str(watch.pid), "-o", str(watch_trace)])
-        time.sleep(2)  # attached; a steady scan lists nothing, so make the next one walk
+        traced(watch.pid, tracer)  # a steady scan lists nothing, so make the next one walk
         os.link(src, d / f"agent_{3 * 10**9}.pt")
         ready, _, _ = select.select([watch.stdout], [], [], 120)
         assert ready, "the watcher reported nothing in 120 s"

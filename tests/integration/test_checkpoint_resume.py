@@ -3,14 +3,15 @@ new timestamped run directory per start, step counter back at 0), cuts its own s
 mid-run; `trainvisor run` restarts it and must resume it from the newest COMPLETE file, passed
 through --resume-arg and TRAINVISOR_RESUME_CHECKPOINT."""
 import json
-import os
 import subprocess
 import textwrap
 
 import pytest
 
-BIN = os.environ.get("TRAINVISOR_BIN", "trainvisor")
-TORCH_PY = os.environ.get("TV_PYTHON", "/usr/bin/python3")
+import tvtest
+
+BIN = str(tvtest.BIN)
+TORCH_PY = tvtest.PYTHON
 
 SCRIPT = textwrap.dedent("""
     import io, json, os, signal, sys, torch

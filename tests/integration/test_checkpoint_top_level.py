@@ -9,8 +9,9 @@ import sys
 
 sys.path.insert(0, os.path.dirname(__file__))
 import ckpt_layouts  # noqa: E402
+import tvtest  # noqa: E402
 
-BIN = os.environ.get("TRAINVISOR_BIN", "trainvisor")
+BIN = str(tvtest.BIN)
 
 
 def latest(root, *args):

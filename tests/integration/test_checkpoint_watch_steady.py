@@ -6,15 +6,17 @@ before, and a directory whose mtime does not move (the same timestamp tick, or s
 sync tool: its ctime does)."""
 import json
 import os
-import select
 import signal
 import subprocess
+import threading
 import time
 
 import pytest
 
-BIN = os.environ.get("TRAINVISOR_BIN", "trainvisor")
-SOURCE_DIR = os.environ.get("TV_SOURCE_DIR", os.path.join(os.path.dirname(__file__), "../.."))
+import tvtest
+
+BIN = str(tvtest.BIN)
+SOURCE_DIR = str(tvtest.SOURCE_DIR)
 DCP = os.path.join(SOURCE_DIR, "tests/data/checkpoint/dcp_real/one_rank")
 OLD = 1_600_000_000  # another host's clock: long before now
 
@@ -39,10 +41,16 @@ def watch(root):
 
 
 def next_event(p, deadline_s=30):
-    """The next JSON line; the deadline only guards against a hang."""
-    ready, _, _ = select.select([p.stdout], [], [], deadline_s)
-    assert ready, "no checkpoint reported"
-    return json.loads(p.stdout.readline())
+    """The next JSON line; the deadline only guards against a hang (the watch is killed then).
+    A blocking read: select() on the pipe would miss a line already in Python's buffer."""
+    guard = threading.Timer(deadline_s, p.kill)
+    guard.start()
+    try:
+        line = p.stdout.readline()
+    finally:
+        guard.cancel()
+    assert line, "no checkpoint reported"
+    return json.loads(line)
 
 
 def stop(p):

@@ -106,3 +106,25 @@ def expected_codes(command, sig, moment):
     if moment == "working":  # the watcher's inotify watch exists only once its stop is routed
         return {0}
     return {0, 128 + sig}  # before or after it started watching: either is a clean answer
+
+
+@pytest.mark.parametrize("gap_s", [0, 0.001, 0.01, 0.05])
+def test_a_second_term_after_the_first_keeps_a_watchs_clean_stop(fake_libs, tmp_path, gap_s):
+    """timeout(1) sends its signal to the process and then to the process group: a watch that
+    already took the first TERM ends 0, whatever the second one's timing (it was 143 when the
+    second came after the watch's route was gone: docs/checkpoints.md's own example)."""
+    for _ in range(5):
+        p, working = start_watch(tmp_path, fake_libs)
+        try:
+            wait_until(working, "started its work")
+            p.send_signal(signal.SIGTERM)
+            time.sleep(gap_s)
+            try:
+                p.send_signal(signal.SIGTERM)
+            except ProcessLookupError:
+                pass
+            _, stderr = p.communicate(timeout=DEADLINE_S)
+        finally:
+            p.kill()
+            p.wait()
+        assert p.returncode == 0, stderr

@@ -2,7 +2,7 @@
 README.md and docs/**/*.md is extracted and, where it can run on a CPU host, run with the
 binary under test as `trainvisor`, so a doc cannot drift from the binary.
 
-The conventions (also in docs/architecture.md, `tests/`):
+The conventions (also named in tests/README.md):
 - `sh` block: each command (continuation lines joined, comments dropped) must exit 0.
 - `console` block: `$ CMD` lines are commands; the lines after one, up to the next `$ `, are its
   output (stdout and stderr together), compared line by line. In the shown output `...` stands

@@ -9,11 +9,13 @@ import pytest
 
 import tvtest
 
-# The worker writes what the seed's skrl run leaves in its log dir, and a link out of it.
+# The worker writes what the seed's skrl run leaves in its log dir (a real torch.save file as its
+# best agent), and a link out of it.
+AGENT = tvtest.SOURCE_DIR / "tests/data/checkpoint/agent_1000.pt"
 WORKER = r'''
 set -e
 mkdir -p "$LOGS/skrl/run1/checkpoints"
-printf agent > "$LOGS/skrl/run1/checkpoints/best_agent.pt"
+cp "$AGENT" "$LOGS/skrl/run1/checkpoints/best_agent.pt"
 printf cfg > "$LOGS/skrl/run1/params.yaml"
 ln -sf /etc/hostname "$LOGS/skrl/run1/outside"
 '''
@@ -24,7 +26,7 @@ def run(tmp_path, *args, env=None, worker=WORKER):
     cmd = [str(tvtest.BIN), "run", "--preflight", "none", "--nproc-per-node", "1",
            "--max-restarts", "0", "--failure-file", str(failure), *args, "--", "/bin/sh", "-c",
            worker]
-    p = subprocess.run(cmd, env=tvtest.base_env(LOGS=tmp_path / "logs", **(env or {})),
+    p = subprocess.run(cmd, env=tvtest.base_env(LOGS=tmp_path / "logs", AGENT=AGENT, **(env or {})),
                        capture_output=True, text=True, timeout=120)
     return p, failure
 
@@ -33,7 +35,7 @@ def test_directory_is_copied_whole_without_following_links(tmp_path):
     model = tmp_path / "model"
     p, failure = run(tmp_path, "--export", str(tmp_path / "logs"), env={"SM_MODEL_DIR": model})
     assert p.returncode == 0, p.stderr
-    assert (model / "skrl/run1/checkpoints/best_agent.pt").read_text() == "agent"
+    assert (model / "skrl/run1/checkpoints/best_agent.pt").read_bytes() == AGENT.read_bytes()
     assert (model / "skrl/run1/params.yaml").read_text() == "cfg"
     assert not os.path.lexists(model / "skrl/run1/outside"), "a link out of the source was copied"
     assert "skipped 1 link" in p.stderr
@@ -49,7 +51,7 @@ def test_glob_and_export_dir_replace_what_is_there(tmp_path):
     assert p.returncode == 0, p.stderr
     assert sorted(os.listdir(model)) == ["run1"]
     assert not (model / "run1" / "stale.pt").exists(), "the old entry of that name stays"
-    assert (model / "run1/checkpoints/best_agent.pt").read_text() == "agent"
+    assert (model / "run1/checkpoints/best_agent.pt").read_bytes() == AGENT.read_bytes()
 
 
 def test_failed_copy_is_73_and_reported(tmp_path):
@@ -76,7 +78,7 @@ def test_read_only_target_is_73_and_leaves_it_as_it_was(tmp_path):
              f"--failure-file {failure} --export {tmp_path}/logs --export-dir {model} -- "
              f"/bin/sh -c '{WORKER}'")
     p = subprocess.run(["unshare", "-m", "--propagation", "private", "/bin/sh", "-c", inner],
-                       env=tvtest.base_env(LOGS=tmp_path / "logs"), capture_output=True,
+                       env=tvtest.base_env(LOGS=tmp_path / "logs", AGENT=AGENT), capture_output=True,
                        text=True, timeout=120)
     assert p.returncode == 73, p.stderr
     assert "Read-only file system" in p.stderr and "nothing was exported" in p.stderr
@@ -170,5 +172,33 @@ printf '{}' > "$LOGS/skrl/.trainvisor-ledger-0123456789abcdef.json.corrupt"
     assert p.returncode == 0, p.stderr
     exported = [str(f.relative_to(model)) for f in model.rglob("*")]
     assert not [f for f in exported if ".trainvisor-" in f], exported
-    assert (model / "skrl/run1/checkpoints/best_agent.pt").read_text() == "agent"
+    assert (model / "skrl/run1/checkpoints/best_agent.pt").read_bytes() == AGENT.read_bytes()
     assert "left out trainvisor's own file(s)" in p.stderr and ".trainvisor-ledger-" in p.stderr
+
+
+def test_an_incomplete_checkpoint_is_left_out(tmp_path):
+    """The SageMaker seed exports its log dir, where the SIGTERM that ended an earlier container
+    may have cut a save: a half-written agent_<t>.pt and a DCP step without its .metadata (what
+    trainvisor itself never resumes from) stay out of the model directory, with one line naming
+    them; the complete checkpoints beside them are exported."""
+    model = tmp_path / "model"
+    dcp = tvtest.SOURCE_DIR / "tests/data/checkpoint/dcp_real/one_rank"
+    worker = WORKER + r'''
+ck="$LOGS/skrl/run1/checkpoints"
+cp "$AGENT" "$ck/agent_100.pt"
+head -c 300 "$AGENT" > "$ck/agent_200.pt"
+mkdir -p "$LOGS/outputs/checkpoint/step-10" "$LOGS/outputs/checkpoint/step-20"
+cp -r "$DCP/." "$LOGS/outputs/checkpoint/step-10/"
+cp "$DCP/__0_0.distcp" "$LOGS/outputs/checkpoint/step-20/"
+'''
+    p, _ = run(tmp_path, "--export", str(tmp_path / "logs"), "--export-dir", str(model),
+               worker=worker, env={"DCP": dcp})
+    assert p.returncode == 0, p.stderr
+    ck = model / "skrl/run1/checkpoints"
+    assert (ck / "agent_100.pt").read_bytes() == AGENT.read_bytes()
+    assert (ck / "best_agent.pt").exists()
+    assert not (ck / "agent_200.pt").exists(), "a half-written checkpoint was exported"
+    assert (model / "outputs/checkpoint/step-10/.metadata").exists()
+    assert not (model / "outputs/checkpoint/step-20").exists(), "a DCP save without .metadata"
+    assert "left out 2 incomplete checkpoint path(s)" in p.stderr, p.stderr
+    assert "agent_200.pt" in p.stderr and "step-20" in p.stderr

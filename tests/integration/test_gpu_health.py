@@ -210,17 +210,23 @@ def watch_pids():
     return pids
 
 
-def test_a_watch_that_dies_is_started_again(tmp_path):
-    """SIGKILLed, the child comes back (a new pid, the log says so); SIGTERM then ends both."""
+def start_watched(tmp_path, **fake):
+    """A run of one long worker with the watch on, once the watch is up: (process, deadline)."""
     argv = [BIN, "run", "--preflight", "none", "--nproc-per-node", "1", "--gpu-health", "on",
             "--gpu-health-interval", "0.1", "--no-python", "--",
             *tvtest.helper("tv_slow_printer", 100, 600)]
-    p = subprocess.Popen(argv, env=env(tmp_path), stdout=subprocess.DEVNULL,
+    p = subprocess.Popen(argv, env=env(tmp_path, **fake), stdout=subprocess.DEVNULL,
                          stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + DEADLINE_S
     while not watch_pids():
         assert time.monotonic() < deadline and p.poll() is None, "the watch never started"
         time.sleep(0.02)
+    return p, deadline
+
+
+def test_a_watch_that_dies_is_started_again(tmp_path):
+    """SIGKILLed, the child comes back (a new pid, the log says so); SIGTERM then ends both."""
+    p, deadline = start_watched(tmp_path)
     first = watch_pids()[0]
     os.kill(first, signal.SIGKILL)
     while not [q for q in watch_pids() if q != first]:
@@ -231,3 +237,39 @@ def test_a_watch_that_dies_is_started_again(tmp_path):
     assert p.returncode == 143, err
     assert "GPU health watch ended (wait status 9): starting it again in 1 s" in err
     assert tvtest.left_behind(tvtest.MARKER, tvtest.SESSION) == []
+
+
+def test_the_watch_outlives_the_signals_slurm_sends_every_process_of_a_step(tmp_path):
+    """scancel, the time limit and `scancel --signal=USR1` signal every process of a Slurm step,
+    the watch included: it lives on (the same pid sees the Xid raised after them), and trainvisor
+    does not start it again. Before the fix it exited 143 on SIGTERM and died of SIGUSR1."""
+    xid = tmp_path / "xid"
+    p, deadline = start_watched(tmp_path, TV_FAKE_NVML_XID_FILE=xid)
+    watch = watch_pids()[0]
+    os.kill(watch, signal.SIGUSR1)
+    os.kill(watch, signal.SIGTERM)
+    xid.write_text("0:79")
+    err = p.communicate(timeout=DEADLINE_S)[1]
+    assert p.returncode == 74, err
+    assert "Xid 79" in err, err
+    assert "GPU health watch ended" not in err, err
+
+
+def nice(pid):
+    """Field 19 of /proc/PID/stat."""
+    return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[16])
+
+
+def test_the_watch_runs_behind_the_workers_at_idle_priority(tmp_path):
+    """The watch is started at nice 19 (it never delays a worker on a busy node: issue 41's
+    1,024-node formation); the worker keeps trainvisor's own priority."""
+    p, _ = start_watched(tmp_path)
+    watch = watch_pids()[0]
+    workers = [q for q in tvtest.live_processes_with_marker(tvtest.MARKER, tvtest.SESSION)
+               if b"tv_slow_printer" in open(f"/proc/{q}/cmdline", "rb").read()]
+    assert workers, "no worker found"
+    assert nice(watch) == 19, "the GPU watch is not at nice 19"
+    assert all(nice(w) == os.getpriority(os.PRIO_PROCESS, 0) for w in workers)
+    p.terminate()
+    p.communicate(timeout=DEADLINE_S)
+    assert p.returncode == 143

@@ -2,26 +2,16 @@
 docs/platforms/README.md): the real binary, a real worker, a real SIGTERM; the log line that
 announces the SIGKILL deadline tells which grace period applied."""
 import json
-import os
 import signal
 import subprocess
 import time
-import uuid
+
+import tvtest
 
 
-BIN = os.environ["TRAINVISOR_BIN"]
+BIN = str(tvtest.BIN)
 # Exits at once on SIGTERM, so no test waits out a grace period.
 WORKER = 'trap "exit 0" TERM; echo ready; while :; do sleep 0.1 & wait $!; done'
-
-
-def base_env(**extra):
-    env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": os.environ.get("HOME", "/root"), "LANG": "C.UTF-8",
-           "TV_GRACE_TEST": uuid.uuid4().hex}
-    for k in ("ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS", "TMPDIR"):
-        if k in os.environ:
-            env[k] = os.environ[k]
-    env.update(extra)
-    return env
 
 
 def announced_grace(*args, env):
@@ -42,24 +32,24 @@ def announced_grace(*args, env):
 
 
 def test_no_platform_is_docker_or_podman():
-    assert announced_grace(env=base_env()) == 8000
+    assert announced_grace(env=tvtest.own_env()) == 8000
 
 
 def test_explicit_grace_period_wins():
-    assert announced_grace("--grace-period", "3", env=base_env()) == 3000
-    assert announced_grace(env=base_env(TRAINVISOR_GRACE_PERIOD="4", KUBERNETES_SERVICE_HOST="10.0.0.1")) == 4000
+    assert announced_grace("--grace-period", "3", env=tvtest.own_env()) == 3000
+    assert announced_grace(env=tvtest.own_env(TRAINVISOR_GRACE_PERIOD="4", KUBERNETES_SERVICE_HOST="10.0.0.1")) == 4000
 
 
 def test_any_kubernetes_pod():
-    assert announced_grace(env=base_env(KUBERNETES_SERVICE_HOST="10.0.0.1")) == 25000
+    assert announced_grace(env=tvtest.own_env(KUBERNETES_SERVICE_HOST="10.0.0.1")) == 25000
 
 
 def test_slurm():
-    env = base_env(SLURM_JOB_ID="7", SLURM_NNODES="1", SLURM_NODEID="0", SLURM_JOB_NODELIST="localhost")
+    env = tvtest.own_env(SLURM_JOB_ID="7", SLURM_NNODES="1", SLURM_NODEID="0", SLURM_JOB_NODELIST="localhost")
     assert announced_grace("--master-port", "29731", env=env) == 25000
 
 
 def test_sagemaker(tmp_path):
     rc = tmp_path / "resourceconfig.json"
     rc.write_text(json.dumps({"current_host": "algo-1", "hosts": ["algo-1"]}))
-    assert announced_grace("--resource-config", str(rc), env=base_env()) == 110000
+    assert announced_grace("--resource-config", str(rc), env=tvtest.own_env()) == 110000

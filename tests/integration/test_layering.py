@@ -1,11 +1,11 @@
 """scripts/check_layering.py: the tree passes, and a forbidden include is caught."""
-import os
-import pathlib
 import shutil
 import subprocess
 import sys
 
-SRC = pathlib.Path(os.environ["TV_SOURCE_DIR"])
+import tvtest
+
+SRC = tvtest.SOURCE_DIR
 CHECK = SRC / "scripts" / "check_layering.py"
 
 

@@ -24,15 +24,14 @@ import struct
 import subprocess
 import time
 import uuid
-from pathlib import Path
 
 import pytest
 
 import tvtest
 
-SOURCE_DIR = Path(os.environ.get("TV_SOURCE_DIR", Path(__file__).resolve().parents[2]))
-TRAINVISOR = Path(os.environ.get("TRAINVISOR_BIN", SOURCE_DIR / "build" / "trainvisor"))
-PYTHON = os.environ.get("TV_PYTHON", "/usr/bin/python3")
+SOURCE_DIR = tvtest.SOURCE_DIR
+TRAINVISOR = tvtest.BIN
+PYTHON = tvtest.PYTHON
 MARKER = "TV_MULTINODE_TEST"
 free_ports = tvtest.free_ports
 processes_with_marker = functools.partial(tvtest.processes_with_marker, MARKER)

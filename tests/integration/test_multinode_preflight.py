@@ -19,8 +19,8 @@ import pytest
 
 import tvtest
 
-SOURCE_DIR = Path(os.environ.get("TV_SOURCE_DIR", Path(__file__).resolve().parents[2]))
-TRAINVISOR = Path(os.environ.get("TRAINVISOR_BIN", SOURCE_DIR / "build" / "trainvisor")).resolve()
+SOURCE_DIR = tvtest.SOURCE_DIR
+TRAINVISOR = tvtest.BIN.resolve()
 TIMEOUT_S = 300  # generous: 2 shared cores
 free_ports = tvtest.free_ports
 

@@ -4,22 +4,21 @@ of the real run are scraped while it runs (and checked by promtool, the Promethe
 linter), the --summary-file is read after it ends, and a 2-node job on loopback checks that node
 0's figures are the job's (the restart counted once)."""
 import json
-import os
 import re
 import subprocess
 import sys
 import textwrap
 import time
 import urllib.request
-from pathlib import Path
 
 import pytest
 
 from tvtest import free_port, free_ports
+import tvtest
 
-BIN = os.environ.get("TRAINVISOR_BIN", "trainvisor")
-PY = os.environ.get("TV_PYTHON", "/usr/bin/python3")
-SRC = Path(os.environ.get("TV_SOURCE_DIR", Path(__file__).resolve().parents[2]))
+BIN = str(tvtest.BIN)
+PY = tvtest.PYTHON
+SRC = tvtest.SOURCE_DIR
 DASHBOARD = SRC / "docs" / "grafana" / "trainvisor-goodput.json"
 
 # The training script: rank 0 prints rsl_rl's iteration banner; attempt 0 saves agent_5.pt (a

@@ -24,20 +24,19 @@ is this build's binary. tests/container/test_platform_containers.py runs the sam
 in podman containers, trainvisor as PID 1 (docs/render.md).
 """
 import json
-import os
 import re
 import subprocess
-from pathlib import Path
 
 import botocore.session
 import botocore.validate
 import pytest
 
 from tvtest import free_ports
+import tvtest
 
-BIN = Path(os.environ["TRAINVISOR_BIN"])
-HELPERS = Path(os.environ["TV_HELPERS"])
-SRC = Path(os.environ["TV_SOURCE_DIR"])
+BIN = tvtest.BIN
+HELPERS = tvtest.HELPERS
+SRC = tvtest.SOURCE_DIR
 IMAGE_BIN = "/usr/local/bin/trainvisor"
 SECRETS = {("hf-token", "token"): "hf_secret_value",  # the cluster's Secret / Secrets Manager
            "arn:aws:secretsmanager:us-west-2:123456789012:secret:hf": "hf_secret_value",

@@ -11,8 +11,10 @@ from pathlib import Path
 
 import pytest
 
-BIN = os.environ["TRAINVISOR_BIN"]
-DATA = os.path.join(os.environ["TV_SOURCE_DIR"], "tests", "data", "nccl")
+import tvtest
+
+BIN = str(tvtest.BIN)
+DATA = os.path.join(tvtest.SOURCE_DIR, "tests", "data", "nccl")
 HAVE_GPU = shutil.which("nvidia-smi") is not None and subprocess.run(
     ["nvidia-smi", "-L"], capture_output=True).returncode == 0
 

@@ -232,15 +232,25 @@ def test_no_token_and_no_job_id_warns_that_the_key_is_public(jobs):
         assert "public" in log and "--rdzv-token" in log and "TRAINVISOR_RDZV_TOKEN" in log, log
 
 
-def test_a_peers_exit_code_and_text_are_untrusted(jobs):
-    job = jobs(2, max_restarts=0)
+def node0_for_a_rogue(job):
+    """Node 0 of a public job, listening. The rogue agent sends no node fingerprint
+    (docs/coordination.md, "Node fingerprint"), which node 0 would refuse before any start: these
+    tests are about what a started peer may claim, so node 0 runs with --node-fingerprint off."""
     log = open(job.tmp / "node0.log", "wb")
-    node0 = subprocess.Popen(public_job_argv(job, 0, worker(job, "sleep")), env=job.env(),
-                             cwd=job.tmp, stdin=subprocess.DEVNULL, stdout=log,
-                             stderr=subprocess.STDOUT, start_new_session=True)
+    argv = public_job_argv(job, 0, worker(job, "sleep"))
+    at = argv.index("--no-python")
+    argv[at:at] = ["--node-fingerprint", "off"]
+    node0 = subprocess.Popen(argv, env=job.env(), cwd=job.tmp, stdin=subprocess.DEVNULL,
+                             stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     node0.log_path = job.tmp / "node0.log"
     job.procs["node0"] = node0
     wait_listening(job.rdzv_port, node0)
+    return node0
+
+
+def test_a_peers_exit_code_and_text_are_untrusted(jobs):
+    job = jobs(2, max_restarts=0)
+    node0 = node0_for_a_rogue(job)
     # Exit code 0 in a failure report would end a failed job with "success": refused.
     rogue = RogueAgent(job.rdzv_port, 1, 2)
     assert rogue.recv_type({2})["type"] == 2  # welcome
@@ -253,13 +263,7 @@ def test_a_peers_exit_code_and_text_are_untrusted(jobs):
 
     # Text: control characters and a forged log line arrive escaped, bounded.
     job2 = jobs(2, max_restarts=0)
-    log = open(job2.tmp / "node0.log", "wb")
-    node0 = subprocess.Popen(public_job_argv(job2, 0, worker(job2, "sleep")), env=job2.env(),
-                             cwd=job2.tmp, stdin=subprocess.DEVNULL, stdout=log,
-                             stderr=subprocess.STDOUT, start_new_session=True)
-    node0.log_path = job2.tmp / "node0.log"
-    job2.procs["node0"] = node0
-    wait_listening(job2.rdzv_port, node0)
+    node0 = node0_for_a_rogue(job2)
     rogue = RogueAgent(job2.rdzv_port, 1, 2)
     start = rogue.recv_type({3})
     evil = "boom\n2026-01-01 00:00:00 [info] every node succeeded\x1b[2J\x07" + "x" * 4000

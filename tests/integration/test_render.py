@@ -4,10 +4,8 @@ schema (python3-jsonschema), the SageMaker and Batch requests with botocore's Pa
 service models (offline), the sbatch script with `bash -n`. Bad configs exit 78 naming the field.
 """
 import json
-import os
 import re
 import subprocess
-from pathlib import Path
 
 import botocore.session
 import botocore.validate
@@ -15,8 +13,10 @@ import jsonschema
 import pytest
 import yaml
 
-BIN = os.environ["TRAINVISOR_BIN"]
-SRC = Path(os.environ["TV_SOURCE_DIR"])
+import tvtest
+
+BIN = str(tvtest.BIN)
+SRC = tvtest.SOURCE_DIR
 EXAMPLES = sorted((SRC / "examples" / "render").glob("*.json"))
 # The operator's CRD and the seeds' files, copied into the repository (tests/data/k8s/README.md,
 # tests/data/seeds/README.md): every clone runs these tests.
@@ -88,6 +88,13 @@ def test_sagemaker_request_passes_botocore():
     bad = dict(req, ResourceConfig={"InstanceCount": "2"})
     errors = botocore_errors("sagemaker", "CreateTrainingJob", bad)
     assert "VolumeSizeInGB" in errors and "ResourceConfig.InstanceCount" in errors
+
+
+def test_heterogeneous_sagemaker_example_passes_botocore():
+    req = json.loads(render(SRC / "examples" / "render" / "sagemaker-heterogeneous.json",
+                            "sagemaker").stdout)
+    assert botocore_errors("sagemaker", "CreateTrainingJob", req) == ""
+    assert [g["InstanceGroupName"] for g in req["ResourceConfig"]["InstanceGroups"]] == ["data", "gpu"]
 
 
 def test_batch_job_definition_passes_botocore():
@@ -183,6 +190,10 @@ def test_cosmos_example_keeps_the_seeds_settings():
         shm = [v for v in got["volumes"] if v["name"] == "shm"][0]
         assert shm["emptyDir"]["medium"] == "Memory" and shm["emptyDir"]["sizeLimit"] == "65536Mi"
         assert got_ct["resources"]["limits"] == {"nvidia.com/gpu": 8, "vpc.amazonaws.com/efa": 16}
+        # the pod label and the pull policy (render v2: kubeflow.labels, image_pull_policy)
+        assert spec["template"]["metadata"]["labels"].items() <= \
+            mine["template"]["metadata"]["labels"].items()
+        assert got_ct["imagePullPolicy"] == want_ct["imagePullPolicy"] == "Always"
 
 
 def test_isaac_hyperpod_example_keeps_the_seeds_settings():
@@ -193,7 +204,7 @@ def test_isaac_hyperpod_example_keeps_the_seeds_settings():
         mine = specs[rtype]
         assert mine["restartPolicy"] == spec["restartPolicy"] == "OnFailure"
         want_ct, got_ct = spec["template"]["spec"]["containers"][0], mine["template"]["spec"]["containers"][0]
-        mlflow_empty = {"MLFLOW_TRACKING_URI", "SAGEMAKER_MLFLOW_ASSUME_ROLE_ARN", "MLFLOW_ARTIFACT_DIR"}
+        mlflow_empty = {"MLFLOW_TRACKING_URI", "SAGEMAKER_MLFLOW_ASSUME_ROLE_ARN"}
         assert seed_env_names(want_ct) - mlflow_empty <= seed_env_names(got_ct)
         assert {m["mountPath"] for m in want_ct["volumeMounts"]} == {m["mountPath"] for m in got_ct["volumeMounts"]}
         assert got_ct["securityContext"] == want_ct["securityContext"]
@@ -203,9 +214,20 @@ def test_isaac_hyperpod_example_keeps_the_seeds_settings():
         assert got_ct["workingDir"] == "/workspace/IsaacLab"
         got_pod = mine["template"]["spec"]
         assert got_pod["nodeSelector"]["node.kubernetes.io/instance-type"] == "ml.g6.12xlarge"
+        # the seed's nodeSelector NODE_HEALTH_LABEL: NODE_HEALTH_VALUE, as a required affinity
+        health = got_pod["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
+        assert health["nodeSelectorTerms"][0]["matchExpressions"][0] == {
+            "key": "sagemaker.amazonaws.com/node-health-status", "operator": "In",
+            "values": ["Schedulable"]}
         assert [v for v in got_pod["volumes"] if v["name"] == "shm"][0]["emptyDir"]["sizeLimit"] == "16384Mi"
     req = json.loads(render(SRC / "examples" / "render" / "isaac-lab-hyperpod-sagemaker.json", "sagemaker").stdout)
-    assert {"ACCEPT_EULA", "PRIVACY_CONSENT", "NVIDIA_VISIBLE_DEVICES", "NCCL_DEBUG"} <= set(req["Environment"])
+    assert {"ACCEPT_EULA", "PRIVACY_CONSENT", "NVIDIA_VISIBLE_DEVICES", "NCCL_DEBUG",
+            "HYDRA_FULL_ERROR", "MLFLOW_ARTIFACT_DIR"} <= set(req["Environment"])
+    args = req["AlgorithmSpecification"]["ContainerArguments"]
+    # the entrypoint's `cd /workspace/IsaacLab` and its `cp -rv logs/* /opt/ml/model/`
+    assert args[args.index("--workdir") + 1] == "/workspace/IsaacLab"
+    assert args[args.index("--export") + 1] == "/workspace/IsaacLab/logs"
+    assert [c["ChannelName"] for c in req["InputDataConfig"]] == ["scripts"]
     assert req["ResourceConfig"] == {"InstanceType": "ml.g6.12xlarge", "InstanceCount": 2, "VolumeSizeInGB": 200}
     assert req["StoppingCondition"]["MaxRuntimeInSeconds"] == 7200
     assert req["EnableInterContainerTrafficEncryption"] is True
@@ -227,3 +249,5 @@ def test_batch_example_keeps_the_seeds_settings():
     assert got["volumes"][0]["efsVolumeConfiguration"]["rootDirectory"] == \
         want["volumes"][0]["efsVolumeConfiguration"]["rootDirectory"]
     assert got["instanceType"] == "g6.12xlarge"
+    # the seed's `cd /workspace/IsaacLab && ./distributed_run.bash`
+    assert got["command"][got["command"].index("--workdir") + 1] == "/workspace/IsaacLab"

@@ -3,16 +3,16 @@ documentation defines them (each rule below cites where it is from): the specs a
 real binary from the examples (or from descriptions written here), then judged by the rule.
 """
 import json
-import os
 import re
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
-BIN = os.environ["TRAINVISOR_BIN"]
-SRC = Path(os.environ["TV_SOURCE_DIR"])
+import tvtest
+
+BIN = str(tvtest.BIN)
+SRC = tvtest.SOURCE_DIR
 EXAMPLES = SRC / "examples" / "render"
 
 

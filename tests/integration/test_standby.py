@@ -11,18 +11,16 @@ import os
 import re
 import signal
 import subprocess
-import threading
-import time
-import uuid
 from pathlib import Path
 
 import pytest
 
 from tvtest import free_port
+import tvtest
 
-SOURCE_DIR = Path(os.environ.get("TV_SOURCE_DIR", Path(__file__).resolve().parents[2]))
-TRAINVISOR = Path(os.environ.get("TRAINVISOR_BIN", SOURCE_DIR / "build" / "trainvisor"))
-PYTHON = os.environ.get("TV_PYTHON", "/usr/bin/python3")
+SOURCE_DIR = tvtest.SOURCE_DIR
+TRAINVISOR = tvtest.BIN
+PYTHON = tvtest.PYTHON
 TIMEOUT = 600  # 2 shared cores: every torch import takes seconds, standbys import at nice 19
 PER_ATTEMPT = {"MASTER_PORT", "TORCHELASTIC_RESTART_COUNT", "TORCHELASTIC_ERROR_FILE",
                "TRAINVISOR_HEARTBEAT_FILE", "TRAINVISOR_STACKS_FILE",
@@ -112,54 +110,22 @@ class Job:
         (tmp / "scripts").mkdir()
         self.script = tmp / "scripts" / "train.py"
         self.script.write_text(WORKER)
-        env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": os.environ.get("HOME", "/root"),
-               "PYTHON_EXEC": PYTHON, "LANG": "C.UTF-8", "STANDBY_TEST_OUT": str(self.out),
-               "TV_STANDBY_TEST": uuid.uuid4().hex}
-        for k in ("ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS", "TMPDIR"):
-            if k in os.environ:
-                env[k] = os.environ[k]
-        self.marker = env["TV_STANDBY_TEST"]
+        env = tvtest.own_env(STANDBY_TEST_OUT=self.out)
+        self.marker = env[tvtest.MARKER]
         cmd = [str(TRAINVISOR), "run", "--preflight", "none", "--nproc-per-node", "2",
                "--max-restarts", "1", "--grace-period", "5", "--master-port", str(free_port()),
                *extra, "scripts/train.py", "--flag", "value with space"]
         self.proc = subprocess.Popen(cmd, env=env, cwd=tmp, stdout=subprocess.PIPE,
                                      stderr=subprocess.STDOUT, text=True)
-        self.lines = []
-        self.cond = threading.Condition()
-        threading.Thread(target=self._read, daemon=True).start()
-
-    def _read(self):
-        for line in self.proc.stdout:
-            with self.cond:
-                self.lines.append(line)
-                self.cond.notify_all()
-        with self.cond:
-            self.lines.append(None)
-            self.cond.notify_all()
-
-    def wait_for(self, pattern, count=1):
-        """The matches of `pattern` once `count` lines matched (trainvisor's output)."""
-        deadline = time.monotonic() + TIMEOUT
-        with self.cond:
-            while True:
-                found = [m for m in (re.search(pattern, l) for l in self.lines if l) if m]
-                if len(found) >= count:
-                    return found
-                assert None not in self.lines, "trainvisor ended early:\n" + self.text()
-                assert time.monotonic() < deadline, f"no {pattern!r}:\n" + self.text()
-                self.cond.wait(1)
-
-    def text(self):
-        return "".join(l for l in self.lines if l)
+        self.output = tvtest.Output(self.proc, TIMEOUT)
+        self.wait_for, self.text = self.output.wait_for, self.output.text
 
     def go(self):
         (self.out / "go").touch()
 
     def finish(self):
         rc = self.proc.wait(timeout=TIMEOUT)
-        with self.cond:
-            while None not in self.lines:
-                self.cond.wait(1)
+        self.output.wait_end()
         return rc
 
     def rec(self, attempt, rank):

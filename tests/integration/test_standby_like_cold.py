@@ -15,7 +15,6 @@ import json
 import re
 import shutil
 import subprocess
-import threading
 import time
 
 import pytest
@@ -124,43 +123,21 @@ def run_job(work, command, standby, python=PYTHON):
            "--warm-standby", "on" if standby else "off", *command, *TRAILING]
     proc = subprocess.Popen(cmd, env=env, cwd=work, stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, text=True)
-    lines, cond = [], threading.Condition()
-
-    def read():
-        for line in proc.stdout:
-            with cond:
-                lines.append(line)
-                cond.notify_all()
-        with cond:
-            lines.append(None)
-            cond.notify_all()
-
-    threading.Thread(target=read, daemon=True).start()
-
-    def wait_for(pattern):
-        deadline = time.monotonic() + TIMEOUT
-        with cond:
-            while not any(l and re.search(pattern, l) for l in lines):
-                assert None not in lines, "trainvisor ended early:\n" + "".join(lines[:-1])
-                assert time.monotonic() < deadline, pattern
-                cond.wait(1)
-
+    output = tvtest.Output(proc, TIMEOUT)
     try:
         if standby:
-            wait_for(r"local rank 0: warm standby ready")
+            output.wait_for(r"local rank 0: warm standby ready")
         while not (out / "rec_0.json").exists():
-            assert proc.poll() is None, "".join(l for l in lines if l)
+            assert proc.poll() is None, output.text()
             time.sleep(0.1)
         (out / "go").touch()
         assert proc.wait(timeout=TIMEOUT) == 0
-        with cond:  # the reader has everything
-            while None not in lines:
-                cond.wait(1)
+        output.wait_end()  # the reader has everything
     finally:
         if proc.poll() is None:
             proc.kill()
             proc.wait()
-    log = "".join(l for l in lines if l)
+    log = output.text()
     assert ("rank 0: started from its warm standby" in log) == standby, log
     return json.loads((out / "rec_0.json").read_text()), json.loads(
         (out / "rec_1.json").read_text()), log

@@ -10,7 +10,6 @@ import signal
 import subprocess
 import textwrap
 import time
-import uuid
 from pathlib import Path
 
 import pytest
@@ -26,9 +25,7 @@ SESSION = tvtest.SESSION
 TIMEOUT = 120
 
 
-def base_env(**extra):
-    """tvtest's environment, with a marker of this test's own after the session's."""
-    return tvtest.base_env(**{MARKER: SESSION + uuid.uuid4().hex}, **extra)
+base_env = tvtest.own_env
 
 
 def helper(name, *args):

@@ -9,12 +9,13 @@ import os
 import re
 import shutil
 import subprocess
-from pathlib import Path
 
 import pytest
 
-BIN = os.environ.get("TRAINVISOR_BIN", "")
-SRC = Path(os.environ.get("TV_SOURCE_DIR", Path(__file__).resolve().parents[2]))
+import tvtest
+
+BIN = str(tvtest.BIN)
+SRC = tvtest.SOURCE_DIR
 DATA = SRC / "tests" / "data" / "topology"
 
 pytestmark = pytest.mark.skipif(not BIN or not os.access(BIN, os.X_OK),

@@ -15,16 +15,15 @@ import signal
 import subprocess
 import time
 import uuid
-from pathlib import Path
 
 import pytest
 
 import tvtest
 
-SOURCE_DIR = Path(os.environ.get("TV_SOURCE_DIR", Path(__file__).resolve().parents[2]))
-TRAINVISOR = Path(os.environ.get("TRAINVISOR_BIN", SOURCE_DIR / "build" / "trainvisor"))
-HELPERS = Path(os.environ.get("TV_HELPERS", TRAINVISOR.parent / "helpers"))
-PYTHON = os.environ.get("TV_PYTHON", "/usr/bin/python3")
+SOURCE_DIR = tvtest.SOURCE_DIR
+TRAINVISOR = tvtest.BIN
+HELPERS = tvtest.HELPERS
+PYTHON = tvtest.PYTHON
 TORCHRUN_COMPAT = SOURCE_DIR / "bench" / "torchrun_compat.py"
 MARKER = "TV_TORCH_ENV_TEST"  # every child carries it; teardown kills whatever still has it
 free_ports = tvtest.free_ports

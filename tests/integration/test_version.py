@@ -4,7 +4,9 @@ import os
 import re
 import subprocess
 
-BIN = os.environ["TRAINVISOR_BIN"]
+import tvtest
+
+BIN = str(tvtest.BIN)
 
 
 def test_version_lists_libraries():
@@ -30,7 +32,7 @@ def test_dash_dash_version():
 
 
 def cmake_project_version():
-    text = open(os.path.join(os.environ["TV_SOURCE_DIR"], "CMakeLists.txt")).read()
+    text = open(os.path.join(tvtest.SOURCE_DIR, "CMakeLists.txt")).read()
     return re.search(r"project\(trainvisor VERSION ([0-9.]+)", text).group(1)
 
 

@@ -2,13 +2,16 @@
 sys.path). conftest.py holds the fixtures every test gets (`no_leftovers`).
 
 Environment (set by ctest, tests/CMakeLists.txt): TRAINVISOR_BIN, TV_HELPERS, TV_SOURCE_DIR,
-TV_PYTHON; each has a default for a run by hand from a build in build/."""
+TV_PYTHON; each has a default for a run by hand from a build in build/. This file is the one place
+a test takes them from: the binary is TRAINVISOR_BIN or build/trainvisor, never one found on PATH."""
 import contextlib
 import os
+import re
 import shutil
 import signal
 import socket
 import subprocess
+import threading
 import time
 import uuid
 from pathlib import Path
@@ -16,7 +19,21 @@ from pathlib import Path
 import pytest
 
 SOURCE_DIR = Path(os.environ.get("TV_SOURCE_DIR", Path(__file__).resolve().parents[2]))
-BIN = Path(os.environ.get("TRAINVISOR_BIN", SOURCE_DIR / "build" / "trainvisor"))
+
+
+def _binary():
+    """TRAINVISOR_BIN, else build/trainvisor of the source tree; neither: the run stops here, with
+    one message (a bare `trainvisor` would run whatever PATH holds, not the build under test)."""
+    if os.environ.get("TRAINVISOR_BIN"):
+        return Path(os.environ["TRAINVISOR_BIN"])
+    built = SOURCE_DIR / "build" / "trainvisor"
+    if not built.is_file():
+        raise SystemExit(f"tvtest: TRAINVISOR_BIN is unset and {built} does not exist: set "
+                         "TRAINVISOR_BIN to the trainvisor binary under test")
+    return built
+
+
+BIN = _binary()
 HELPERS = Path(os.environ.get("TV_HELPERS", BIN.parent / "helpers"))
 PYTHON = os.environ.get("TV_PYTHON", "/usr/bin/python3")
 
@@ -80,6 +97,12 @@ def base_env(**extra):
     return env
 
 
+def own_env(**extra):
+    """base_env with a marker of the caller's own after the session's (SESSION + a fresh suffix):
+    `no_leftovers` still kills what carries it, and the test can tell its processes from others'."""
+    return base_env(**{MARKER: SESSION + uuid.uuid4().hex}, **extra)
+
+
 def live_processes_with_marker(marker, token):
     """processes_with_marker without the zombies (dead, waiting for their parent's waitpid)."""
     live = []
@@ -116,6 +139,48 @@ def left_behind(marker, token, timeout=10):
         if not live or time.monotonic() > deadline:
             return live
         time.sleep(0.02)
+
+
+class Output:
+    """A process's stdout (its stderr merged into it, text mode), read line by line on a thread of
+    its own: a test waits for the line that says something happened, not for a time."""
+
+    def __init__(self, proc, timeout):
+        self.proc, self.timeout = proc, timeout
+        self.lines, self.ended, self.cond = [], False, threading.Condition()
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self):
+        for line in self.proc.stdout:
+            with self.cond:
+                self.lines.append(line)
+                self.cond.notify_all()
+        with self.cond:
+            self.ended = True
+            self.cond.notify_all()
+
+    def text(self):
+        with self.cond:
+            return "".join(self.lines)
+
+    def wait_for(self, pattern, count=1):
+        """The matches of `pattern` once `count` lines matched; fails when the output ends first or
+        `timeout` passes (a guard against a hang, not a figure)."""
+        deadline = time.monotonic() + self.timeout
+        with self.cond:
+            while True:
+                found = [m for m in (re.search(pattern, line) for line in self.lines) if m]
+                if len(found) >= count:
+                    return found
+                assert not self.ended, "trainvisor ended early:\n" + self.text()
+                assert time.monotonic() < deadline, f"no {pattern!r}:\n" + self.text()
+                self.cond.wait(1)
+
+    def wait_end(self):
+        """Returns once every line is read (the process has closed its output)."""
+        with self.cond:
+            while not self.ended:
+                self.cond.wait(1)
 
 
 # What libinfinipath does to a process that loads it: SIGTERM/SIGINT handlers that exit(1), those

@@ -65,6 +65,7 @@ class Node:
     def __init__(self, job, index):
         self.job, self.index = job, index
         self.proc = None
+        self.pid = None  # trainvisor's
         self.log = None
         self.container = -1
 
@@ -84,6 +85,7 @@ class Node:
         with open(self.log, "w") as out:
             self.proc = subprocess.Popen(["bash", "-c", script], cwd=self.job.workdir, env=full,
                                          stdout=out, stderr=subprocess.STDOUT)
+        self.pid = self.proc.pid  # the shell's, which trainvisor's becomes
         self.sidecar = int(wait_for("the sidecar's pid", lambda: sidecar.exists()
                                     and sidecar.read_text().strip()))
 
@@ -98,10 +100,10 @@ class Node:
 
     def gpu_watch(self):
         """The pid of this node's GPU health watch (a child of trainvisor), or None."""
-        return next((c for c in children(self.proc.pid) if "gpu-watch" in cmdline(c)), None)
+        return next((c for c in children(self.pid) if "gpu-watch" in cmdline(c)), None)
 
     def signal(self, sig):
-        os.kill(self.proc.pid, sig)
+        os.kill(self.pid, sig)
 
 
 class Job:
@@ -123,8 +125,7 @@ class Job:
         c = self.containers
         self.containers += 1
         self.port, = tvtest.free_ports(1)
-        for n in self.nodes:
-            n.start(c, self.platform.env(self, n.index, c), self.platform.command(self, n.index))
+        self.platform.launch(self, c)
         return c
 
     def plan(self, name, content=""):
@@ -149,7 +150,8 @@ class Job:
                         lambda: (s := self.newest_step()) > step and s)
 
     def exits(self):
-        return [n.wait() for n in self.nodes]
+        """Each node's exit code, as the platform reports it."""
+        return self.platform.exits(self)
 
     # --- the invariants every phase ends with --------------------------------------------
     def check_restart_equals_cold_start(self, container, cold, warm):
@@ -172,9 +174,10 @@ class Job:
                 f"rank {rank} resumed from step {r['resume_step']} ({r['resume_path']}); the "
                 f"newest checkpoint on disk was step {r['newest_at_start']}")
 
-    def check_nothing_killed_that_workers_did_not_leave(self):
+    def check_nothing_killed_that_workers_did_not_leave(self, sidecars=True):
+        """`sidecars`: whether the sidecars must still live (a Slurm step's end kills them)."""
         for n in self.nodes:
-            assert alive(n.sidecar), f"node {n.index}: the entrypoint's sidecar was killed"
+            assert not sidecars or alive(n.sidecar), f"node {n.index}: the entrypoint's sidecar was killed"
             said = re.findall(r"killed \d+ process\(es\)[^\n]*", n.text())
             assert not said, f"node {n.index}: {said} (the stand-in leaves nothing behind)"
 
@@ -191,4 +194,20 @@ class Job:
         job = summary["job"]
         parts = job["productive_seconds"] + sum(job["badput_seconds"].values())
         assert abs(parts - job["wall_seconds"]) < 1.0, job
+        self.check_report_says(job)
         return job
+
+    def check_report_says(self, job):
+        """`trainvisor report` on the job's ledger prints the account node 0's summary gave (the
+        summary is taken a moment after the ledger's last write: microseconds apart)."""
+        ledgers = list(self.dir.rglob(".trainvisor-ledger-*.json"))
+        assert len(ledgers) == 1, ledgers
+        r = subprocess.run([str(tvtest.BIN), "report", "--ledger", str(ledgers[0])],
+                           capture_output=True, text=True, timeout=GUARD)
+        assert r.returncode == 0, r.stderr
+        said = dict(re.findall(r"^  (containers|wall time|goodput|restarts)\s+(\S+)", r.stdout,
+                               re.M))
+        assert int(said["containers"]) == job["containers"], r.stdout
+        assert int(said["restarts"]) == job["restarts"], r.stdout
+        assert abs(float(said["wall time"]) - job["wall_seconds"]) < 0.01, (r.stdout, job)
+        assert abs(float(said["goodput"]) - job["goodput"]) < 0.002, (r.stdout, job)

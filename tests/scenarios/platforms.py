@@ -64,6 +64,9 @@ class Platform:
                "TV_FAKE_NVML_XID_FILE": job.dir / f"xid_node{node}",
                # test-only settings that are not the job's: no GPU to check before the start
                "TRAINVISOR_PREFLIGHT": "none",
+               # what an operator adds (off by default): a hang is 20 s without output or a
+               # heartbeat (the stand-in touches its heartbeat file each step)
+               "TRAINVISOR_HANG_TIMEOUT": 20,
                # where the seed keeps its checkpoints, and how its script takes one
                "TRAINVISOR_CHECKPOINT_DIR": self.ckpt}
         if self.layout == "skrl":
@@ -84,6 +87,16 @@ class Platform:
 
     def command(self, job, node):
         raise NotImplementedError
+
+    def launch(self, job, container):
+        """Starts every node's container: here one entrypoint shell per node (job.Node); a
+        platform with its own launcher (Slurm: sbatch, srun) starts them its way."""
+        for n in job.nodes:
+            n.start(container, self.env(job, n.index, container), self.command(job, n.index))
+
+    def exits(self, job):
+        """Each node's exit code, once every node has exited."""
+        return [n.wait() for n in job.nodes]
 
     def retries(self, code):
         """Whether the platform starts this node's container again after `code`."""

@@ -8,6 +8,7 @@ Copied by the test to where the seed's line expects its script (run_train.py, tr
 `-m` module's file). Driven by files under $SCEN_DIR/plan (the test writes them when it wants
 an event):
   crash_r<RANK>   that rank raises at its next step (once: the file is taken)
+  hang_r<RANK>    that rank sleeps before its next collective (the others wait in it): a hang
   finish          every rank stops cleanly at the same step (agreed through an all_reduce)
 Records what it saw at start in $SCEN_DIR/records/c<container>_g<restart>_r<rank>.json.
 
@@ -19,6 +20,7 @@ SCEN_LAYOUT: skrl (Isaac Lab: <root>/skrl/<task>/<time>_ppo_torch/checkpoints/ag
 import datetime
 import json
 import os
+import pathlib
 import re
 import shutil
 import sys
@@ -32,6 +34,7 @@ LAYOUT = os.environ["SCEN_LAYOUT"]
 ROOT = os.environ["SCEN_CKPT_ROOT"]
 EVERY = int(os.environ.get("SCEN_CKPT_EVERY", "4"))
 STEP_S = float(os.environ.get("SCEN_STEP_S", "0.1"))
+HEARTBEAT = os.environ.get("TRAINVISOR_HEARTBEAT_FILE")
 DCP = os.environ.get("SCEN_DCP")  # a real DCP save to copy (tests/data/checkpoint/dcp_real)
 
 
@@ -108,9 +111,16 @@ def taken(name):
         return False
 
 
+def beat():
+    """What docs/supervision.md asks of a loop whose ranks print nothing: touch the heartbeat."""
+    if HEARTBEAT:
+        pathlib.Path(HEARTBEAT).touch()
+
+
 def main():
     resume_path, resume_step = resume_point()
     record(resume_path, resume_step)
+    beat()
     import torch
     import torch.distributed as dist
     dist.init_process_group("gloo")
@@ -122,6 +132,9 @@ def main():
         step += 1
         if taken(f"crash_r{RANK}"):
             raise RuntimeError(f"injected crash on rank {RANK} at step {step}")
+        if taken(f"hang_r{RANK}"):  # never reaches the collective the others wait in
+            time.sleep(3600)
+        beat()
         done = torch.tensor([1.0 if os.path.exists(os.path.join(SCEN, "plan", "finish")) else 0.0])
         dist.all_reduce(done, op=dist.ReduceOp.MAX)
         if done.item() > 0:

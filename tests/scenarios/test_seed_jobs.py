@@ -5,8 +5,9 @@ metrics, the job's ledger, the checkpoint watch, the export where the seed copie
 /opt/ml/model. The phases:
 
   container 1: start -> checkpoints -> a worker crashes -> the whole group restarts from its
-               warm standbys and resumes from the newest checkpoint -> a GPU of node 1 raises
-               Xid 79 (node fault: 74 there, 75 on node 0)
+               warm standbys and resumes from the newest checkpoint -> a rank hangs before a
+               collective (the hang verdict; the group restarts again) -> a GPU of node 1
+               raises Xid 79 (node fault: 74 there, 75 on node 0)
   container 2: (the platform's retry rule) resume -> node 1 is lost (SIGKILL) -> 75
   container 3: resume -> SIGTERM on every node -> 143
   container 4: resume -> every rank finishes -> 0
@@ -50,8 +51,16 @@ def test_a_seed_jobs_life(tmp_path, name):
     job.check_nothing_killed_that_workers_did_not_leave()
     assert {n.index: n.gpu_watch() for n in job.nodes} == watch, "the GPU watch was restarted"
 
-    # node fault on node 1: 74 there, 75 on node 0; both failure files name node 1's GPU
+    # rank 2 hangs before the collective every other rank waits in: a hang, the group restarts
     job.wait_checkpoint_after(max(r["resume_step"] for r in warm.values()))
+    job.plan("hang_r2")
+    after_hang = job.wait_generation(c, 2)
+    job.check_resumed_newest(after_hang)
+    assert any("hang" in n.text() for n in job.nodes), "no hang verdict was logged"
+    job.check_nothing_killed_that_workers_did_not_leave()
+
+    # node fault on node 1: 74 there, 75 on node 0; both failure files name node 1's GPU
+    job.wait_checkpoint_after(max(r["resume_step"] for r in after_hang.values()))
     (tmp_path / "xid_node1").write_text("1:79")
     codes = job.exits()
     assert codes == [75, 74], codes
@@ -86,6 +95,7 @@ def test_a_seed_jobs_life(tmp_path, name):
     job.check_nothing_killed_that_workers_did_not_leave()
     totals = job.check_ledger_adds_up()
     assert totals["containers"] == 4, totals
+    assert totals["badput_seconds"].get("hang", 0) > 0, totals  # the hang window is badput
     if name == "sagemaker":  # the export the seed's `cp -r logs/* /opt/ml/model` did by hand
         model = tmp_path / "opt_ml_model"
         assert list(model.rglob("agent_*.pt")), "nothing exported"

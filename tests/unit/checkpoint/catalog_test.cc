@@ -22,7 +22,7 @@ using testing::dcp;
 using namespace testing;  // NOLINT: the shared fake tree helpers (resume_helpers.h)
 
 Selection lookup(FakeCheckpointFs& fs, const std::string& format = "auto") {
-  return lookup_checkpoint(ResumeRequest{kRoot, format, "latest"}, fs);
+  return lookup_checkpoint(ResumeRequest{kRoot, format, Pick::kLatest}, fs);
 }
 
 std::string docs() {
@@ -143,7 +143,7 @@ TEST(RlGames, TheFinalMaxEpochsSaveAndConfigNamesHoldingEp) {
   auto c = latest(fs);
   EXPECT_EQ(path_of(c), nn + "/last_run_ep_5ep300rew[14.2].pth");
   EXPECT_EQ(c->step, 300);
-  EXPECT_EQ(path_of(latest(fs, "rl_games", "best")), nn + "/run_ep_5.pth");
+  EXPECT_EQ(path_of(latest(fs, "rl_games", Pick::kBest)), nn + "/run_ep_5.pth");
 }
 
 TEST(Lightning, CustomFilenamesOrderByStepNotByString) {
@@ -398,7 +398,7 @@ TEST(ResumeArg, RunIsTheDirectoryNameWhenTheCheckpointDirIsTheRunItself) {
   FakeCheckpointFs fs;
   const std::string run = kRoot + "/2025-01-03_09-00-00_resumed";
   fs.add_file(run + "/model_1550.pt", make_zip());
-  auto c = find_resume_checkpoint(ResumeRequest{run, "auto", "latest"}, fs);
+  auto c = find_resume_checkpoint(ResumeRequest{run, "auto", Pick::kLatest}, fs);
   ASSERT_TRUE(c);
   EXPECT_EQ(c->run, "2025-01-03_09-00-00_resumed");  // Isaac Lab's --load_run, never ""
 }

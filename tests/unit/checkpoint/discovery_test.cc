@@ -77,7 +77,7 @@ TEST(SkrlDiscovery, ZeroSettleWindowNeverWaits) {
   FakeCheckpointFs fs;
   fs.add_file(kRun1 + "/agent_2000.pt", make_zip(), fs.now());
   auto c = find_resume_checkpoint(
-      ResumeRequest{kRoot, "skrl", "latest", std::chrono::milliseconds(0)}, fs);
+      ResumeRequest{kRoot, "skrl", Pick::kLatest, std::chrono::milliseconds(0)}, fs);
   EXPECT_EQ(path_of(c), kRun1 + "/agent_2000.pt");
   EXPECT_EQ(fs.sleeps, 0);
 }
@@ -87,9 +87,9 @@ TEST(SkrlDiscovery, BestIsBestAgentOfTheNewestRunAndFallsBackToLatest) {
   fs.add_file(kRun1 + "/best_agent.pt", make_zip());
   fs.add_file(kRun2 + "/best_agent.pt", make_zip().substr(0, 10));  // cut off
   fs.add_file(kRun2 + "/agent_100.pt", make_zip());
-  EXPECT_EQ(path_of(latest(fs, "skrl", "best")), kRun1 + "/best_agent.pt");
+  EXPECT_EQ(path_of(latest(fs, "skrl", Pick::kBest)), kRun1 + "/best_agent.pt");
   fs.remove(kRun1 + "/best_agent.pt");
-  EXPECT_EQ(path_of(latest(fs, "skrl", "best")), kRun2 + "/agent_100.pt");
+  EXPECT_EQ(path_of(latest(fs, "skrl", Pick::kBest)), kRun2 + "/agent_100.pt");
 }
 
 TEST(SkrlDiscovery, SeparatelyStoredModulesNeedEveryModule) {
@@ -140,11 +140,13 @@ TEST(SkrlDiscovery, NamesThatAreNotCheckpointsAreIgnored) {
   EXPECT_FALSE(latest(fs));
 }
 
-TEST(Discovery, MissingDirectoryAndModeNoneGiveNothing) {
+// --resume none makes no request at all (cli: kResumeWords); a request without a directory finds
+// nothing.
+TEST(Discovery, MissingDirectoryAndNoDirectoryGiveNothing) {
   FakeCheckpointFs fs;
   EXPECT_FALSE(latest(fs));
   fs.add_file(kRun1 + "/agent_1.pt", make_zip());
-  EXPECT_FALSE(latest(fs, "auto", "none"));
+  EXPECT_FALSE(find_resume_checkpoint(ResumeRequest{"", "auto", Pick::kLatest}, fs));
   EXPECT_TRUE(latest(fs));
 }
 

@@ -15,7 +15,7 @@ using testing::kRoot;
 using testing::make_zip;
 
 Selection pick(FakeCheckpointFs& fs, const std::string& experiment, const std::string& task) {
-  ResumeRequest r{kRoot, "auto", "latest"};
+  ResumeRequest r{kRoot, "auto", Pick::kLatest};
   r.settle = std::chrono::milliseconds(0);
   r.experiment = experiment;
   r.task = task;

@@ -102,7 +102,7 @@ TEST(RlGames, LastEpochFilesAndBest) {
   EXPECT_EQ(path_of(c), nn + "/last_ant_ep_200_rew_-3.0.pth");
   EXPECT_EQ(c->step, 200);
   EXPECT_EQ(c->format, "rl_games");
-  EXPECT_EQ(path_of(latest(fs, "rl_games", "best")), nn + "/ant.pth");
+  EXPECT_EQ(path_of(latest(fs, "rl_games", Pick::kBest)), nn + "/ant.pth");
 }
 
 TEST(CosmosPredict2, PartsInSiblingFoldersAreGrouped) {

@@ -269,11 +269,11 @@ inline std::string check_selection(FakeCheckpointFs& fs, const std::string& root
 inline std::string run_lookups(FakeCheckpointFs& fs, const std::string& root,
                                const std::vector<std::string>& formats) {
   for (const auto& format : formats)
-    for (const char* mode : {"latest", "best"}) {
+    for (const Pick mode : {Pick::kLatest, Pick::kBest}) {
       ResumeRequest r{root, format, mode};
       r.settle = std::chrono::seconds(2);
       if (std::string bad = check_selection(fs, root, lookup_checkpoint(r, fs)); !bad.empty())
-        return format + " " + mode + ": " + bad;
+        return format + (mode == Pick::kBest ? " best: " : " latest: ") + bad;
     }
   const Tree tree = walk_tree(fs, root);
   std::string bad;

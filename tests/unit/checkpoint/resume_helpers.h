@@ -14,7 +14,7 @@ inline const std::string kRoot = "/ckpt";
 inline constexpr std::int64_t kS = FakeCheckpointFs::kSecond;
 
 inline std::optional<Checkpoint> latest(FakeCheckpointFs& fs, const std::string& format = "auto",
-                                        const std::string& mode = "latest") {
+                                        Pick mode = Pick::kLatest) {
   return find_resume_checkpoint(ResumeRequest{kRoot, format, mode}, fs);
 }
 

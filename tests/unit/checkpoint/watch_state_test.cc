@@ -49,6 +49,35 @@ TEST(WatchState, PollingReportsAFileOnceItsStatIsUnchangedAcrossTwoScans) {
   EXPECT_TRUE(w.scan(fs).empty());  // once
 }
 
+// A save under way is told once, when first seen being written, and again for the next save of
+// the same file once the first was complete; never for what was there, incomplete, at start.
+TEST(WatchState, ASaveUnderWayIsToldOncePerSave) {
+  FakeCheckpointFs fs;
+  const std::string stale = kDir + "/agent_5.pt";
+  fs.add_file(stale, make_zip().substr(0, 20), fs.now() - 100 * kS);  // a broken leftover
+  WatchState w("/ckpt", "auto");
+  w.baseline(fs);
+  EXPECT_TRUE(w.take_started().empty());
+  const std::string p = kDir + "/best_agent.pt";
+  fs.add_file(p, make_zip().substr(0, 20), fs.now());  // being written
+  EXPECT_TRUE(w.scan(fs).empty());
+  fs.set_now(fs.now() + kS / 10);
+  fs.add_file(p, make_zip().substr(0, 40), fs.now());  // still being written
+  EXPECT_TRUE(w.scan(fs).empty());
+  auto started = w.take_started();
+  ASSERT_EQ(started.size(), 1u);
+  EXPECT_EQ(started[0].path, p);
+  fs.set_now(fs.now() + kS / 10);
+  fs.add_file(p, make_zip(), fs.now());
+  w.note_closed(fs, p);
+  EXPECT_EQ(paths(w.scan(fs)), std::vector<std::string>{p});
+  EXPECT_TRUE(w.take_started().empty());
+  fs.set_now(fs.now() + kS);
+  fs.add_file(p, make_zip().substr(0, 30), fs.now());  // rewritten: the next save
+  w.scan(fs);
+  EXPECT_EQ(w.take_started().size(), 1u);
+}
+
 TEST(WatchState, CloseAfterWriteCountsAsStoppedChanging) {
   FakeCheckpointFs fs;
   WatchState w("/ckpt", "auto");

@@ -21,6 +21,44 @@ Options parse_run(std::vector<std::string> args) {
   return *o;
 }
 
+// Each enumerated option is read through its one table: the row's default is a word of it, every
+// word reads as its value, and the environment's spelling is read as the flag's.
+TEST(RunChoices, EveryWordReadsAsItsValueAndTheDefaultIsTheRows) {
+  const Options none = parse_run({"train.py"});
+  EXPECT_EQ(*choice_of(none, "retry-policy", kRetryPolicyWords), RetryMode::kSmart);
+  EXPECT_EQ(*choice_of(none, "hang-stacks", kHangStacksWords), true);
+  EXPECT_EQ(*choice_of(none, "node-fingerprint", kNodeFingerprintWords), true);
+  EXPECT_EQ(*choice_of(none, "gpu-health", kGpuHealthWords), GpuHealthMode::kAuto);
+  EXPECT_EQ(*choice_of(none, "log-format", kLogFormatWords), LogFormat::kText);
+  EXPECT_EQ(*choice_of(none, "warm-standby", kWarmStandbyWords), WarmMode::kAuto);
+  EXPECT_EQ(*choice_of(none, "resume", kResumeWords), Pick::kLatest);
+  EXPECT_EQ(*choice_of(parse_run({"--resume", "none", "t.py"}), "resume", kResumeWords),
+            std::nullopt);
+  EXPECT_EQ(*choice_of(parse_run({"--retry-policy", "always", "t.py"}), "retry-policy",
+                       kRetryPolicyWords),
+            RetryMode::kAlways);
+  EXPECT_EQ(*choice_of(parse_run({"--gpu-health=off", "t.py"}), "gpu-health", kGpuHealthWords),
+            GpuHealthMode::kOff);
+  auto env = parse_options(
+      run_option_specs(), {"t.py"},
+      Environment{{"TRAINVISOR_LOG_FORMAT", "json"}, {"TRAINVISOR_NODE_FINGERPRINT", "off"}},
+      ParseMode{true, true});
+  ASSERT_TRUE(env.ok());
+  EXPECT_EQ(*choice_of(*env, "log-format", kLogFormatWords), LogFormat::kJson);
+  EXPECT_EQ(*choice_of(*env, "node-fingerprint", kNodeFingerprintWords), false);
+  // A word the row does not have never reaches the table: refused when parsed, naming it.
+  auto bad = parse_options(run_option_specs(), {"--warm-standby", "yes", "t.py"}, Environment(),
+                           ParseMode{true, false});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().exit_code, 78);
+  EXPECT_NE(bad.error().message.find("--warm-standby"), std::string::npos) << bad.error().message;
+  // A table and a row that disagree (a programming error) are named, not taken for a default.
+  constexpr Choice<int> kStale[] = {{"smart", 1}};
+  auto stale = choice_of(parse_run({"--retry-policy", "always", "t.py"}), "retry-policy", kStale);
+  ASSERT_FALSE(stale.ok());
+  EXPECT_NE(stale.error().message.find("--retry-policy=\"always\""), std::string::npos);
+}
+
 TEST(WorkerCommand, TorchrunForms) {
   const std::string env = "/usr/bin/python3";
   auto py = build_worker_argv(parse_run({"--nproc_per_node", "2", "train.py", "--lr", "1"}), env);

@@ -17,5 +17,13 @@ TEST(Escape, KeepLinesKeepsNewlinesAndTabsOnly) {
   EXPECT_FALSE(has_control("node-1.example"));
 }
 
+TEST(Escape, HtmlEscapesMarkupQuotesAndControlCharacters) {
+  EXPECT_EQ(escape_html("<script>alert('x')</script>"),
+            "&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt;");
+  EXPECT_EQ(escape_html("a\" onload=\"x & y"), "a&quot; onload=&quot;x &amp; y");
+  EXPECT_EQ(escape_html("line\nnext\x1b[31m"), "line\\nnext\\x1b[31m");
+  EXPECT_EQ(escape_html("h\xc3\xa9"), "h\xc3\xa9");  // UTF-8 kept
+}
+
 }  // namespace
 }  // namespace tv

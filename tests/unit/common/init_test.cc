@@ -4,9 +4,11 @@
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <poll.h>
 #include <spdlog/sinks/base_sink.h>
 #include <spdlog/spdlog.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -19,7 +21,6 @@
 #include <optional>
 #include <sstream>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "common/children.h"
@@ -70,13 +71,24 @@ int zombie_children() {
   return n;
 }
 
-// Waits (a guard of 30 s, against a hang only) until `pid` is gone: reaped, not only exited.
+// Waits until `pid` is gone: reaped, not only exited (the events, not a time; 30 s guards against
+// a hang only). Its pidfd turns readable once it has exited; then a child started after that is
+// reported through Init, whose pass of waitpid(-1) reaps every zombie there is before it reports
+// an exit, so `pid` has been reaped by then if Init reaps it at all.
 bool reaped(pid_t pid) {
-  for (int i = 0; i < 3000; ++i) {
-    if (::kill(pid, 0) != 0 && errno == ESRCH) return true;
-    std::this_thread::sleep_for(10ms);
+  const int fd = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
+  if (fd < 0) return errno == ESRCH;  // reaped already
+  pollfd exit_event{fd, POLLIN, 0};
+  int ready;
+  while ((ready = ::poll(&exit_event, 1, 30'000)) < 0 && errno == EINTR) {
   }
-  return false;
+  ::close(fd);
+  if (ready != 1) return false;
+  auto later = std::make_shared<Waiter>();
+  if (!Init::instance().spawn(sh("exit 0"), [later](pid_t, int) { later->set(0); }).ok() ||
+      !later->wait())
+    return false;
+  return ::kill(pid, 0) != 0 && errno == ESRCH;
 }
 
 // What spdlog logs at any level while it lives; wait_for blocks until a message holds `text`.

@@ -159,20 +159,51 @@ TEST(Judge, SocketFailureNamesTheCauses) {
   EXPECT_NE(v.message.find("NCCL_NET_PLUGIN=none"), std::string::npos);
 }
 
+std::string resolved(const std::string& requested, int nnodes, bool devices,
+                     const std::string& type = "") {
+  return decide_require_transport(requested, {nnodes, devices, type, "test"}).resolved;
+}
+
 TEST(RequireTransport, Resolve) {
-  EXPECT_EQ(resolve_require_transport("auto", 2, true), "efa");
-  EXPECT_EQ(resolve_require_transport("auto", 2, false), "any");
-  EXPECT_EQ(resolve_require_transport("auto", 1, true), "any");
-  EXPECT_EQ(resolve_require_transport("net", 1, false), "net");
+  EXPECT_EQ(resolved("auto", 2, true), "efa");
+  EXPECT_EQ(resolved("auto", 2, false), "any");
+  EXPECT_EQ(resolved("auto", 1, true), "any");
+  EXPECT_EQ(resolved("net", 1, false), "net");
+}
+
+// Issue 40 item 9: a 2-node job on ml.p4d.24xlarge (4 EFA interfaces in the instance table) whose
+// container does not see the devices yet requires efa instead of training over TCP.
+TEST(RequireTransport, AnInstanceTypeWithEfaDecidesAcrossNodes) {
+  const auto d = decide_require_transport(
+      "auto", {2, false, "ml.p4d.24xlarge", "file rc.json (current_instance_type)"});
+  EXPECT_EQ(d.resolved, "efa");
+  EXPECT_TRUE(d.efa_expected);
+  EXPECT_NE(d.reason.find("instance type ml.p4d.24xlarge (file rc.json (current_instance_type)) "
+                          "has 4 EFA interfaces"),
+            std::string::npos)
+      << d.reason;
+  EXPECT_EQ(resolved("auto", 1, false, "p5.48xlarge"), "any");   // one node: no network
+  EXPECT_EQ(resolved("auto", 2, false, "g5.2xlarge"), "any");    // in the table, no EFA
+  EXPECT_EQ(resolved("auto", 2, false, "m7i.48xlarge"), "any");  // not in the table
+  EXPECT_EQ(resolved("any", 2, false, "p5.48xlarge"), "any");    // an explicit choice stays
+  const auto unknown = decide_require_transport("auto", {2, false, "", ""});
+  EXPECT_NE(unknown.reason.find("instance type unknown"), std::string::npos) << unknown.reason;
+  const auto devices = decide_require_transport("auto", {2, true, "", ""});
+  EXPECT_NE(devices.reason.find("EFA devices in /sys/class/infiniband"), std::string::npos);
 }
 
 // One rule for run --preflight auto and preflight without --level.
 TEST(PreflightLevel, AutoIsFullOnlyAcrossNodesOverEfa) {
-  EXPECT_EQ(resolve_preflight_level("auto", 2, true), "full");
-  EXPECT_EQ(resolve_preflight_level("auto", 2, false), "basic");
-  EXPECT_EQ(resolve_preflight_level("auto", 1, true), "basic");
-  for (const char* level : {"none", "basic", "full"})
+  using L = PreflightLevel;
+  EXPECT_EQ(resolve_preflight_level(L::kAuto, 2, true), L::kFull);
+  EXPECT_EQ(resolve_preflight_level(L::kAuto, 2, false), L::kBasic);
+  EXPECT_EQ(resolve_preflight_level(L::kAuto, 1, true), L::kBasic);
+  for (const L level : {L::kNone, L::kBasic, L::kFull})
     EXPECT_EQ(resolve_preflight_level(level, 4, true), level);
+  EXPECT_STREQ(level_word(L::kAuto), "auto");
+  EXPECT_STREQ(level_word(L::kNone), "none");
+  EXPECT_STREQ(level_word(L::kBasic), "basic");
+  EXPECT_STREQ(level_word(L::kFull), "full");
 }
 
 TEST(RequireTransport, WorkerEnvSetsNcclNetOnlyForEfaWhenUnset) {

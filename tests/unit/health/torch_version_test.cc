@@ -24,3 +24,24 @@ TEST(TorchVersion, RefusesWhatIsNotAVersion) {
 
 }  // namespace
 }  // namespace tv
+
+namespace tv {
+namespace {
+
+TEST(TorchVersion, TheChildsAnswerCarriesCudaAndNccl) {
+  auto v = parse_torch_answer("2.11.0+cu128\ncuda=12.8\nnccl=2.26.2\n");
+  ASSERT_TRUE(v);
+  EXPECT_EQ(v->text, "2.11.0+cu128");
+  EXPECT_EQ(v->cuda, "12.8");
+  EXPECT_EQ(v->nccl, "2.26.2");
+  auto cpu = parse_torch_answer("2.10.0+cpu\r\ncuda=\nnccl=\n");
+  ASSERT_TRUE(cpu);
+  EXPECT_EQ(cpu->text, "2.10.0+cpu");
+  EXPECT_EQ(cpu->cuda, "");
+  EXPECT_EQ(parse_torch_answer("1.13.1\n")->minor, 13);  // an older answer: the version alone
+  EXPECT_FALSE(parse_torch_answer(""));
+  EXPECT_FALSE(parse_torch_answer("Traceback\n"));
+}
+
+}  // namespace
+}  // namespace tv

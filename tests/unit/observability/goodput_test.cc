@@ -5,6 +5,7 @@
 #include <cmath>
 #include <numeric>
 
+#include "launcher/observability/ledger.h"
 #include "tests/unit/observability/fake_clock.h"
 
 namespace tv {
@@ -251,6 +252,49 @@ TEST_F(Goodput, AHangWithoutProgressLinesCountsTheSilence) {
   EXPECT_DOUBLE_EQ(bad(s, Badput::kHang), 3);
   EXPECT_DOUBLE_EQ(s.productive, 7);
   EXPECT_FALSE(s.progress_evidence);
+}
+
+// --hang-timeout auto's start-up deadline passed: the whole window is startup, even in a job that
+// has not printed a step yet (else it would be productive), and never hang.
+TEST_F(Goodput, AnExpiredStartupIsStartupEvenBeforeAnyStep) {
+  GoodputAccountant g(clock, GoodputConfig{});
+  at(0), g.generation_started(0);
+  at(20), g.generation_startup_expired(0);
+  g.generation_hung(0, 20);  // no second verdict for the same generation
+  g.generation_failed(0);
+  at(22), g.generation_started(1);
+  steps(g, 0, 4, 25, 1);  // its first step at 25: 3 s of startup
+  at(30), g.finishing(0);
+  const auto s = g.snapshot();
+  EXPECT_DOUBLE_EQ(bad(s, Badput::kStartup), 20 + 3);
+  EXPECT_DOUBLE_EQ(bad(s, Badput::kHang), 0);
+  EXPECT_DOUBLE_EQ(bad(s, Badput::kRestart), 2);
+  EXPECT_DOUBLE_EQ(*s.longest_startup, 3);
+  const double badsum = std::accumulate(s.badput.begin(), s.badput.end(), 0.0);
+  EXPECT_DOUBLE_EQ(badsum + s.productive, s.wall);
+}
+
+TEST_F(Goodput, AStartupVerdictAfterAWarmupStepIsAHangFromThatStep) {
+  GoodputAccountant g(clock, GoodputConfig{});
+  at(0), g.generation_started(0);
+  steps(g, 0, 1, 4, 1);  // steps 0, 1 at t=4, 5
+  at(25), g.generation_startup_expired(0);
+  g.generation_failed(0);
+  const auto s = g.snapshot();
+  EXPECT_DOUBLE_EQ(bad(s, Badput::kStartup), 4);
+  EXPECT_DOUBLE_EQ(bad(s, Badput::kHang), 20);
+}
+
+// The longest save measured goes to the ledger (--hang-timeout auto's prior in the next container).
+TEST_F(Goodput, TheLongestSaveMeasuredIsInTheSnapshotAndTheRecord) {
+  GoodputAccountant g(clock, GoodputConfig{});
+  at(0), g.generation_started(0);
+  EXPECT_FALSE(g.snapshot().longest_write_seconds);
+  at(5), g.checkpoint_seen({3, -1, 100, 10});
+  at(9), g.checkpoint_seen({5, 4, 100, 20});
+  at(12), g.checkpoint_seen({-1, 3, 100, 30});  // unknown: not a measurement
+  EXPECT_DOUBLE_EQ(*g.snapshot().longest_write_seconds, 5);
+  EXPECT_DOUBLE_EQ(*record_from(g.snapshot(), 0, 0, 12, false).longest_save, 5);
 }
 
 // Node 1 of a job whose rank 0 alone prints progress: checkpoints show that steps were made, not

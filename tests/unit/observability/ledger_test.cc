@@ -153,6 +153,36 @@ TEST(Ledger, TextRoundTrips) {
   EXPECT_EQ(a.containers, b.containers);
 }
 
+// --hang-timeout auto learns its start-up deadline from the longest start-up of every container.
+TEST(Ledger, TheLongestStartupOfEveryContainerIsKeptAndReadBack) {
+  Ledger l;
+  l.job_id = "job";
+  put_record(l, container(0, 1000, std::nullopt, 0, 3, true));
+  EXPECT_DOUBLE_EQ(*l.records[0].longest_startup, 2);  // started at 1.5, first step at 3.5
+  ContainerRecord slow = container(1, 2000, 3, 3, 6, true);
+  slow.longest_startup = 250;
+  slow.longest_save = 40;
+  put_record(l, slow);
+  put_record(l, container(2, 3000, 6, 6, 9, true));
+  for (int i = 3; i < 30; ++i) put_record(l, container(i, 1000.0 * (i + 1), i, i, i + 1, true));
+  EXPECT_DOUBLE_EQ(*job_totals(l).longest_startup, 250);  // folded, still there
+  EXPECT_DOUBLE_EQ(*job_totals(l).longest_save, 40);
+  auto back = parse_ledger(ledger_text(l));
+  ASSERT_TRUE(back) << back.error().message;
+  EXPECT_DOUBLE_EQ(*job_totals(*back).longest_startup, 250);
+  EXPECT_DOUBLE_EQ(*job_totals(*back).longest_save, 40);
+  // A ledger written before the field: read as unknown.
+  auto j = nlohmann::json::parse(ledger_text(l));
+  for (const char* later : {"longest_startup_seconds", "longest_save_seconds"}) {
+    j["folded"].erase(later);
+    for (auto& r : j["records"]) r.erase(later);
+  }
+  auto old = parse_ledger(j.dump());
+  ASSERT_TRUE(old) << old.error().message;
+  EXPECT_FALSE(job_totals(*old).longest_startup);
+  EXPECT_FALSE(job_totals(*old).longest_save);
+}
+
 TEST(Ledger, CorruptTextIsRefusedSayingWhy) {
   Ledger l;
   l.job_id = "job";

@@ -6,7 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/exit_codes.h"
-#include "render/instance_facts.h"
+#include "common/instance_facts.h"
 #include "render/render.h"
 
 namespace tv {

@@ -4,6 +4,7 @@
 // same rules to the real binary's output.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 
 #include "common/exit_codes.h"
@@ -157,6 +158,83 @@ TEST(PlatformLimits, BatchDefinitionNameKeepsItsCase) {
       << r.error().message;
   doc["batch"].erase("definition_name");
   EXPECT_EQ(rendered(doc, "batch")["jobDefinitionName"], "ppo");
+}
+
+}  // namespace
+}  // namespace tv
+
+namespace tv {
+namespace {
+
+// Kubernetes' label rules (apimachinery pkg/util/validation: IsQualifiedName, IsValidLabelValue).
+TEST(PlatformLimits, LabelsFollowKubernetesRules) {
+  for (auto [key, value] : {std::pair{"app", "cosmos3-droid-policy-hp"},
+                            {"kueue.x-k8s.io/queue-name", "team-a"},
+                            {"example.com/Team_1.x", ""},
+                            {"a", "A.b_c-9"}})
+    EXPECT_TRUE(check_label("labels", key, value)) << key << "=" << value;
+  const std::string n63(63, 'n'), n64(64, 'n');
+  EXPECT_TRUE(check_label("labels", n63, n63));
+  for (auto [key, value] : {std::pair<std::string, std::string>{"-app", "x"},
+                            {"app-", "x"},
+                            {"Ex.com/app", "x"},
+                            {"example.com/", "x"},
+                            {n64, "x"},
+                            {"app", n64},
+                            {"app", "-x"},
+                            {"app", "a b"},
+                            {"a/b/c", "x"},
+                            {std::string(254, 'a') + "/app", "x"}}) {
+    auto s = check_label("labels", key, value);
+    ASSERT_FALSE(s) << key << "=" << value;
+    EXPECT_EQ(s.error().exit_code, exit_code::kConfig);
+    EXPECT_NE(s.error().message.find("Labels and Selectors"), std::string::npos);
+  }
+}
+
+TEST(SeedFields, KubeflowLabelsQueueServiceAccountAndHugepages) {
+  json doc = job(2);
+  doc["kubeflow"] = {{"labels", {{"app", "x"}}}, {"queue_name", "q"},
+                     {"service_account", "sa"},  {"hugepages", {{"1Gi", "2Gi"}, {"2Mi", "1Gi"}}},
+                     {"memory_limit", "64Gi"},   {"image_pull_policy", "Never"}};
+  const json out = rendered(doc, "kubeflow");
+  EXPECT_EQ(out["metadata"]["labels"]["kueue.x-k8s.io/queue-name"], "q");
+  const json& pod = out["spec"]["pytorchReplicaSpecs"]["Worker"]["template"];
+  EXPECT_EQ(pod["metadata"]["labels"]["app"], "x");
+  EXPECT_EQ(pod["spec"]["serviceAccountName"], "sa");
+  const json& ct = pod["spec"]["containers"][0];
+  EXPECT_EQ(ct["imagePullPolicy"], "Never");
+  EXPECT_EQ(ct["resources"]["requests"]["hugepages-1Gi"], "2Gi");
+  // two sizes: one volume each, medium HugePages-<size> (Kubernetes docs, Manage HugePages)
+  json media = json::array();
+  for (const auto& v : pod["spec"]["volumes"])
+    if (v["name"].get<std::string>().rfind("hugepages-", 0) == 0)
+      media.push_back(v["emptyDir"]["medium"]);
+  EXPECT_EQ(media, json({"HugePages-1Gi", "HugePages-2Mi"}));
+  doc["kubeflow"]["labels"] = {{"trainvisor.io/job", "other"}};
+  EXPECT_FALSE(render(doc, "kubeflow"));
+}
+
+TEST(SeedFields, SageMakerTrainingGroupsAreWrittenAsAnOption) {
+  json doc = job(2);
+  doc.erase("kubeflow");
+  doc["instance_type"] = "p4d.24xlarge";
+  doc["checkpoint_s3_uri"] = "s3://b/c";
+  doc["sagemaker"] = {{"role_arn", "arn:aws:iam::1:role/r"},
+                      {"output_s3_uri", "s3://b/o"},
+                      {"instance_groups",
+                       {{{"name", "cpu"}, {"instance_type", "c5.xlarge"}, {"count", 1}},
+                        {{"name", "gpu"}, {"instance_type", "ml.p4d.24xlarge"}, {"count", 2}}}},
+                      {"training_groups", {"gpu"}}};
+  const json out = rendered(doc, "sagemaker");
+  const auto& args = out["AlgorithmSpecification"]["ContainerArguments"];
+  const auto at = std::find(args.begin(), args.end(), "--instance-groups");
+  ASSERT_NE(at, args.end());
+  EXPECT_EQ(*(at + 1), "gpu");
+  EXPECT_FALSE(out["ResourceConfig"].contains("InstanceCount"));
+  EXPECT_EQ(out["ResourceConfig"]["InstanceGroups"][0]["InstanceType"], "ml.c5.xlarge");
+  doc["sagemaker"].erase("training_groups");  // the two go together
+  EXPECT_FALSE(render(doc, "sagemaker"));
 }
 
 }  // namespace

@@ -158,6 +158,37 @@ TEST(Render, KubeflowMasterAndWorkersWithEfaShmTokenAndStopWindow) {
   EXPECT_EQ(j["metadata"]["annotations"]["sagemaker.amazonaws.com/enable-job-auto-resume"], "true");
 }
 
+// Where trainvisor serves /metrics, every pod template carries Prometheus' scrape annotations;
+// without a metrics port, none (a pod nobody scrapes says nothing).
+TEST(Render, KubeflowPodsCarryTheScrapeAnnotationsWhereMetricsAreOn) {
+  const json off = rendered_json(parse_ok(kMinimal), "kubeflow");
+  for (const auto& [role, spec] : off["spec"]["pytorchReplicaSpecs"].items())
+    EXPECT_FALSE(spec["template"]["metadata"].contains("annotations")) << role;
+  json doc = json::parse(kMinimal);
+  doc["run_args"] = {"--metrics-port", "9400"};
+  const json on = rendered_json(parse_ok(doc.dump()), "kubeflow");
+  for (const auto& [role, spec] : on["spec"]["pytorchReplicaSpecs"].items()) {
+    const json& a = spec["template"]["metadata"]["annotations"];
+    EXPECT_EQ(a["prometheus.io/scrape"], "true") << role;
+    EXPECT_EQ(a["prometheus.io/port"], "9400") << role;
+    EXPECT_EQ(a["prometheus.io/path"], "/metrics") << role;
+  }
+  // The job's own annotations stay HyperPod's.
+  EXPECT_FALSE(on["metadata"]["annotations"].contains("prometheus.io/scrape"));
+}
+
+TEST(Render, MetricsPortComesFromTheLastFlagThenTheEnvironment) {
+  using Args = std::vector<std::string>;
+  const std::map<std::string, std::string> env = {{"TRAINVISOR_METRICS_PORT", "9100"}};
+  EXPECT_EQ(metrics_port_of(Args{"run"}, {}), std::nullopt);
+  EXPECT_EQ(metrics_port_of(Args{"run"}, env), 9100);
+  EXPECT_EQ(metrics_port_of(Args{"--metrics-port", "9200"}, env), 9200);
+  EXPECT_EQ(metrics_port_of(Args{"--metrics_port=9300", "--metrics-port=9301"}, {}), 9301);
+  EXPECT_EQ(metrics_port_of(Args{"--metrics-port", "0"}, env), std::nullopt);  // 0 = off
+  EXPECT_EQ(metrics_port_of(Args{"--metrics-port", "http"}, {}), std::nullopt);
+  EXPECT_EQ(metrics_port_of(Args{"--metrics-port"}, {}), std::nullopt);
+}
+
 TEST(Render, KubeflowOneNodeHasNoWorkersAndGraceFollowsConfig) {
   json doc = with("nodes", 1);
   doc["grace_period"] = 60;
@@ -235,15 +266,54 @@ TEST(Render, SlurmScriptForwardsUserSignalsAndKeepsTrainvisorsExitCode) {
   EXPECT_EQ(t.find("--kill-on-bad-exit"), std::string::npos);
   EXPECT_NE(t.find("trap 'forward USR1' USR1\n"), std::string::npos);
   EXPECT_NE(t.find("trap 'forward USR2' USR2\n"), std::string::npos);
-  EXPECT_LT(t.find("trap 'forward USR1'"), t.find("srun --container-image"));  // before srun starts
-  EXPECT_NE(t.find(" &\nsrun_pid=$!\n"), std::string::npos);
-  EXPECT_NE(t.find("then rc=75; fi\nexit \"$rc\"\n"), std::string::npos);
+  EXPECT_LT(t.find("trap 'forward USR1'"), t.find("srun \\\n"));  // before srun starts
+  EXPECT_NE(t.find(" 2>&3 &\nsrun_pid=$!\n"), std::string::npos);
+  EXPECT_NE(t.find("  rc=$new\nfi\nexit \"$rc\"\n"), std::string::npos);
   EXPECT_EQ(t.find("set -e"), std::string::npos);  // srun's code is read, not a reason to stop
   ASSERT_FALSE(r->notes.empty());
   EXPECT_NE(r->notes.back().find("checkpoint_dir is /opt/ml/checkpoints"), std::string::npos);
   auto shared = render_job(parse_ok(with("checkpoint_dir", "/fsx/ckpt").dump()), "slurm");
   ASSERT_TRUE(shared.ok());
   for (const auto& n : shared->notes) EXPECT_EQ(n.find("checkpoint_dir"), std::string::npos) << n;
+}
+
+// srun --wait: the peer timeout (run_args, else env, else run's 30) + the grace period + 10 s.
+TEST(Render, SlurmWaitFollowsThePeerTimeoutAndTheGracePeriod) {
+  auto wait_of = [](const json& doc) {
+    auto r = render_job(parse_ok(doc.dump()), "slurm");
+    EXPECT_TRUE(r.ok());
+    const auto at = r->text.find("--wait=");
+    return at == std::string::npos ? -1 : std::stoi(r->text.substr(at + 7));
+  };
+  EXPECT_EQ(wait_of(with("name", "j")), 30 + 25 + 10);
+  json doc = with("run_args", json::array({"--peer-timeout", "12.5"}));
+  doc["grace_period"] = 5;
+  EXPECT_EQ(wait_of(doc), 13 + 5 + 10);
+  doc = with("run_args", json::array({"--peer-timeout=40"}));
+  EXPECT_EQ(wait_of(doc), 40 + 25 + 10);
+  doc = with("env", json{{"TRAINVISOR_PEER_TIMEOUT", "20"}});
+  EXPECT_EQ(wait_of(doc), 20 + 25 + 10);
+  doc["run_args"] = json::array({"--peer-timeout", "8"});  // the command line wins
+  EXPECT_EQ(wait_of(doc), 8 + 25 + 10);
+}
+
+// srun's 128+N is mapped only when srun's own lines say a task was killed by a signal; a task's
+// own exit 137 (an OOM-killed worker) stays 137; there is no "stopped" flag a TERM to the batch
+// shell alone could leave set (test_slurm_edges.py runs the mapping against a fake srun and the
+// real cluster).
+TEST(Render, SlurmMapsOnlyWhatSrunSaysWasKilled) {
+  auto r = render_job(parse_ok(with("name", "j").dump()), "slurm");
+  ASSERT_TRUE(r.ok());
+  const std::string& t = r->text;
+  EXPECT_EQ(t.find("stopped="), std::string::npos) << t;
+  EXPECT_EQ(t.find("-eq 137"), std::string::npos) << t;
+  EXPECT_NE(t.find("/^srun: error: .*: tasks? [0-9][-0-9,]*: /"), std::string::npos) << t;
+  EXPECT_NE(t.find("/Exited with exit code [0-9]+$/"), std::string::npos) << t;
+  EXPECT_NE(t.find("/^srun: forcing job termination/"), std::string::npos) << t;
+  EXPECT_NE(t.find("trap '' TERM INT HUP USR1 USR2 PIPE; exec awk"), std::string::npos) << t;
+  EXPECT_NE(t.find("exec tee -p \"$tv_dir/copy\" ) <\"$tv_dir/srun.err\" >&2 &"), std::string::npos)
+      << t;
+  EXPECT_LT(t.find("mkfifo"), t.find("srun \\\n"));
 }
 
 TEST(Render, SettingsATargetIgnoresAreNoted) {

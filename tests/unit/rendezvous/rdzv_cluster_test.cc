@@ -77,7 +77,7 @@ class RdzvCluster : public ::testing::Test {
     ev.stop = [n](const NodeFailure& f) {
       n->stops.push_back(f);
       if (n->stops_at_once)
-        asio::post(n->loop->io, [n, g = f.generation] { n->cluster->report_stopped(g); });
+        asio::post(n->loop->io, [n, g = f.generation] { n->cluster->report_stopped(g, {}); });
     };
     ev.done = [n] { n->done = true, ++n->terminal_events; };
     ev.give_up = [n](const NodeFailure& f) { n->gave_up = f, ++n->terminal_events; };
@@ -124,7 +124,7 @@ class RdzvCluster : public ::testing::Test {
   // A node's workers fail in `gen`: report, then (workers gone) stopped.
   void fail_node(int rank, int gen, int code) {
     nodes_[rank]->cluster->report_failure(failure(gen, rank, code));
-    nodes_[rank]->cluster->report_stopped(gen);
+    nodes_[rank]->cluster->report_stopped(gen, {});
   }
 
   testing::SimLoops loops_;  // before the nodes: their timers go first
@@ -179,7 +179,7 @@ TEST_F(RdzvCluster, NoRestartUntilEveryNodeStopped) {
   nodes_[1]->cluster->report_failure(failure(0, 1, 1));
   loops_.advance(10s);
   EXPECT_EQ(nodes_[0]->starts.size(), 1u);
-  nodes_[1]->cluster->report_stopped(0);
+  nodes_[1]->cluster->report_stopped(0, {});
   ASSERT_TRUE(run_until([&] { return all_started(2); }));
 }
 
@@ -210,7 +210,7 @@ TEST_F(RdzvCluster, SilentPeerIsLostAtTheFirstCheckPastThePeerTimeout) {
   // stays open, it says nothing.
   const auto last = next_check(t0);
   loops_.advance(last - loops_.now());
-  nodes_[2]->cluster->report_stopped(0);  // a frame the job ignores (nothing is stopping)
+  nodes_[2]->cluster->report_stopped(0, {});  // a frame the job ignores (nothing is stopping)
   loops_.settle();
   frozen.running = false;
   // Silent for 2 s (--peer-timeout) is not yet "more than"; the check after it is.
@@ -521,6 +521,61 @@ TEST_F(RdzvCluster, LeaveTellsTheOthers) {
   EXPECT_NE(nodes_[1]->lost->find("node 2 left"), std::string::npos) << *nodes_[1]->lost;
   EXPECT_EQ(nodes_[1]->lost_signal, SIGTERM);  // stopped from outside: the others exit 143 too
   EXPECT_FALSE(nodes_[2]->finished());         // the leaver hears nothing more
+}
+
+}  // namespace
+}  // namespace tv
+
+namespace tv {
+namespace {
+
+rdzv::Fingerprint print_with(const std::string& torch, const std::string& nccl_proto) {
+  rdzv::Fingerprint fp;
+  fp.facts = {{"trainvisor", "1.0.0"}, {"torch", torch}};
+  Environment env;
+  if (!nccl_proto.empty()) env.set("NCCL_PROTO", nccl_proto);
+  rdzv::set_compared_variables(fp, env);
+  return fp;
+}
+
+// docs/coordination.md, "Node fingerprint": nodes that differ never start; each is told why.
+TEST_F(RdzvCluster, NodesWhoseFingerprintsDifferAllGiveUpBeforeGenerationZero) {
+  add_all(3, [](NetworkClusterConfig& c) {
+    c.fingerprint =
+        print_with(c.node_rank == 2 ? "2.10.0" : "2.11.0", c.node_rank == 1 ? "LL" : "");
+  });
+  ASSERT_TRUE(run_until([&] { return all([](const Node& n) { return n.finished(); }); }));
+  for (const auto& n : nodes_) {
+    ASSERT_TRUE(n->gave_up);
+    EXPECT_EQ(n->gave_up->exit_code, 78);
+    const std::string& why = n->gave_up->summary;
+    EXPECT_NE(why.find("torch 2.11.0 on nodes 0-1, 2.10.0 on node 2 ("), std::string::npos) << why;
+    EXPECT_NE(why.find("NCCL_PROTO=LL on node 1 ("), std::string::npos) << why;
+  }
+  EXPECT_TRUE(all([](const Node& n) { return n.starts.empty(); }));
+}
+
+TEST_F(RdzvCluster, ANodeWithoutAFingerprintIsRefusedByName) {
+  add_all(2, [](NetworkClusterConfig& c) {
+    if (c.node_rank == 0) c.fingerprint = print_with("2.11.0", "");
+  });
+  ASSERT_TRUE(run_until([&] { return all([](const Node& n) { return n.finished(); }); }));
+  ASSERT_TRUE(nodes_[1]->gave_up);
+  EXPECT_NE(nodes_[1]->gave_up->summary.find("node 1 ("), std::string::npos);
+  EXPECT_NE(nodes_[1]->gave_up->summary.find("sent no fingerprint"), std::string::npos);
+}
+
+TEST_F(RdzvCluster, TheSameFingerprintsStartTheJob) {
+  add_all(2, [](NetworkClusterConfig& c) { c.fingerprint = print_with("2.11.0", "Simple"); });
+  ASSERT_TRUE(run_until([&] { return all_started(1); }));
+}
+
+TEST_F(RdzvCluster, WithTheCheckOffOnNodeZeroDifferentNodesStart) {
+  add_all(2, [](NetworkClusterConfig& c) {
+    c.fingerprint = print_with(c.node_rank == 0 ? "2.11.0" : "2.10.0", "");
+    c.check_fingerprints = c.node_rank != 0;  // node 0 decides: off
+  });
+  ASSERT_TRUE(run_until([&] { return all_started(1); }));
 }
 
 }  // namespace

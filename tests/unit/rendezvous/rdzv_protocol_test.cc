@@ -40,6 +40,10 @@ TEST(RdzvProtocol, FailureBodyRoundTrips) {
   f.verdict = "job: giving up, rule same_failure: ...";
   f.verdict_rule = "same_failure";
   f.recent = {"generation 2: a", "generation 3: b"};
+  f.resumed_from = "/ckpt/checkpoints/agent_30.pt";  // the resume fallback compares it
+  f.fallbacks = {"generation 2 stepped over checkpoint K poisoned: ..."};
+  f.ranks = {{2, 1, "all_reduce (/w/t.py:3)", false}, {3, 1, "", true}};
+  f.culprit = "rank 3 on node 1 wrote no stack within 3 s; every other rank waits in x";
   Message m{MsgType::kStop, 0, 3, 0, failure_body(f)};
   auto d = decode(bytes(encode(m, kKey, Direction::kToAgent, ctx_of(1))), kKey, Direction::kToAgent,
                   ctx_of(1));
@@ -54,6 +58,10 @@ TEST(RdzvProtocol, FailureBodyRoundTrips) {
   EXPECT_EQ(g.verdict, f.verdict);
   EXPECT_EQ(g.verdict_rule, f.verdict_rule);
   EXPECT_EQ(g.recent, f.recent);
+  EXPECT_EQ(g.resumed_from, f.resumed_from);
+  EXPECT_EQ(g.fallbacks, f.fallbacks);
+  EXPECT_EQ(g.ranks, f.ranks);  // the job's culprit is decided from them
+  EXPECT_EQ(g.culprit, f.culprit);
   // Before any progress: no step on the wire, none after it.
   f.signature.step.reset();
   EXPECT_FALSE(failure_from(Message{MsgType::kStop, 0, 3, 0, failure_body(f)}).signature.step);
@@ -67,6 +75,67 @@ TEST(RdzvProtocol, FailureBodyRoundTrips) {
       body["failed_at_ns"] = at;
     EXPECT_EQ(failure_from(Message{MsgType::kStop, 0, 3, 0, body}).failed_at_ns, 0) << at;
   }
+}
+
+// A hang's evidence from a peer: malformed entries are left out, the node is the sender's, texts
+// are escaped, and however much a node has, it fits in one frame.
+TEST(RdzvProtocol, ARanksLastCollectiveTravelsWholeOrNotAtAll) {
+  using nlohmann::json;
+  RankEvidence r{3, 1, "all_reduce (/a.py:1)", false, {812, "nccl:all_reduce", "0", "started"}};
+  const auto back = ranks_from(json{{"ranks", ranks_json({r})}}, 1);
+  ASSERT_EQ(back.size(), 1u);
+  EXPECT_EQ(back[0], r);
+  // Not well-formed: the rank stays, its collective is dropped.
+  for (const json& bad :
+       {json{{"seq", -1}, {"op", "x"}, {"group", "0"}, {"state", "s"}},
+        json{{"seq", 1}, {"op", 7}, {"group", "0"}, {"state", "s"}},
+        json{{"seq", 1}, {"op", std::string(65, 'x')}, {"group", "0"}, {"state", "s"}},
+        json{{"seq", "1"}}, json("x")}) {
+    const json body = {{"ranks", json::array({{{"rank", 2}, {"frame", ""}, {"collective", bad}}})}};
+    const auto got = ranks_from(body, 0);
+    ASSERT_EQ(got.size(), 1u) << bad;
+    EXPECT_EQ(got[0].collective.seq, -1) << bad;
+  }
+  // A peer's control characters are escaped.
+  const json body = {
+      {"ranks",
+       json::array(
+           {{{"rank", 2},
+             {"frame", ""},
+             {"collective", {{"seq", 4}, {"op", "a\x1b[2J"}, {"group", "0"}, {"state", "s"}}}}})}};
+  EXPECT_EQ(ranks_from(body, 0)[0].collective.op.find('\x1b'), std::string::npos);
+}
+
+TEST(RdzvProtocol, RankEvidenceIsBoundedAndTakenOnlyWellFormed) {
+  using nlohmann::json;
+  const json body = {
+      {"ranks", json::array({
+                    {{"rank", 4}, {"frame", "f (/a.py:1)\x1b[2J"}, {"silent", false}},
+                    {{"rank", -1}, {"frame", "x"}},
+                    {{"rank", 5}, {"frame", 7}},
+                    "not an object",
+                    {{"rank", 6}, {"frame", ""}, {"silent", true}},
+                })}};
+  const auto ranks = ranks_from(body, /*node_rank=*/2);
+  ASSERT_EQ(ranks.size(), 2u);
+  EXPECT_EQ(ranks[0].rank, 4);
+  EXPECT_EQ(ranks[0].node_rank, 2);
+  EXPECT_EQ(ranks[0].frame.find('\x1b'), std::string::npos) << ranks[0].frame;
+  EXPECT_TRUE(ranks[1].silent);
+  EXPECT_TRUE(ranks_from(json{{"ranks", "x"}}, 0).empty());
+  // 1,000 ranks of control characters (sixfold when escaped): the array stays within its bytes.
+  std::vector<RankEvidence> many(1000, RankEvidence{1, 0, std::string(400, '\x01'), false});
+  const json sent = ranks_json(many);
+  EXPECT_LE(sent.dump().size(), kMaxRanksBytes);
+  EXPECT_GT(sent.size(), 0u);
+  NodeFailure f = node_failure(0, 0, 124, std::string(kMaxText, 'x'));
+  f.ranks = many;
+  f.recent = {std::string(kMaxText, '\x02'), std::string(kMaxText, '\x02')};
+  f.fallbacks = std::vector<std::string>(8, std::string(kMaxText, 'y'));
+  f.verdict = f.culprit = f.resumed_from = std::string(kMaxText, '\x03');
+  f.signature.type = f.signature.message = std::string(kMaxText, '\x04');
+  EXPECT_NO_THROW(encode(Message{MsgType::kGiveUp, 0, 0, 0, failure_body(f)}, kKey,
+                         Direction::kToAgent, ctx_of(1)));
 }
 
 TEST(RdzvProtocol, PartialFrameNeedsMore) {
@@ -221,7 +290,13 @@ TEST(RdzvProtocol, MalformedPayloadsRejectedEvenWhenAuthentic) {
       {MsgType::kStart, 0, 0, 0, nlohmann::json::object()},                 // no port
       {MsgType::kStart, 0, 0, 0, {{"master_port", 0}}},                     // port 0
       {MsgType::kStart, 0, 0, 0, {{"master_port", 1}, {"retried_by", 7}}},  // not a text
-      {MsgType::kStart, 0, 0, 0, nlohmann::json::array({1, 2})},            // not an object
+      {MsgType::kStart, 0, 0, 0, {{"master_port", 1}, {"step_over", 7}}},   // not a text
+      {MsgType::kStop,
+       0,
+       0,
+       0,
+       {{"exit_code", 1}, {"summary", "x"}, {"failed_node", 0}, {"fallbacks", "x"}}},
+      {MsgType::kStart, 0, 0, 0, nlohmann::json::array({1, 2})},  // not an object
       {MsgType::kStop, 0, 0, 0, {{"exit_code", 300}, {"summary", "x"}, {"failed_node", 0}}},
       {MsgType::kStop,
        0,

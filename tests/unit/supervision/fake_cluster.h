@@ -34,8 +34,9 @@ class FakeCluster final : public Cluster {
     if (failures.size() == 1 || failures[failures.size() - 2].generation != failure.generation)
       post([this, failure] { events_.stop(failure); });
   }
-  void report_stopped(int generation) override {
+  void report_stopped(int generation, const std::vector<RankEvidence>& ranks) override {
     calls.push_back("stopped " + std::to_string(generation));
+    stopped_evidence = ranks;
     if (restarts_ > 0) {
       --restarts_;
       return start(generation + 1, "test");
@@ -53,9 +54,15 @@ class FakeCluster final : public Cluster {
     left_ = true;
   }
 
+  // Another node's failure reaches this node as the job state machine sends it: a stop.
+  void peer_failure(const NodeFailure& failure) {
+    post([this, failure] { events_.stop(failure); });
+  }
+
   int port_of(int generation) const { return first_port_ + generation; }
   std::vector<std::string> calls;
   std::vector<NodeFailure> failures;
+  std::vector<RankEvidence> stopped_evidence;  // the last report_stopped's
 
  private:
   void start(int generation, std::string rule) {

@@ -230,5 +230,57 @@ TEST_F(JobState, LostEndsTheJobOnceFromAnyState) {
   EXPECT_TRUE(actions.starts.empty());
 }
 
+// --resume-fallback: the judge's poisoned checkpoint reaches the next generation's plan, and a
+// later give-up's root cause carries each step (the failure file's lines).
+TEST_F(JobState, APoisonedCheckpointIsNamedInTheNextPlanAndInTheGiveUp) {
+  auto m = make(1, 5);
+  m.all_present(now);
+  auto from = [&](const std::string& ckpt) {
+    NodeFailure f = fail(0, m.generation());
+    f.signature = {"ValueError", "loss is nan", std::nullopt, false};
+    f.resumed_from = ckpt;
+    m.failure(f, now);
+    m.stopped(0, f.generation);
+    if (m.state() == JobStateMachine::State::kBackoff) m.backoff_over(now);
+  };
+  from("K");
+  from("K");
+  ASSERT_EQ(actions.starts.size(), 3u);
+  EXPECT_EQ(actions.starts[1].step_over, "");
+  EXPECT_EQ(actions.starts[2].step_over, "K");
+  EXPECT_EQ(actions.starts[2].retried_by, "poisoned_checkpoint");
+  from("K-1");  // the same failure again: depth 1 is used, give up
+  ASSERT_EQ(actions.ends.size(), 1u);
+  EXPECT_EQ(actions.ends[0].kind, JobEnd::Kind::kGiveUp);
+  EXPECT_EQ(actions.ends[0].failure.verdict_rule, "same_failure");
+  ASSERT_EQ(actions.ends[0].failure.fallbacks.size(), 1u);
+}
+
+}  // namespace
+}  // namespace tv
+
+namespace tv {
+namespace {
+
+// A failure (no hang) whose ranks' dumps say who never entered the collective: the give-up names
+// the culprit; a rank's two reports (its node's failure, then its Stopped) add up.
+TEST_F(JobState, AFailureTheFlightRecorderSawNamesItsCulpritAndReportsAddUp) {
+  auto m = make(2, 0);
+  m.all_present(now);
+  NodeFailure f = fail(0, 0, 134);
+  f.ranks = {{0, 0, "", false, {7, "nccl:all_reduce", "0", "started"}},
+             {1, 0, "", false, {7, "nccl:all_reduce", "0", "started"}}};
+  m.failure(f, now);
+  m.stopped(0, 0, {{0, 0, "", false, {}}, {1, 0, "", false, {}}});  // no dumps read this time
+  m.stopped(1, 0,
+            {{2, 1, "", false, {7, "nccl:all_reduce", "0", "started"}},
+             {3, 1, "", false, {6, "nccl:all_reduce", "0", "completed"}}});
+  ASSERT_EQ(actions.ends.size(), 1u);
+  EXPECT_EQ(actions.ends[0].failure.culprit.rfind(
+                "rank 3 on node 1 never entered nccl:all_reduce #7 of process group 0", 0),
+            0u)
+      << actions.ends[0].failure.culprit;
+}
+
 }  // namespace
 }  // namespace tv

@@ -49,5 +49,42 @@ TEST(StackDump, NothingWithoutAHeaderOrTheThread) {
   EXPECT_FALSE(innermost_frame("# trainvisor stacks: pid 1 main thread 0x1\n", "0x1"));
 }
 
+TEST(StackDump, TheInnermostUserFrameStepsOverTorchAndTheInterpreter) {
+  // A CUDA hang as the H200 showed it: torch's synchronize, called from the user's train_step.
+  const std::string text =
+      "# trainvisor stacks: pid 9 main thread 0x00007f0000000001\n"
+      "Current thread 0x00007f0000000001 (most recent call first):\n"
+      "  File \"/usr/local/lib/python3.12/dist-packages/torch/cuda/__init__.py\", line 1162 in "
+      "synchronize\n"
+      "  File \"/opt/venv/lib/python3.11/site-packages/skrl/agents/ppo.py\", line 40 in update\n"
+      "  File \"/usr/lib/python3.12/contextlib.py\", line 81 in inner\n"
+      "  File \"<frozen runpy>\", line 88 in _run_code\n"
+      "  File \"/work/my lib/python3x/train.py\", line 12 in train_step\n"
+      "  File \"/work/my lib/python3x/train.py\", line 30 in <module>\n";
+  EXPECT_EQ(innermost_frame(text, "0x00007f0000000001"),
+            "synchronize (/usr/local/lib/python3.12/dist-packages/torch/cuda/__init__.py:1162)");
+  EXPECT_EQ(innermost_user_frame(text, "0x00007f0000000001"),
+            "train_step (/work/my lib/python3x/train.py:12)");
+  // The user's own frame innermost: itself.
+  EXPECT_EQ(innermost_user_frame(kDump, "0x00007fcd2dcd3040"),
+            "tv_hang_here_for_test (/tmp/fh/t.py:7)");
+}
+
+TEST(StackDump, NoUserFrameWhenEveryFrameIsALibrarys) {
+  const std::string text =
+      "Current thread 0x1 (most recent call first):\n"
+      "  File \"/usr/lib/python3.11/threading.py\", line 320 in wait\n"
+      "  File \"/usr/lib/python3/dist-packages/x.py\", line 2 in f\n";
+  EXPECT_FALSE(innermost_user_frame(text, "0x1"));
+  EXPECT_FALSE(innermost_user_frame(text, "0x2"));
+  EXPECT_TRUE(library_file("/usr/lib/python3.11/threading.py"));
+  EXPECT_TRUE(library_file("/root/.pyenv/versions/3.11.7/lib/python3.11/site-packages/a.py"));
+  EXPECT_TRUE(library_file("/usr/lib/python3/dist-packages/a.py"));
+  EXPECT_TRUE(library_file("<frozen importlib._bootstrap>"));
+  EXPECT_TRUE(library_file("/w/.trainvisor/python/sitecustomize.py"));
+  EXPECT_FALSE(library_file("/workspace/isaaclab/scripts/train.py"));
+  EXPECT_FALSE(library_file("/srv/lib/python3-tools/train.py"));
+}
+
 }  // namespace
 }  // namespace tv

@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "common/exit_codes.h"
 #include "tests/unit/fakes/sim_loop_time.h"
 #include "tests/unit/supervision/fake_cluster.h"
 #include "tests/unit/supervision/fake_signals.h"
@@ -319,6 +320,54 @@ TEST_F(SupervisorTest, OutputKeepsAWorkerFromBeingHung) {
   EXPECT_EQ(end(), 0);
 }
 
+// --hang-timeout auto: lines that keep coming are no step; no new step past the deadline is a
+// stall, named in the failure, exit 124. A step number seen again (another rank's) is not new.
+TEST_F(SupervisorTest, NoNewStepPastTheStallDeadlineIsAHangThoughOutputKeepsComing) {
+  cfg_.stall = StallRules{.floor = 2, .startup_timeout = 30.0};
+  spawner_.dies_on = {SIGKILL, SIGTERM};
+  begin();
+  const auto w = workers(0);
+  for (int i = 0; i < 10; ++i) {
+    time_.advance(100ms);
+    sup_->progress_seen(i);
+    sup_->progress_seen(i);  // rank 1 printing the same step
+  }
+  for (int i = 0; i < 19; ++i) {  // 1.9 s of warnings: before the 2 s floor
+    time_.advance(100ms);
+    spawner_.write(w[0], "NCCL WARN still waiting\n");
+    sup_->progress_seen(3);  // an old step again
+  }
+  EXPECT_TRUE(cluster_->failures.empty());
+  time_.advance(600ms);  // past the floor, at the next check
+  time_.advance(50ms);   // the stacks poll
+  ASSERT_EQ(cluster_->failures.size(), 1u);
+  EXPECT_EQ(cluster_->failures[0].exit_code, 124);
+  EXPECT_NE(cluster_->failures[0].summary.find("hang (stall: no new step"), std::string::npos)
+      << cluster_->failures[0].summary;
+  time_.run_ready();
+  EXPECT_EQ(end(), 124);
+}
+
+TEST_F(SupervisorTest, NoFirstStepWithinTheStartupDeadlineIsAStartupHang) {
+  cfg_.stall = StallRules{.floor = 2, .startup_timeout = 5.0};
+  spawner_.dies_on = {SIGKILL, SIGTERM};
+  begin();
+  const auto w = workers(0);
+  for (int i = 0; i < 9; ++i) {
+    time_.advance(500ms);
+    spawner_.write(w[1], "importing\n");
+  }
+  EXPECT_TRUE(cluster_->failures.empty());
+  time_.advance(1000ms);
+  time_.advance(50ms);
+  ASSERT_EQ(cluster_->failures.size(), 1u);
+  EXPECT_EQ(cluster_->failures[0].exit_code, 124);
+  EXPECT_NE(cluster_->failures[0].summary.find("start-up: no first step"), std::string::npos)
+      << cluster_->failures[0].summary;
+  time_.run_ready();
+  EXPECT_EQ(end(), 124);
+}
+
 TEST_F(SupervisorTest, AWorkerThatCannotStartFailsTheGenerationWithItsCode) {
   spawner_.fail_next = Error{127, "worker: not found"};
   spawner_.dies_on = {SIGKILL, SIGTERM};
@@ -380,6 +429,10 @@ TEST_F(SupervisorTest, OnlyWorkersAreSpawnedOnTheStartAndRestartPaths) {
   ASSERT_EQ(spawned.size(), 4u);  // then, beside them, the watch and the query
   EXPECT_EQ(spawner_.child(spawned[2]).req.argv, watch.argv);
   EXPECT_EQ(spawner_.child(spawned[3]).req.argv, banner.request.argv);
+  // What runs beside the workers runs behind them (nice 19), the workers at their own priority.
+  EXPECT_TRUE(spawner_.child(spawned[2]).req.background);
+  EXPECT_TRUE(spawner_.child(spawned[3]).req.background);
+  EXPECT_FALSE(spawner_.child(g0[0]).req.background);
   spawner_.write(spawned[3], "{\"gpus\":[]}\n");
   spawner_.exit_code(spawned[3], 0);
   time_.run_ready();
@@ -516,6 +569,238 @@ TEST_F(SupervisorTest, TheStacksSignalCollectsEveryRanksStacksOnTheLoop) {
   for (pid_t p : w) spawner_.exit_code(p, 0);
   time_.run_ready();
   EXPECT_EQ(end(), 0);
+}
+
+}  // namespace
+}  // namespace tv
+
+namespace tv {
+namespace {
+
+// --save-signal: the workers get the save signal, their SIGTERM waits for a checkpoint newer than
+// the stop, SIGKILL stays at the stop + the grace period.
+struct SaveObserver : RunObserver {
+  std::vector<StopSaveOutcome> saves;
+  void generation_started(int) override {}
+  void generation_failed(int) override {}
+  void finishing(int) override {}
+  void worker_started(int) override {}
+  void worker_exited(int, int) override {}
+  std::function<void(std::string_view)> output_tap(int, bool) override { return {}; }
+  void stop_save(const StopSaveOutcome& o) override { saves.push_back(o); }
+};
+
+constexpr std::int64_t kStopWall = 5'000'000'000'000;
+
+// What the goodput accountant is told, in order.
+struct CallObserver : SaveObserver {
+  std::vector<std::string> calls;
+  void generation_failed(int g) override { calls.push_back("failed " + std::to_string(g)); }
+  void generation_hung(int g, double) override { calls.push_back("hung " + std::to_string(g)); }
+};
+
+// Another node's hang verdict (its ranks and these waited in one collective): the time since this
+// node's last step is a hang's here too, so node 0's ledger books it whichever node saw it first.
+TEST_F(SupervisorTest, AnotherNodesHangIsAHangHereTooAndAnotherFailureIsNot) {
+  CallObserver obs;
+  cfg_.observer = &obs;
+  begin(/*restarts=*/1);
+  cluster_->peer_failure(node_failure(0, 1, exit_code::kHang, "rank 2 (node 1): hang"));
+  time_.run_ready();
+  EXPECT_EQ(obs.calls, (std::vector<std::string>{"hung 0", "failed 0"}));
+  // This node's stacks are taken before its workers are stopped (the job's culprit needs them).
+  EXPECT_TRUE(signals_of(workers(0)[0]).empty());
+  time_.advance(50ms);  // the stacks poll: nothing to wait for (not a Python worker)
+  EXPECT_EQ(signals_of(workers(0)[0]).front(), SIGTERM);
+  for (pid_t p : workers(0)) spawner_.exit(p, W_EXITCODE(0, SIGTERM));
+  time_.run_ready();
+  cluster_->peer_failure(node_failure(1, 1, 1, "rank 2 (node 1): exit 1"));
+  time_.run_ready();
+  EXPECT_EQ(obs.calls, (std::vector<std::string>{"hung 0", "failed 0", "failed 1"}));
+}
+
+// What the job's ledger is told of each failure (`trainvisor report`): this node's root cause with
+// the evidence files its ranks left, another node's line alone, and the failure file once written.
+struct EvidenceObserver : SaveObserver {
+  std::vector<std::string> calls;
+  void failure_evidence(int g, std::string_view summary,
+                        const std::vector<std::string>& paths) override {
+    std::string call = std::to_string(g) + " " + std::string(summary);
+    for (const auto& p : paths) call += " | " + p;
+    calls.push_back(call);
+  }
+  void root_cause_file(const std::string& path) override { calls.push_back("file " + path); }
+};
+
+TEST_F(SupervisorTest, EachFailureTellsTheLedgerItsRootCauseAndEvidence) {
+  EvidenceObserver obs;
+  cfg_.observer = &obs;
+  cfg_.keep_logs = true;
+  begin(/*restarts=*/1);
+  auto w = workers(0);
+  const auto error_file = spawner_.child(w[1]).req.env.get("TORCHELASTIC_ERROR_FILE");
+  ASSERT_TRUE(error_file);
+  std::ofstream(*error_file) << R"({"message":{"message":"RuntimeError: boom",)"
+                             << R"("extraInfo":{"py_callstack":"Traceback ...","timestamp":"1"}}})";
+  spawner_.exit_code(w[1], 1);
+  time_.run_ready();
+  ASSERT_EQ(obs.calls.size(), 1u);
+  EXPECT_EQ(obs.calls[0], "0 " + cluster_->failures.at(0).summary + " | " + *error_file);
+  spawner_.exit(w[0], W_EXITCODE(0, SIGTERM));
+  time_.run_ready();  // generation 1 starts
+  cluster_->peer_failure(node_failure(1, 1, 1, "rank 2 (node 1): exit 1"));
+  time_.run_ready();
+  ASSERT_GE(obs.calls.size(), 2u);
+  EXPECT_EQ(obs.calls[1], "1 rank 2 (node 1): exit 1");
+  for (pid_t p : workers(1)) spawner_.exit(p, W_EXITCODE(0, SIGTERM));
+  time_.run_ready();  // no restart left: the cluster gives up
+  end();
+  EXPECT_EQ(obs.calls.back(), "file " + cfg_.failure_file);
+}
+
+TEST_F(SupervisorTest, ASaveSignalHoldsTheStopUntilACheckpointNewerThanTheStop) {
+  SaveObserver obs;
+  cfg_.observer = &obs;
+  cfg_.save_signal = SIGUSR1;
+  cfg_.wall_clock_ns = [] { return kStopWall; };
+  begin();
+  const auto w = workers(0);
+  sup_->checkpoint_complete({"/c/agent_10.pt", 10, kStopWall - 100});  // before the stop
+  ASSERT_TRUE(signals_.deliver(SIGTERM));
+  time_.run_ready();
+  EXPECT_EQ(signals_of(w[0]), (std::vector<int>{SIGUSR1}));
+  EXPECT_EQ(signals_of(w[1]), (std::vector<int>{SIGUSR1}));
+  time_.advance(1000ms);
+  sup_->checkpoint_complete({"/c/agent_10.pt", 10, kStopWall - 100});  // the same, again
+  EXPECT_EQ(signals_of(w[0]), (std::vector<int>{SIGUSR1}));
+  sup_->checkpoint_complete({"/c/agent_12.pt", 12, kStopWall + 7});
+  time_.run_ready();
+  EXPECT_EQ(signals_of(w[0]), (std::vector<int>{SIGUSR1, SIGTERM, SIGCONT}));
+  ASSERT_EQ(obs.saves.size(), 1u);
+  EXPECT_TRUE(obs.saves[0].completed);
+  EXPECT_EQ(obs.saves[0].saved_step, 12);
+  EXPECT_DOUBLE_EQ(obs.saves[0].waited_seconds, 1.0);
+  // SIGKILL at the stop + the grace period, not a grace period after the SIGTERM.
+  time_.advance(kGrace - 1000ms - 1ms);
+  EXPECT_EQ(count(signals_of(w[0]), SIGKILL), 0);
+  time_.advance(1ms);
+  EXPECT_EQ(count(signals_of(w[0]), SIGKILL), 1);
+  time_.run_ready();
+  EXPECT_EQ(end(), 143);
+}
+
+TEST_F(SupervisorTest, NoSaveInTheWindowStopsTheWorkersWithoutItAndTheCodeStands) {
+  SaveObserver obs;
+  cfg_.observer = &obs;
+  cfg_.save_signal = SIGUSR2;
+  cfg_.wall_clock_ns = [] { return kStopWall; };
+  begin();
+  const auto w = workers(0);
+  ASSERT_TRUE(signals_.deliver(SIGTERM));
+  time_.run_ready();
+  const auto window =
+      std::chrono::duration_cast<std::chrono::milliseconds>(StopSave::window(kGrace));  // 4 s of 5
+  time_.advance(window - 1ms);
+  EXPECT_EQ(signals_of(w[1]), (std::vector<int>{SIGUSR2}));
+  time_.advance(1ms);
+  EXPECT_EQ(signals_of(w[1]), (std::vector<int>{SIGUSR2, SIGTERM, SIGCONT}));
+  ASSERT_EQ(obs.saves.size(), 1u);
+  EXPECT_FALSE(obs.saves[0].completed);
+  spawner_.exit(w[0], W_EXITCODE(0, SIGTERM));
+  spawner_.exit(w[1], W_EXITCODE(0, SIGTERM));
+  time_.run_ready();
+  EXPECT_EQ(end(), 143);
+  EXPECT_EQ(obs.saves.size(), 1u);
+}
+
+TEST_F(SupervisorTest, WorkersThatEndDuringTheSaveEndTheWaitAndItIsReportedOnce) {
+  SaveObserver obs;
+  cfg_.observer = &obs;
+  cfg_.save_signal = SIGUSR1;
+  cfg_.wall_clock_ns = [] { return kStopWall; };
+  begin();
+  const auto w = workers(0);
+  ASSERT_TRUE(signals_.deliver(SIGTERM));
+  time_.run_ready();
+  spawner_.exit(w[0], W_EXITCODE(0, SIGUSR1));  // died of it: no handler
+  spawner_.exit(w[1], W_EXITCODE(0, SIGUSR1));
+  time_.run_ready();
+  time_.advance(kGrace);
+  time_.run_ready();
+  EXPECT_EQ(end(), 143);
+  ASSERT_EQ(obs.saves.size(), 1u);
+  EXPECT_FALSE(obs.saves[0].completed);
+}
+
+TEST_F(SupervisorTest, WorkersThatSaveAndExitZeroDuringTheWaitLeaveTheStopsCode) {
+  cfg_.save_signal = SIGUSR1;
+  cfg_.wall_clock_ns = [] { return kStopWall; };
+  begin();
+  const auto w = workers(0);
+  ASSERT_TRUE(signals_.deliver(SIGTERM));
+  time_.run_ready();
+  sup_->checkpoint_complete({"/c/agent_12.pt", 12, kStopWall + 7});
+  spawner_.exit(w[0], W_EXITCODE(0, 0));
+  spawner_.exit(w[1], W_EXITCODE(0, 0));
+  time_.run_ready();
+  EXPECT_EQ(end(), 143);
+}
+
+// The flight recorder's part of the evidence: a child reads this node's dumps before its failure
+// is reported, and a Stopped asked for meanwhile (another node's failure stopped this one) waits
+// for it, whichever read ends first: the coordinator never hears this node stopped before it
+// hears its root cause.
+TEST_F(SupervisorTest, DumpsAreReadBeforeTheReportsAndTheReportsKeepTheirOrder) {
+  cfg_.executable = "/usr/bin/python3";
+  cfg_.argv = {"/usr/bin/python3", "-u", dir_ + "/train.py"};
+  begin();
+  const auto w = workers(0);
+  for (int r = 0; r < 2; ++r)
+    std::ofstream(dir_ + "/attempt_0/rank_" + std::to_string(r) + "/nccl_trace_rank_" +
+                  std::to_string(r))
+        << "a dump";
+  const auto readers = [this] {
+    std::vector<pid_t> out;
+    for (pid_t p : spawner_.spawned())
+      if (std::ranges::count(spawner_.child(p).req.argv, std::string("--evidence")))
+        out.push_back(p);
+    return out;
+  };
+  spawner_.exit_code(w[0], 1);
+  time_.run_ready();
+  ASSERT_EQ(readers().size(), 1u);
+  const pid_t first = readers()[0];
+  EXPECT_EQ(spawner_.child(first).req.argv.back(), dir_ + "/attempt_0/rank_1/nccl_trace_rank_1");
+  EXPECT_EQ(std::ranges::count(cluster_->calls, std::string("failure 0")), 0);
+  // Another node's failure stops this one meanwhile; its worker 1 exits; the Stopped's read starts.
+  cluster_->peer_failure(node_failure(0, 1, 1, "rank 2 (node 1): exit 1"));
+  time_.run_ready();
+  spawner_.exit(w[1], W_EXITCODE(0, SIGTERM));
+  time_.advance(300ms);
+  ASSERT_EQ(readers().size(), 2u);
+  const pid_t second = readers()[1];
+  const std::string lines =
+      "{\"rank\": 0, \"seq\": 7, \"op\": \"nccl:all_reduce\", \"group\": \"0\", \"state\": "
+      "\"started\"}\n{\"rank\": 1, \"seq\": 6, \"op\": \"nccl:all_reduce\", \"group\": "
+      "\"0\", \"state\": \"completed\"}\n";
+  spawner_.write(second, lines);
+  spawner_.exit_code(second, 0);
+  time_.run_ready();
+  EXPECT_EQ(std::ranges::count(cluster_->calls, std::string("stopped 0")), 0)
+      << "the Stopped waits for the failure's report";
+  spawner_.write(first, lines);
+  spawner_.exit_code(first, 0);
+  time_.run_ready();
+  const auto at = [this](const char* call) {
+    return std::ranges::find(cluster_->calls, std::string(call)) - cluster_->calls.begin();
+  };
+  ASSERT_LT(at("failure 0"), static_cast<long>(cluster_->calls.size()));
+  ASSERT_LT(at("stopped 0"), static_cast<long>(cluster_->calls.size()));
+  EXPECT_LT(at("failure 0"), at("stopped 0"));
+  ASSERT_EQ(cluster_->failures[0].ranks.size(), 2u);
+  EXPECT_EQ(cluster_->failures[0].ranks[1].collective.seq, 6);
+  ASSERT_EQ(cluster_->stopped_evidence.size(), 2u);
+  EXPECT_EQ(cluster_->stopped_evidence[0].collective.op, "nccl:all_reduce");
 }
 
 }  // namespace

@@ -45,6 +45,62 @@ TEST_F(TopologyTest, SageMakerHeterogeneous) {
   EXPECT_THAT(t.origin["hosts"], HasSubstr("all instance_groups"));
 }
 
+// SageMaker heterogeneous clusters (docs/platforms/sagemaker.md): ranks over the training groups'
+// hosts only; a host of another group does not train.
+TEST_F(TopologyTest, SageMakerInstanceGroupsOptionNarrowsTheHosts) {
+  fs.add_file(kRc, topology_data("resourceconfig_hetero.json"));  // algo-3 is group g5
+  args = {"--instance-groups", "g5"};
+  auto t = ok();
+  EXPECT_EQ(t.nnodes, 1);
+  EXPECT_EQ(t.node_rank, 0);
+  EXPECT_EQ(t.master_addr, "algo-3");
+  EXPECT_TRUE(t.not_training.empty());
+  EXPECT_THAT(t.origin["hosts"], HasSubstr("instance groups g5, named by --instance-groups"));
+  EXPECT_EQ(t.instance_type, "ml.g5.48xlarge");
+  args = {"--instance-groups", "p4d"};
+  t = ok();
+  EXPECT_EQ(t.nnodes, 2);
+  EXPECT_THAT(t.hosts, ElementsAre("algo-1", "algo-2"));
+  EXPECT_EQ(t.master_addr, "algo-1");
+  EXPECT_THAT(t.not_training, HasSubstr("instance group \"g5\" (host algo-3) is not one of the "
+                                        "training groups p4d (--instance-groups)"));
+}
+
+TEST_F(TopologyTest, SageMakerTrainingGroupsFromTheSdksHyperparameter) {
+  fs.add_file(kRc, topology_data("resourceconfig_hetero.json"));
+  // The SDK writes every hyperparameter JSON-encoded (a string holding the list).
+  fs.add_file("/opt/ml/input/config/hyperparameters.json",
+              R"({"sagemaker_distribution_instance_groups": "[\"p4d\"]", "lr": "0.1"})");
+  auto t = ok();
+  EXPECT_EQ(t.nnodes, 2);
+  EXPECT_THAT(t.origin["hosts"], HasSubstr("sagemaker_distribution_instance_groups"));
+  EXPECT_FALSE(t.not_training.empty());
+  args = {"--instance-groups", "g5,p4d"};  // the option wins
+  t = ok();
+  EXPECT_EQ(t.nnodes, 3);
+  EXPECT_TRUE(t.not_training.empty());
+}
+
+TEST_F(TopologyTest, SageMakerUnknownInstanceGroupIsRefused) {
+  fs.add_file(kRc, topology_data("resourceconfig_hetero.json"));
+  args = {"--instance-groups", "gpu"};
+  EXPECT_THAT(refused(), HasSubstr("has no instance group \"gpu\" (the training groups named): "
+                                   "expected one of its instance_groups: p4d, g5"));
+  fs.add_file(kRc, topology_data("resourceconfig_minimal.json"));
+  EXPECT_THAT(refused(), HasSubstr("has no instance_groups"));
+}
+
+TEST_F(TopologyTest, InstanceTypeFromResourceConfigOrOption) {
+  fs.add_file(kRc, topology_data("resourceconfig_hetero.json"));
+  auto t = ok();
+  EXPECT_EQ(t.instance_type, "ml.g5.48xlarge");
+  EXPECT_THAT(t.origin["instance_type"], HasSubstr("(current_instance_type)"));
+  args = {"--instance-type", "p5.48xlarge"};
+  t = ok();
+  EXPECT_EQ(t.instance_type, "p5.48xlarge");
+  EXPECT_EQ(t.origin["instance_type"], "--instance-type");
+}
+
 TEST_F(TopologyTest, SageMakerPathOverride) {
   fs.add_file("/tmp/rc.json", topology_data("resourceconfig_ten_hosts.json"));
   args = {"--resource-config", "/tmp/rc.json"};

@@ -49,7 +49,7 @@ TEST(Verl, TheGlobalStepDirectoryIsOneCheckpointOfEveryRanksShards) {
   fs.add_file(exp + "/latest_checkpointed_iteration.txt", "200");  // and rank 1's shards missing
   EXPECT_EQ(path_of(latest(fs)), exp + "/global_step_150");
   // One experiment: no --checkpoint-experiment suggested (it was once read as skrl runs).
-  const Selection s = lookup_checkpoint(ResumeRequest{kRoot, "auto", "latest"}, fs);
+  const Selection s = lookup_checkpoint(ResumeRequest{kRoot, "auto", Pick::kLatest}, fs);
   EXPECT_EQ(s.none, Selection::None::kFound) << s.why_none;
 }
 
@@ -67,7 +67,7 @@ TEST(Accelerate, SaveStateInACheckpointDashDirectoryIsAccelerates) {
     fs.add_file(d + "/scheduler.bin", make_zip());
     if (n != 1500) fs.add_file(d + "/random_states_0.pkl", make_zip());  // 1500: cut off
   }
-  const Selection s = lookup_checkpoint(ResumeRequest{kRoot, "auto", "latest"}, fs);
+  const Selection s = lookup_checkpoint(ResumeRequest{kRoot, "auto", Pick::kLatest}, fs);
   ASSERT_TRUE(s.checkpoint) << s.why_none;
   EXPECT_EQ(s.checkpoint->path, out + "/checkpoint-1000");
   EXPECT_EQ(s.checkpoint->step, 1000);
@@ -132,7 +132,7 @@ TEST(Timm, PthTarSavesAreCheckpoints) {
   EXPECT_EQ(path_of(c), run + "/last.pth.tar");
   EXPECT_EQ(c->step, 11);
   EXPECT_EQ(c->format, "timm");
-  EXPECT_EQ(path_of(latest(fs, "timm", "best")), run + "/model_best.pth.tar");
+  EXPECT_EQ(path_of(latest(fs, "timm", Pick::kBest)), run + "/model_best.pth.tar");
   fs.add_file(run + "/tmp.pth.tar", epoch_zip(12).substr(0, 20));  // a save in progress
   EXPECT_EQ(path_of(latest(fs)), run + "/last.pth.tar");
 }
@@ -161,7 +161,7 @@ TEST(Fairseq, EpochAndUpdateNamesInOrderAndTheLastCopy) {
   c = latest(fs);
   EXPECT_EQ(path_of(c), d + "/checkpoint2.pt");
   EXPECT_EQ(c->step, -1);  // an end-of-epoch save names no update count
-  EXPECT_EQ(path_of(latest(fs, "fairseq", "best")), d + "/checkpoint_best.pt");
+  EXPECT_EQ(path_of(latest(fs, "fairseq", Pick::kBest)), d + "/checkpoint_best.pt");
 }
 
 }  // namespace

@@ -1,4 +1,4 @@
-#include "render/instance_facts.h"
+#include "common/instance_facts.h"
 
 #include <array>
 

@@ -1,6 +1,6 @@
-// What render knows about the EC2 instance types the seeds name (g5, g6, g6e, g7e, p4d, p4de, p5,
-// p5e, p5en, p6): GPUs, GPU model, whether the GPUs have RT cores (Isaac Sim needs them), EFA
-// interfaces, vCPUs and memory. One table (render/instance_facts.cc, sources in docs/render.md),
+// What trainvisor knows about the EC2 instance types the seeds name (g5, g6, g6e, g7e, p4d, p4de,
+// p5, p5e, p5en, p6): GPUs, GPU model, whether the GPUs have RT cores (Isaac Sim needs them), EFA
+// interfaces, vCPUs and memory. One table (common/instance_facts.cc, sources in docs/render.md),
 // used to fill defaults and to refuse impossible combinations. Pure.
 #pragma once
 

@@ -1,5 +1,5 @@
-"""Issue 33's classes with the real binary on trees written as each framework's saving code
-writes them (real torch.save files; the source file is cited in each test): `trainvisor
+"""Checkpoint trees written as each framework's saving code writes them (issue 33's classes),
+with the real binary (real torch.save files; the source file is cited in each test): `trainvisor
 checkpoint latest` must pick the checkpoint the framework itself resumes from, with --format auto
 and with the framework's own format name, and say why it skips a cut-off one."""
 import os
@@ -8,7 +8,8 @@ import sys
 
 sys.path.insert(0, os.path.dirname(__file__))
 import ckpt_layouts as L  # noqa: E402
-from test_checkpoint_frameworks import BIN, equalize, latest  # noqa: E402
+import tvtest  # noqa: E402
+from test_checkpoint_frameworks import equalize, latest  # noqa: E402
 
 
 def picks(root, rel, step, fmt):
@@ -124,7 +125,7 @@ def test_lerobot_last_link_is_not_a_link_loop(tmp_path):
     for step in ("000100", "000200"):
         L.safetensors(f"{ck}/{step}/pretrained_model/model.safetensors", L.model(), L.t(1))
     os.symlink("000200", ck / "last")
-    r = subprocess.run([BIN, "checkpoint", "latest", "--dir", str(tmp_path)],
+    r = subprocess.run([str(tvtest.BIN), "checkpoint", "latest", "--dir", str(tmp_path)],
                        capture_output=True, text=True, timeout=120)
     assert r.returncode in (0, 1), r.stderr
     assert "link loop" not in r.stderr and "already visited" not in r.stderr, r.stderr

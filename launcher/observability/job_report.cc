@@ -1,0 +1,126 @@
+#include "launcher/observability/job_report.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace tv {
+namespace {
+
+ReportGeneration report_generation(const GenerationRecord& g, double t0, double container_end) {
+  ReportGeneration r;
+  r.number = g.number;
+  r.start = g.started_unix - t0;
+  r.end = std::max(r.start, g.ended_unix.value_or(container_end + t0) - t0);
+  r.outcome = g.outcome;
+  r.summary = g.summary;
+  r.evidence = g.evidence;
+  return r;
+}
+
+ReportContainer report_container(const ContainerRecord& c, double t0) {
+  ReportContainer r;
+  r.index = c.index;
+  r.start = c.started_unix - t0;
+  r.end = std::max(r.start, c.heartbeat_unix - t0);
+  r.ended = c.ended;
+  r.exit_code = c.exit_code;
+  r.restarts = c.restarts;
+  r.productive = c.productive;
+  r.failure_file = c.failure_file;
+  for (const auto& g : c.generations) r.generations.push_back(report_generation(g, t0, r.end));
+  return r;
+}
+
+bool failed(const GenerationRecord& g) { return g.outcome == "failed" || g.outcome == "hung"; }
+
+// Failures of one container: its failed generations (its restarts when it kept none), and its
+// own end when it was killed and another container came after it.
+int failures_of(const ContainerRecord& c, bool has_next) {
+  int n = c.generations.empty()
+              ? c.restarts
+              : static_cast<int>(std::count_if(c.generations.begin(), c.generations.end(), failed));
+  if (!c.ended && has_next) ++n;
+  return n;
+}
+
+void add_checkpoints(const ContainerRecord& c, long& count, double& cost_sum, long& cost_n,
+                     double& interval_sum, long& interval_n) {
+  if (!c.checkpoints || c.checkpoints->count <= 0) return;
+  const long n = c.checkpoints->count;
+  count += n;
+  if (c.checkpoints->cost_seconds && *c.checkpoints->cost_seconds >= 0) {
+    cost_sum += *c.checkpoints->cost_seconds * static_cast<double>(n);
+    cost_n += n;
+  }
+  if (c.checkpoints->interval_seconds && *c.checkpoints->interval_seconds > 0) {
+    interval_sum += *c.checkpoints->interval_seconds * static_cast<double>(n);
+    interval_n += n;
+  }
+}
+
+CheckpointAdvice advice_of(const Ledger& l, double wall) {
+  CheckpointAdvice a;
+  a.failures = l.folded.restarts;
+  double cost_sum = 0, interval_sum = 0;
+  long cost_n = 0, interval_n = 0;
+  for (std::size_t i = 0; i < l.records.size(); ++i) {
+    a.failures += failures_of(l.records[i], i + 1 < l.records.size());
+    add_checkpoints(l.records[i], a.checkpoints, cost_sum, cost_n, interval_sum, interval_n);
+  }
+  if (cost_n > 0) a.cost = cost_sum / static_cast<double>(cost_n);
+  if (interval_n > 0) a.interval = interval_sum / static_cast<double>(interval_n);
+  if (a.failures > 0 && wall > 0) a.mtbf = wall / a.failures;
+  if (!a.cost || *a.cost <= 0 || !a.mtbf) return a;
+  a.young = young_interval(*a.cost, *a.mtbf);
+  a.daly = daly_interval(*a.cost, *a.mtbf);
+  a.waste_advised = checkpoint_waste(wall, *a.young, *a.cost, a.failures);
+  if (a.interval) {
+    a.waste_observed = checkpoint_waste(wall, *a.interval, *a.cost, a.failures);
+    a.saved = std::max(0.0, *a.waste_observed - *a.waste_advised);
+  }
+  return a;
+}
+
+}  // namespace
+
+double young_interval(double c, double m) { return std::sqrt(2.0 * c * m); }
+
+double daly_interval(double c, double m) {
+  if (c >= 2.0 * m) return m;
+  const double r = c / (2.0 * m);
+  return std::sqrt(2.0 * c * m) * (1.0 + std::sqrt(r) / 3.0 + r / 9.0) - c;
+}
+
+double checkpoint_waste(double wall, double t, double c, int failures) {
+  return wall * c / t + failures * t / 2.0;
+}
+
+JobReport job_report(const Ledger& l) {
+  JobReport r;
+  const JobTotals t = job_totals(l);
+  r.job_id = l.job_id;
+  r.first_started_unix = t.first_started_unix;
+  r.containers = t.containers;
+  r.folded = l.folded.containers;
+  r.wall = job_wall(t);
+  r.productive = t.productive;
+  r.goodput = job_goodput(t);
+  r.badput = t.badput;
+  r.outside = t.outside;
+  r.restarts = t.restarts;
+  r.lost_steps = t.lost_steps;
+  r.upper_bound = !t.progress_evidence;
+  r.lost_progress_known = t.lost_progress_known;
+  r.poisoned = l.poisoned;
+  const double t0 = t.first_started_unix;
+  for (const auto& c : l.records) {
+    if (!r.timeline.empty() && c.started_unix - t0 > r.timeline.back().end)
+      r.gaps.push_back({c.index, r.timeline.back().end, c.started_unix - t0});
+    r.timeline.push_back(report_container(c, t0));
+    if (c.gpus) r.gpus = c.gpus;
+  }
+  r.advice = advice_of(l, r.wall);
+  return r;
+}
+
+}  // namespace tv

@@ -1,0 +1,60 @@
+#include "launcher/plan/run_rules.h"
+
+#include "common/exit_codes.h"
+#include "common/stop_window.h"
+
+namespace tv {
+
+namespace {
+constexpr const char* kSageMakerCheckpoints = "/opt/ml/checkpoints";
+constexpr const char* kSageMakerModel = "/opt/ml/model";
+constexpr int kHighestPort = 65535;
+}  // namespace
+
+std::optional<std::string> checkpoint_dir_rule(const std::optional<std::string>& given,
+                                               const FileSystem& fs) {
+  if (given) return given;
+  if (fs.is_directory(kSageMakerCheckpoints)) return std::string(kSageMakerCheckpoints);
+  return std::nullopt;
+}
+
+Result<std::string> export_dir_rule(const ExportAsked& asked, const Environment& env,
+                                    const FileSystem& fs) {
+  if (asked.export_dir) return *asked.export_dir;
+  if (auto sm = env.get("SM_MODEL_DIR"); sm && !sm->empty()) return *sm;
+  if (!asked.resource_config.empty() && fs.exists(asked.resource_config))
+    return std::string(kSageMakerModel);
+  return Error{exit_code::kConfig, asked.what.origin + "=\"" + asked.what.value +
+                                       "\": no export directory: expected --export-dir DIR or "
+                                       "SM_MODEL_DIR (SageMaker's /opt/ml/model)"};
+}
+
+Result<int> rendezvous_port_rule(const PortsAsked& asked) {
+  if (asked.rdzv_port) return *asked.rdzv_port;
+  const int port = asked.master_port + 1;
+  if (asked.nnodes > 1 && port > kHighestPort)
+    return Error{exit_code::kConfig,
+                 "the rendezvous port would be master port + 1 = " + std::to_string(port) +
+                     " (master port " + std::to_string(asked.master_port) + " from " +
+                     asked.master_port_origin +
+                     "): expected at most 65535; pick a lower master port or set --rdzv-port"};
+  return port;
+}
+
+bool signals_reach_workers_rule(const Environment& env) {
+  return env.has("SLURM_JOB_ID") && env.has("SLURM_STEP_ID");
+}
+
+std::string termination_log_rule(const std::optional<OptionValue>& value, const FileSystem& fs) {
+  if (!value) return "";
+  if (value->origin != "default" || fs.exists(value->value)) return value->value;
+  return "";
+}
+
+std::chrono::milliseconds grace_rule(std::optional<std::chrono::milliseconds> given,
+                                     std::string_view platform, bool in_kubernetes) {
+  if (given) return *given;
+  return std::chrono::milliseconds(stop_window(platform, in_kubernetes).grace_seconds * 1000L);
+}
+
+}  // namespace tv
