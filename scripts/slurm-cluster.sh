@@ -5,7 +5,12 @@
 #
 # Usage: scripts/slurm-cluster.sh start|stop|status [DIR]
 #   start   idempotent: a cluster already running in DIR is left as it is; waits (at most 60 s)
-#           until every node is idle. Needs root (slurmd runs jobs as any user).
+#           until every node is idle, then runs one step on every node (at most 60 s) to prove
+#           that jobs run. Needs root (slurmd runs jobs as any user). A cluster that is not
+#           running starts empty: the job and node state, spools and job ids of an earlier run
+#           in DIR (a CI machine's /tmp outlives its processes) are removed first, and a pid
+#           file counts only while its pid is still that daemon (after a reboot, another
+#           process may have the pid).
 #   stop    stops every daemon by the pid in its pid file, removes the /etc/hosts entries.
 #   status  exit 0 when the cluster answers and every node is up.
 # DIR defaults to $TV_SLURM_DIR or /tmp/tv-slurm. Clients use SLURM_CONF=DIR/slurm.conf.
@@ -21,7 +26,31 @@ export SLURM_CONF=$dir/slurm.conf
 
 node_names() { for i in $(seq 1 "$nodes"); do echo "tvn$i"; done; }
 
-pid_alive() { [ -f "$1" ] && kill -0 "$(cat "$1")" 2>/dev/null; }
+# pid_alive FILE NAME [NODE]: FILE's pid is alive and is the daemon NAME (for slurmd: of NODE).
+pid_alive() {
+  local pid
+  pid=$(cat "$1" 2>/dev/null) || return 1
+  [[ $pid =~ ^[0-9]+$ ]] && kill -0 "$pid" 2>/dev/null || return 1
+  [ "$(cat "/proc/$pid/comm" 2>/dev/null)" = "$2" ] || return 1
+  [ "$(cut -d' ' -f3 "/proc/$pid/stat" 2>/dev/null)" != Z ] || return 1
+  [ -z "${3:-}" ] || tr '\0' ' ' <"/proc/$pid/cmdline" | grep -q -- "-N $3 " || return 1
+}
+
+# An earlier run's leftovers in DIR, before a cluster starts there: its saved jobs and nodes
+# (a node saved idle whose slurmd is gone takes jobs that never start), spools and job log.
+forget_earlier_run() {
+  local n
+  for n in $(node_names); do stop_pid "$dir/run/slurmd-$n.pid" slurmd "$n"; done
+  rm -rf "$dir/state" "$dir/spool" "$dir/log/jobcomp.txt" "$dir"/run/*.pid
+  mkdir -p "$dir/state" "$dir/spool"
+}
+
+# Where a cluster that does not work says why: its nodes, queue and the daemons' last lines.
+report() {
+  sinfo -N -o '%N %T %E' >&2 || true
+  squeue >&2 || true
+  tail -n 20 "$dir"/log/*.log >&2 || true
+}
 
 write_conf() {
   mkdir -p "$dir"/{spool,run,log,state,munge}
@@ -87,7 +116,7 @@ remove_hosts() {
 
 all_idle() {
   local states
-  states=$(sinfo -h -N -o '%N %t' 2>/dev/null) || return 1
+  states=$(timeout 10 sinfo -h -N -o '%N %t' 2>/dev/null) || return 1
   [ "$(echo "$states" | grep -cE ' (idle|mix|alloc)$')" -ge "$nodes" ]
 }
 
@@ -95,29 +124,36 @@ start() {
   [ "$(id -u)" -eq 0 ] || { echo "slurm-cluster: needs root" >&2; exit 77; }
   write_conf
   add_hosts
-  pid_alive "$dir/munge/munged.pid" || munged --socket="$dir/munge/munge.socket" \
+  pid_alive "$dir/run/slurmctld.pid" slurmctld || forget_earlier_run
+  pid_alive "$dir/munge/munged.pid" munged || munged --socket="$dir/munge/munge.socket" \
     --key-file="$dir/munge/munge.key" --pid-file="$dir/munge/munged.pid" \
     --log-file="$dir/log/munged.log" --seed-file="$dir/munge/munged.seed" --force
-  pid_alive "$dir/run/slurmctld.pid" || slurmctld -f "$SLURM_CONF"
+  pid_alive "$dir/run/slurmctld.pid" slurmctld || slurmctld -f "$SLURM_CONF"
   for n in $(node_names); do
-    pid_alive "$dir/run/slurmd-$n.pid" || slurmd -f "$SLURM_CONF" -N "$n"
+    pid_alive "$dir/run/slurmd-$n.pid" slurmd "$n" || slurmd -f "$SLURM_CONF" -N "$n"
   done
+  local idle=0
   for _ in $(seq 1 120); do
-    if all_idle; then
-      sinfo -N
-      return 0
-    fi
+    all_idle && { idle=1; break; }
     sleep 0.5
   done
-  echo "slurm-cluster: nodes not idle after 60 s:" >&2
-  sinfo -N >&2 || true
-  tail -n 20 "$dir"/log/*.log >&2 || true
-  exit 1
+  if ((!idle)); then
+    echo "slurm-cluster: nodes not idle after 60 s:" >&2
+    report
+    exit 1
+  fi
+  # Idle is slurmctld's word; a step on every node is the proof that jobs run.
+  if ! timeout 60 srun --quiet -N "$nodes" -n "$nodes" -J tv-cluster-check -t 1 true; then
+    echo "slurm-cluster: a one-step job on all $nodes nodes did not run within 60 s:" >&2
+    report
+    exit 1
+  fi
+  sinfo -N
 }
 
 stop_pid() {
   local f=$1
-  pid_alive "$f" || return 0
+  pid_alive "$@" || return 0
   local pid
   pid=$(cat "$f")
   kill "$pid" 2>/dev/null || true
@@ -126,12 +162,12 @@ stop_pid() {
 }
 
 stop() {
-  if [ -f "$SLURM_CONF" ] && pid_alive "$dir/run/slurmctld.pid"; then
+  if [ -f "$SLURM_CONF" ] && pid_alive "$dir/run/slurmctld.pid" slurmctld; then
     scancel --full --quiet "--partition=tv" 2>/dev/null || true
   fi
-  for n in $(node_names); do stop_pid "$dir/run/slurmd-$n.pid"; done
-  stop_pid "$dir/run/slurmctld.pid"
-  stop_pid "$dir/munge/munged.pid"
+  for n in $(node_names); do stop_pid "$dir/run/slurmd-$n.pid" slurmd "$n"; done
+  stop_pid "$dir/run/slurmctld.pid" slurmctld
+  stop_pid "$dir/munge/munged.pid" munged
   remove_hosts
 }
 

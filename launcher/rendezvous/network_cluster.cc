@@ -211,6 +211,10 @@ void NetworkCluster::leave(int signal, const std::string& reason) {
   if (coordinator_) coordinator_->shutdown("node 0 is shutting down" + on, signal);
 }
 
+bool NetworkCluster::flushed() const {
+  return (!coordinator_ || coordinator_->flushed()) && (!agent_ || agent_->flushed());
+}
+
 std::string derive_rdzv_token(const std::optional<std::string>& explicit_token,
                               const std::string& job_id) {
   if (explicit_token && !explicit_token->empty()) return *explicit_token;

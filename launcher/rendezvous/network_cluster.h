@@ -80,6 +80,7 @@ class NetworkCluster final : public Cluster {
   void report_failure(const NodeFailure& failure) override;
   void report_stopped(int generation, const std::vector<RankEvidence>& ranks) override;
   void leave(int signal, const std::string& reason) override;
+  bool flushed() const override;
 
   // The multi-node preflight (docs/coordination.md, "Preflight phase"): joins the job and, when
   // the coordinator sends the preflight phase, runs `probe(unique_id)` on its own thread (it may

@@ -50,6 +50,7 @@ class RdzvAgent {
   void send_probe_result(const PreflightVerdict& verdict);
   // Tells the coordinator and closes (once the frame is written). No handler fires afterwards.
   void leave(const std::string& why, int signal);
+  bool flushed() const { return !conn_ || conn_->idle(); }  // nothing queued to node 0
 
  private:
   using Clock = LoopClock;

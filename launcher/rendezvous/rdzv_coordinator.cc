@@ -490,10 +490,12 @@ void RdzvCoordinator::when_flushed(std::function<void()> fn) {
   flush_poll(std::move(fn), time_.now() + std::chrono::seconds(2));
 }
 
+bool RdzvCoordinator::flushed() const {
+  return std::all_of(agents_.begin(), agents_.end(), [](auto& a) { return !a || a->conn->idle(); });
+}
+
 void RdzvCoordinator::flush_poll(std::function<void()> fn, Clock::time_point cap) {
-  const bool idle =
-      std::all_of(agents_.begin(), agents_.end(), [](auto& a) { return !a || a->conn->idle(); });
-  if (idle || time_.now() >= cap) return asio::post(io_, std::move(fn));
+  if (flushed() || time_.now() >= cap) return asio::post(io_, std::move(fn));
   auto t = std::make_shared<LoopTimer>(io_, time_);
   t->expires_after(std::chrono::milliseconds(5));
   t->async_wait([this, t, fn = std::move(fn), cap,

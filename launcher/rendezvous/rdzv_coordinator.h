@@ -53,6 +53,7 @@ class RdzvCoordinator final : private JobActions {
   void shutdown(const std::string& why, int signal);
   // `fn` once every queued frame is written (or after a 2 s cap), on the io_context.
   void when_flushed(std::function<void()> fn);
+  bool flushed() const;  // every agent's connection has nothing queued
 
   // Introspection for tests and figures.
   int generation() const { return machine_.generation(); }

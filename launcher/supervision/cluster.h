@@ -141,6 +141,10 @@ class Cluster {
   // `reason`: why this node ends when it is its own doing ("node fault: GPU 1 ...: Xid 79"), ""
   // when the others know it already or there is none; the others' failure files name it.
   virtual void leave(int signal, const std::string& reason) = 0;
+  // Every frame this node has sent the others (a leave's reason above all) is on the wire: the
+  // supervisor lets its last loop run (bounded) until then, so the process does not exit with
+  // them queued and the others do not read its exit as a lost node.
+  virtual bool flushed() const { return true; }
 };
 
 }  // namespace tv

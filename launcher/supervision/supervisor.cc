@@ -554,9 +554,11 @@ void Supervisor::release_workers() {
   collective_queries_.clear();
   if (gpu_watch_) gpu_watch_->stop();
   // Standbys and the GPU health child die of SIGKILL at once; Init reaps them and posts each exit
-  // here. Wait (bounded) so none outlives trainvisor's exit.
+  // here. Wait (bounded) so none outlives trainvisor's exit, and so that this node's last frames
+  // (its leave, its reports) reach the other nodes before its sockets close (Cluster::flushed).
   const auto all_gone = [this] {
-    return (!standbys_ || standbys_->all_gone()) && (!gpu_watch_ || gpu_watch_->gone());
+    return (!standbys_ || standbys_->all_gone()) && (!gpu_watch_ || gpu_watch_->gone()) &&
+           cluster_.flushed();
   };
   for (int i = 0; i < 2000; ++i) {  // 1 s at most
     io_.restart();

@@ -3,7 +3,9 @@ test_slurm_edges.py): the `slurm` fixture (scripts/slurm-cluster.sh start, idemp
 again at the end when this module started it; skipped, saying so, when not root), SlurmCluster
 (the clients' environment, srun/sbatch runs, job ids, scancel), the rendered sbatch script less
 pyxis's --container-image, and waits on files and job states. No timed assertions: timeouts only
-stop hangs.
+stop hangs. A wait that gives up says what the cluster looked like (`report`: the nodes' states
+and reasons, the queue with each job's reason, the daemons' last log lines), and a wait stops at
+once when a node is down, drained or not responding, which no waiting mends.
 
 Environment (set by ctest): TRAINVISOR_BIN, TV_HELPERS, TV_SOURCE_DIR, TV_PYTHON; TV_SLURM_DIR
 (default /tmp/tv-slurm)."""
@@ -69,11 +71,55 @@ class SlurmCluster:
             if out:
                 return out[0]
             time.sleep(0.2)
-        pytest.fail(f"job {name} never appeared in squeue")
+        pytest.fail(f"job {name} never appeared in squeue:\n{report()}")
 
     def cancel(self, job_id, signal=None):
         argv = ["scancel", *(["--signal", signal] if signal else []), job_id]
         subprocess.run(argv, env=self.env(Path("/tmp")), check=True, timeout=60)
+
+
+def report():
+    """What the cluster looks like, for a failure's message."""
+    env = {"PATH": "/usr/bin:/bin:/usr/sbin", "SLURM_CONF": f"{SLURM_DIR}/slurm.conf"}
+    parts = []
+    for argv in (["sinfo", "-N", "-o", "%N %T %E"], ["squeue", "-o", "%i %j %T %r %N"]):
+        try:
+            r = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=30)
+            parts.append(r.stdout + r.stderr)
+        except (OSError, subprocess.TimeoutExpired) as e:
+            parts.append(f"{argv[0]}: {e}")
+    for log in sorted(Path(SLURM_DIR, "log").glob("slurm*.log")):
+        parts.append(f"--- {log.name}\n" + "\n".join(log.read_text(errors="replace").splitlines()[-15:]))
+    return "\n".join(parts)
+
+
+BROKEN = re.compile(r"down|drain|drng|fail|\*$")
+
+
+def broken_nodes():
+    """The nodes slurmctld says cannot run a job now ("tvn2 down*", "tvn1 drain"), or []."""
+    env = {"PATH": "/usr/bin:/bin:/usr/sbin", "SLURM_CONF": f"{SLURM_DIR}/slurm.conf"}
+    try:
+        out = subprocess.run(["sinfo", "-h", "-N", "-o", "%N %t"], env=env, capture_output=True,
+                             text=True, timeout=30).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        return []
+    return [line for line in out.splitlines() if BROKEN.search(line.split()[-1] if line.split() else "")]
+
+
+_last_check = [0.0]
+
+
+def check_cluster(what, every=5.0):
+    """Fails at once, with the report, where a node cannot run jobs (waiting would not mend it);
+    asks slurmctld at most every `every` seconds."""
+    if time.monotonic() - _last_check[0] < every:
+        return
+    _last_check[0] = time.monotonic()
+    broken = broken_nodes()
+    if broken:
+        pytest.fail(f"{what}: the Slurm cluster has nodes that cannot run jobs ({', '.join(broken)}):\n"
+                    + report())
 
 
 def tv_run(*args, nproc=1, grace=10):
@@ -87,7 +133,8 @@ def wait_for(pattern, count, where, procs):
     while len(list(where.glob(pattern))) < count:
         if time.monotonic() > deadline or any(p.poll() is not None for p in procs):
             logs = "\n".join(p.log_path.read_text(errors="replace")[-4000:] for p in procs)
-            pytest.fail(f"never saw {count} x {pattern}:\n{logs}")
+            pytest.fail(f"never saw {count} x {pattern}:\n{logs}\n{report()}")
+        check_cluster(f"waiting for {count} x {pattern}")
         time.sleep(0.1)
 
 
@@ -126,7 +173,8 @@ def wait_job_done(slurm, job, tmp):
     """Until the job has left RUNNING and COMPLETING; then its sacct line (from jobcomp/filetxt)."""
     deadline = time.monotonic() + TIMEOUT_S
     while job_field(slurm, job, "JobState") in ("PENDING", "RUNNING", "COMPLETING", "CONFIGURING"):
-        assert time.monotonic() < deadline, (tmp / "batch.out").read_text(errors="replace")
+        assert time.monotonic() < deadline, (tmp / "batch.out").read_text(errors="replace") + report()
+        check_cluster(f"waiting for job {job} to end")
         time.sleep(0.5)
     return sacct(slurm, job)
 
@@ -145,5 +193,7 @@ def sacct(slurm, job):
 def wait_file(path, job_out, timeout=TIMEOUT_S):
     deadline = time.monotonic() + timeout
     while not path.exists():
-        assert time.monotonic() < deadline, f"never saw {path}:\n" + job_out.read_text(errors="replace")[-6000:]
+        assert time.monotonic() < deadline, (f"never saw {path}:\n" + job_out.read_text(errors="replace")[-6000:]
+                                             + report())
+        check_cluster(f"waiting for {path}")
         time.sleep(0.1)

@@ -37,6 +37,7 @@ from pathlib import Path
 import tvtest
 from job import wait_for
 from platforms import Platform
+from slurm_cluster import check_cluster, report
 
 CLUSTER = tvtest.SOURCE_DIR / "scripts" / "slurm-cluster.sh"
 SLURM_DIR = os.environ.get("TV_SLURM_DIR", "/tmp/tv-slurm")
@@ -180,13 +181,25 @@ class Slurm(Platform):
             n.container, n.log = container, self.log
             d = job.dir
             pid = d / f"tv{n.index}_c{container}.pid"
-            wait_for(f"node {n.index}'s task of Slurm job {self.jobs[-1]}",
-                     lambda: pid.exists() or self.finished(), guard=QUEUE_GUARD, every=0.2)
+            what = f"node {n.index}'s task of Slurm job {self.jobs[-1]}"
+            self.wait(what, lambda: pid.exists() or self.finished(), guard=QUEUE_GUARD, every=0.2)
             assert pid.exists(), f"job {self.jobs[-1]} ended before its tasks ran:\n{n.text()}"
             n.pid = int(pid.read_text())
             n.sidecar = int((d / f"sidecar{n.index}_c{container}.pid").read_text())
             n.failure = d / f"failure{n.index}_c{container}"
             n.summary = d / f"summary{n.index}_c{container}.json"
+
+    @staticmethod
+    def wait(what, predicate, **kw):
+        """job.wait_for, stopped at once by a node that cannot run jobs; either failure says
+        what the cluster looked like (slurm_cluster.report)."""
+        def ready():
+            check_cluster(f"waiting for {what}")
+            return predicate()
+        try:
+            return wait_for(what, ready, **kw)
+        except AssertionError as e:
+            raise AssertionError(f"{e}:\n{report()}") from None
 
     def state(self):
         out = ctl("scontrol", "show", "job", self.jobs[-1]).stdout
@@ -199,9 +212,9 @@ class Slurm(Platform):
     def exits(self, job):
         """Each node's code from srun's report, once the job has ended; the job's own
         (State, ExitCode) in self.ended."""
-        self.ended = wait_for(f"Slurm job {self.jobs[-1]} to end",
-                              lambda: (s := self.state())[0] not in
-                              ("PENDING", "CONFIGURING", "RUNNING", "COMPLETING") and s)
+        self.ended = self.wait(f"Slurm job {self.jobs[-1]} to end",
+                               lambda: (s := self.state())[0] not in
+                               ("PENDING", "CONFIGURING", "RUNNING", "COMPLETING") and s)
         return task_codes(self.log.read_text(errors="replace")[self.log_from:], len(job.nodes))
 
     def cancel(self, signal=None):

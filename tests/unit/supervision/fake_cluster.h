@@ -53,6 +53,13 @@ class FakeCluster final : public Cluster {
     calls.push_back("leave " + std::to_string(signal) + (reason.empty() ? "" : " " + reason));
     left_ = true;
   }
+  // The last frames are on the wire after `unflushed` more asks (a socket's write completing).
+  bool flushed() const override {
+    ++flush_asks;
+    return flush_asks > unflushed;
+  }
+  int unflushed = 0;
+  mutable int flush_asks = 0;
 
   // Another node's failure reaches this node as the job state machine sends it: a stop.
   void peer_failure(const NodeFailure& failure) {

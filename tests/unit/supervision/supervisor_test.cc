@@ -209,6 +209,20 @@ TEST_F(SupervisorTest, StoppedWorkersGetSigkillWhenTheGraceElapses) {
   EXPECT_EQ(end(), 143);
 }
 
+// A node stopped by SIGTERM tells the others why (leave with the signal); the process must not
+// exit with that still queued, or the others read a lost node (75) instead of a stop (143).
+TEST_F(SupervisorTest, TheEndWaitsUntilTheClustersLastFramesAreOnTheWire) {
+  begin();
+  cluster_->unflushed = 3;
+  ASSERT_TRUE(signals_.deliver(SIGTERM));
+  time_.run_ready();
+  time_.advance(kGrace);
+  time_.run_ready();
+  EXPECT_EQ(cluster_->calls.back(), "leave 15");
+  EXPECT_EQ(end(), 143);
+  EXPECT_EQ(cluster_->flush_asks, 4);  // asked until it said yes, not once more
+}
+
 TEST_F(SupervisorTest, ASecondSigtermKillsAtOnce) {
   begin();
   const auto w = workers(0);
