@@ -41,7 +41,7 @@ std::vector<OptionSpec> preflight_option_specs() {
        .type = T::kChoice,
        .help = "the inter-node transport required",
        .default_value = "auto",
-       .words = {"auto", "efa", "net", "any"}},
+       .words = words_of(kTransportWords)},
       {.name = "min-busbw",
        .type = T::kNumber,
        .help = "fail below this NCCL bus bandwidth, GB/s",
@@ -82,7 +82,7 @@ int fail_usage(const Error& e) {
   return e.exit_code;
 }
 
-int judge_log(const Options& opts, const std::string& required_opt) {
+int judge_log(const Options& opts, TransportRule required_opt) {
   const std::string path = opts.get("nccl-log")->value;
   long nnodes_opt = 1;
   if (auto v = opts.get("nnodes")) {
@@ -102,7 +102,7 @@ int judge_log(const Options& opts, const std::string& required_opt) {
   const NcclLogSummary s = classify_nccl_log(*text);
   const int nnodes = std::max(s.nnodes.value_or(1), static_cast<int>(nnodes_opt));
   const bool efa = efa_devices_present() || (s.provider && s.provider->rfind("efa", 0) == 0);
-  const std::string required =
+  const TransportRule required =
       decide_require_transport(required_opt,
                                {nnodes, efa, opts.value_or("instance-type", ""), "--instance-type"})
           .resolved;
@@ -111,7 +111,7 @@ int judge_log(const Options& opts, const std::string& required_opt) {
   if (opts.flag("json")) {
     nlohmann::json j = summary_to_json(s);
     j.update({{"file", path},
-              {"require_transport", required},
+              {"require_transport", transport_word(required)},
               {"outcome", outcome_name(v.outcome)},
               {"message", v.message},
               {"passed", passed}});
@@ -124,7 +124,7 @@ int judge_log(const Options& opts, const std::string& required_opt) {
 }
 
 Result<PreflightConfig> make_config(const Options& opts, const Environment& env,
-                                    const std::string& required) {
+                                    TransportRule required) {
   PreflightConfig cfg;
   cfg.env = env;
   cfg.require_transport = required;
@@ -171,7 +171,7 @@ int preflight_command(const std::vector<std::string>& args, const Environment& e
   }
   if (!opts->positional.empty())
     return fail_usage({exit_code::kUsage, "unexpected argument '" + opts->positional[0] + "'"});
-  auto required = opts->get_choice("require-transport");
+  auto required = choice_of(*opts, "require-transport", kTransportWords);
   if (!required) return fail_usage(required.error());
   if (opts->has("nccl-log")) return judge_log(*opts, *required);
   auto cfg = make_config(*opts, env, *required);

@@ -67,6 +67,20 @@ int refuse(const Error& e) {
   return e.exit_code;
 }
 
+// A node lost before the workers start (75) while this node has a stop signal of its own, taken
+// or still pending: the job is being stopped from outside, and a quicker node's exit was read
+// first. The stop is the outcome, 128 + N, as under the supervisor (docs/coordination.md,
+// "Stopped from outside").
+Error stop_over_lost(Error e) {
+  if (e.exit_code != exit_code::kTempFail) return e;
+  const int sig = Init::instance().pending_stop_signal();
+  if (sig == 0) return e;
+  e.message +=
+      std::string("; this node got SIG") + sigabbrev_np(sig) + " too: the job is being stopped";
+  e.exit_code = exit_code::kSignalBase + sig;
+  return e;
+}
+
 // A duration in seconds, bounded by its row (a week or less: cli/run_options.cc): a bounded value
 // never wraps when it becomes milliseconds or a deadline.
 Result<milliseconds> seconds_option(const Options& o, const std::string& name) {
@@ -139,7 +153,7 @@ struct RunPlan {
   SupervisorConfig sup;
   RestartPolicy policy;
   PreflightLevel preflight = PreflightLevel::kAuto;
-  std::string require_transport;
+  TransportRule require_transport = TransportRule::kAuto;
   double min_busbw = 0;
   Interpreter interpreter;            // of `script.py` and `-m MOD` (the banner says which)
   std::optional<TorchVersion> torch;  // the workers' torch, when their command is python
@@ -240,7 +254,7 @@ Status read_health_and_checkpoints(const Options& o, RunPlan& p) {
   if (auto s = read_gpu_health(o, p); !s) return s;
   auto pf = choice_of(o, "preflight", kPreflightWords);
   if (!pf) return pf.error();
-  auto rt = o.get_choice("require-transport");
+  auto rt = choice_of(o, "require-transport", kTransportWords);
   if (!rt) return rt.error();
   auto bw = o.get_double("min-busbw");
   if (!bw) return bw.error();
@@ -534,8 +548,8 @@ Status run_preflight_if_asked(RunPlan& p, const Environment& env, boost::asio::i
       p.require_transport, {t.nnodes, efa, t.instance_type, t.origin_of("instance_type")});
   const PreflightLevel level = resolve_preflight_level(p.preflight, t.nnodes, efa);
   if (!transport.reason.empty())
-    spdlog::info("--require-transport {} -> {} ({})", p.require_transport, transport.resolved,
-                 transport.reason);
+    spdlog::info("--require-transport {} -> {} ({})", transport_word(p.require_transport),
+                 transport_word(transport.resolved), transport.reason);
   for (const auto& [k, v] : transport_worker_env(transport.resolved, env))
     p.sup.layout.extra.emplace(k, v);
   if (level == PreflightLevel::kNone) return ok_status();
@@ -873,7 +887,7 @@ int run_command(const Args& args, const Environment& env) {
   // Made early by a rank the rendezvous assigns, or by a multi-node preflight (joins early).
   // The rendezvous cluster, once assign_node_rank or the multi-node preflight made it.
   std::unique_ptr<NetworkCluster> network;
-  if (auto s = assign_node_rank(*plan, io, network); !s) return refuse(s.error());
+  if (auto s = assign_node_rank(*plan, io, network); !s) return refuse(stop_over_lost(s.error()));
   resolve_gpu_peak(plan->observability, env);
   auto obs = Observability::make(io, plan->observability, clock, started_at);
   if (!obs) return refuse(obs.error());
@@ -889,9 +903,10 @@ int run_command(const Args& args, const Environment& env) {
   init.set_phase("preflight");
   goodput.enter(Phase::kPreflight);
   if (auto s = run_preflight_if_asked(*plan, env, io, network); !s) {
-    goodput.finishing(s.error().exit_code);
+    const Error e = stop_over_lost(s.error());
+    goodput.finishing(e.exit_code);
     (*obs)->report();
-    return refuse(s.error());
+    return refuse(e);
   }
   // The first lookup: a signal during it ends the run at once.
   const std::string resume = hook_resume(*plan, goodput, **obs);

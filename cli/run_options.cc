@@ -111,7 +111,7 @@ std::vector<OptionSpec> run_option_specs() {
        .type = T::kChoice,
        .help = "the inter-node transport the preflight requires",
        .default_value = "auto",
-       .words = {"auto", "efa", "net", "any"}},
+       .words = words_of(kTransportWords)},
       {.name = "min-busbw",
        .type = T::kNumber,
        .help = "preflight floor for NCCL bus bandwidth, GB/s",

@@ -32,6 +32,11 @@ inline constexpr Choice<PreflightLevel> kPreflightWords[] = {{"auto", PreflightL
                                                              {"none", PreflightLevel::kNone},
                                                              {"basic", PreflightLevel::kBasic},
                                                              {"full", PreflightLevel::kFull}};
+// --require-transport (run's and preflight's): health/transport.h says what each accepts.
+inline constexpr Choice<TransportRule> kTransportWords[] = {{"auto", TransportRule::kAuto},
+                                                            {"efa", TransportRule::kEfa},
+                                                            {"net", TransportRule::kNet},
+                                                            {"any", TransportRule::kAny}};
 // --resume: which checkpoint to resume from, or none (no lookup at all).
 inline constexpr Choice<std::optional<Pick>> kResumeWords[] = {
     {"latest", Pick::kLatest}, {"best", Pick::kBest}, {"none", std::nullopt}};

@@ -249,7 +249,11 @@ void Init::reap() {
 }
 
 void Init::on_signal(int sig) {
-  if (is_stop_signal(sig)) stop_requested_ = true;  // never the stacks signal: it changes nothing
+  if (is_stop_signal(sig)) {  // never the stacks signal: it changes nothing
+    int none = 0;
+    stop_signal_.compare_exchange_strong(none, sig);
+    stop_requested_ = true;
+  }
   std::lock_guard route_lock(route_mu_);
   if (route_) return route_(sig);
   if (!is_stop_signal(sig)) {
@@ -257,6 +261,15 @@ void Init::on_signal(int sig) {
     return;
   }
   shutdown_now(sig);
+}
+
+int Init::pending_stop_signal() const {
+  if (const int taken = stop_signal_.load()) return taken;
+  sigset_t pending;
+  if (::sigpending(&pending) != 0) return 0;
+  for (int sig : {SIGTERM, SIGINT, SIGHUP})
+    if (::sigismember(&pending, sig) == 1) return sig;
+  return stop_signal_.load();  // taken meanwhile
 }
 
 void Init::shutdown_now(int sig) {

@@ -119,6 +119,7 @@ class Init final : public SignalSource {
   // work on a routed thread (a later generation's resume lookup, on the Supervisor's loop) polls
   // it to end early instead of keeping the posted signal waiting.
   const std::atomic<bool>& stop_requested() const override { return stop_requested_; }
+  int pending_stop_signal() const override;
 
   bool is_pid1() const { return pid1_; }
   // Live children started with spawn (tests and figures).
@@ -146,6 +147,7 @@ class Init final : public SignalSource {
   std::mutex route_mu_;  // held while the route runs, so a Route never ends mid-call
   OnSignal route_;
   std::atomic<bool> stop_requested_{false};
+  std::atomic<int> stop_signal_{0};  // the first stop signal taken
   bool stopping_ = false;
   std::thread thread_;
 };

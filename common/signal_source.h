@@ -32,6 +32,11 @@ class SignalSource {
   // Set for good when a stop signal (is_stop_signal) arrives, before the route runs: long work on
   // the routed loop polls it to end early instead of keeping the posted signal waiting.
   virtual const std::atomic<bool>& stop_requested() const = 0;
+  // The stop signal this process got, taken by the source already or still pending in the
+  // kernel (not yet taken: its thread may not have run); 0 for none. Every node of a job stopped
+  // from outside gets one, and a quicker node's exit can be read here first: a lost peer is read
+  // in its light (docs/coordination.md, "Stopped from outside").
+  virtual int pending_stop_signal() const = 0;
 };
 
 }  // namespace tv

@@ -63,15 +63,15 @@ RdmaInventory find_rdma_devices(const FileSystem& fs) {
 
 bool efa_devices_present() { return !find_rdma_devices(RealFileSystem{}).efa.empty(); }
 
-CheckResult efa_devices_check(const RdmaInventory& inv, const std::string& required) {
+CheckResult efa_devices_check(const RdmaInventory& inv, TransportRule required) {
   nlohmann::json details = {{"efa", nlohmann::json::array()}, {"other", nlohmann::json::array()}};
   for (const auto& d : inv.efa) details["efa"].push_back(device_json(d));
   for (const auto& d : inv.other) details["other"].push_back(device_json(d));
   CheckResult r{"efa-devices", Outcome::kPass, "", details};
   if (inv.efa.empty()) {
-    r.outcome = required == "efa" ? Outcome::kFail : Outcome::kSkip;
+    r.outcome = required == TransportRule::kEfa ? Outcome::kFail : Outcome::kSkip;
     r.message = "no EFA device in /sys/class/infiniband (none with driver efa or vendor 0x1d0f)";
-    if (required == "efa")
+    if (required == TransportRule::kEfa)
       r.message += ", but --require-transport efa: run on an EFA-enabled instance";
     return r;
   }

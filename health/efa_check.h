@@ -29,7 +29,7 @@ struct RdmaInventory {
 
 RdmaInventory find_rdma_devices(const FileSystem& fs);
 // required: the resolved --require-transport (any|net|efa).
-CheckResult efa_devices_check(const RdmaInventory& inv, const std::string& required);
+CheckResult efa_devices_check(const RdmaInventory& inv, TransportRule required);
 
 struct LibfabricInfo {
   bool loaded = false;
@@ -49,7 +49,6 @@ struct LibfabricInfo {
 LibfabricInfo query_libfabric(const LibraryLoader& loader, const FileSystem& fs,
                               const std::string& provider);
 // efa_present: EFA devices in sysfs; required: resolved --require-transport.
-CheckResult libfabric_check(const LibfabricInfo& info, bool efa_present,
-                            const std::string& required);
+CheckResult libfabric_check(const LibfabricInfo& info, bool efa_present, TransportRule required);
 
 }  // namespace tv

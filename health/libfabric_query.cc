@@ -141,9 +141,9 @@ std::string explain_failure(const LibfabricInfo& i) {
 
 }  // namespace
 
-CheckResult libfabric_check(const LibfabricInfo& i, bool efa_present, const std::string& required) {
+CheckResult libfabric_check(const LibfabricInfo& i, bool efa_present, TransportRule required) {
   CheckResult r{"libfabric", Outcome::kPass, "", info_json(i)};
-  const bool needed = efa_present || required == "efa";
+  const bool needed = efa_present || required == TransportRule::kEfa;
   const Outcome bad = needed ? Outcome::kFail : Outcome::kSkip;
   if (!i.loaded) {
     r.outcome = bad;

@@ -58,7 +58,7 @@ std::vector<PluginFile> find_net_plugins(const std::vector<std::string>& dirs) {
 }
 
 CheckResult nccl_plugin_check(const std::vector<PluginFile>& found, const Environment& env,
-                              bool needed, const std::string& required) {
+                              bool needed, TransportRule required) {
   nlohmann::json files = nlohmann::json::array();
   for (const auto& f : found) files.push_back({{"path", f.path}, {"version", f.version}});
   CheckResult r{"nccl-net-plugin",
@@ -66,9 +66,9 @@ CheckResult nccl_plugin_check(const std::vector<PluginFile>& found, const Enviro
                 "",
                 {{"files", files}, {"NCCL_NET_PLUGIN", env.get("NCCL_NET_PLUGIN").value_or("")}}};
   const Outcome bad =
-      required == "efa" ? Outcome::kFail : (needed ? Outcome::kWarn : Outcome::kSkip);
+      required == TransportRule::kEfa ? Outcome::kFail : (needed ? Outcome::kWarn : Outcome::kSkip);
   if (env.get("NCCL_NET_PLUGIN").value_or("") == "none") {
-    r.outcome = needed || required == "efa" ? bad : Outcome::kSkip;
+    r.outcome = needed || required == TransportRule::kEfa ? bad : Outcome::kSkip;
     r.message =
         "NCCL_NET_PLUGIN=none disables the aws-ofi-nccl plugin: NCCL will use TCP between nodes";
     return r;

@@ -23,6 +23,6 @@ std::vector<PluginFile> find_net_plugins(const std::vector<std::string>& dirs);
 std::string aws_ofi_version_in(const std::string& bytes);
 // needed: EFA is present or required.
 CheckResult nccl_plugin_check(const std::vector<PluginFile>& found, const Environment& env,
-                              bool needed, const std::string& required);
+                              bool needed, TransportRule required);
 
 }  // namespace tv

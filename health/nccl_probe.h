@@ -7,8 +7,8 @@
 // TV_PROBE_UNIQUE_ID, with TV_PROBE_RANK / TV_PROBE_NRANKS (global) and TV_PROBE_DEVICE (local
 // GPU). Across nodes, node 0's `run` makes the id (make_probe_unique_id) and the rendezvous
 // coordinator hands it to every node (docs/coordination.md, "Preflight phase"); each node then
-// calls spawn_probe_ranks with its own first_rank (PreflightConfig::group). The process that called ncclGetUniqueId
-// runs NCCL's bootstrap root thread and must live until every rank has initialized.
+// calls spawn_probe_ranks with its own first_rank (PreflightConfig::group). The process that called
+// ncclGetUniqueId runs NCCL's bootstrap root thread and must live until every rank has initialized.
 #pragma once
 
 #include <chrono>

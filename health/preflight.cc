@@ -115,7 +115,7 @@ UniqueIdResult group_library(const PreflightConfig& cfg, const std::string& libr
   return r;
 }
 
-void probe_checks(const PreflightConfig& cfg, int gpus, const std::string& required,
+void probe_checks(const PreflightConfig& cfg, int gpus, TransportRule required,
                   bool single_node_net, std::vector<CheckResult>& out) {
   const NcclLocation where = locate_worker_nccl(cfg.worker_command, cfg.env, cfg.nccl_lib);
   // Alone, this node makes the id: in a child that stays alive until the ranks are done.
@@ -207,15 +207,16 @@ PreflightReport run_preflight(const PreflightConfig& cfg) {
   const int nnodes = cfg.single_node_net ? std::max(2, cfg.nnodes) : cfg.nnodes;
   const TransportDecision decision = decide_require_transport(
       cfg.require_transport, {nnodes, efa, cfg.instance_type, cfg.instance_type_origin});
-  const std::string& required = decision.resolved;
-  report.checks.push_back({"require-transport",
-                           Outcome::kPass,
-                           "--require-transport " + cfg.require_transport + " -> " + required +
-                               (decision.reason.empty() ? "" : " (" + decision.reason + ")"),
-                           {{"requested", cfg.require_transport},
-                            {"resolved", required},
-                            {"decided_by", decision.reason},
-                            {"worker_env", transport_worker_env(required, cfg.env)}}});
+  const TransportRule required = decision.resolved;
+  report.checks.push_back(
+      {"require-transport",
+       Outcome::kPass,
+       "--require-transport " + std::string(transport_word(cfg.require_transport)) + " -> " +
+           transport_word(required) + (decision.reason.empty() ? "" : " (" + decision.reason + ")"),
+       {{"requested", transport_word(cfg.require_transport)},
+        {"resolved", transport_word(required)},
+        {"decided_by", decision.reason},
+        {"worker_env", transport_worker_env(required, cfg.env)}}});
   report.checks.push_back(efa_devices_check(rdma, required));
   const auto fabric = isolated_query_libfabric(cfg.env, cfg.fi_provider);
   report.checks.push_back(fabric ? libfabric_check(*fabric, efa, required)
@@ -227,7 +228,8 @@ PreflightReport run_preflight(const PreflightConfig& cfg) {
   if (cfg.level == PreflightLevel::kFull && ranks > 0) {
     // On one node the network is only exercised with P2P and SHM off.
     const bool net =
-        cfg.single_node_net || (cfg.nnodes <= 1 && (required == "efa" || required == "net"));
+        cfg.single_node_net ||
+        (cfg.nnodes <= 1 && (required == TransportRule::kEfa || required == TransportRule::kNet));
     probe_checks(cfg, ranks, required, net, report.checks);
   } else if (cfg.level == PreflightLevel::kFull) {
     report.checks.push_back(

@@ -38,12 +38,16 @@ struct ProbeGroup {
 enum class PreflightLevel { kAuto, kNone, kBasic, kFull };
 const char* level_word(PreflightLevel level);  // "auto", "none", "basic", "full": for the logs
 
+// --require-transport: what the inter-node transport must be (health/transport.h says what each
+// accepts); auto is decided by decide_require_transport, into one of the others.
+enum class TransportRule { kAuto, kEfa, kNet, kAny };
+const char* transport_word(TransportRule rule);  // "auto", "efa", "net", "any": for the logs
+
 struct PreflightConfig {
   PreflightLevel level = PreflightLevel::kBasic;  // basic | full
   int expected_gpus = -1;                         // -1: don't check
   int nnodes = 1;
-  std::string require_transport =
-      "auto";  // auto|efa|net|any, resolved inside by decide_require_transport
+  TransportRule require_transport = TransportRule::kAuto;  // resolved by decide_require_transport
   // This node's instance type and where it came from (Topology::instance_type): "" unknown.
   std::string instance_type, instance_type_origin;
   double min_busbw = 0;                 // GB/s, nccl-tests' bus bandwidth; 0: no floor
@@ -87,8 +91,8 @@ nlohmann::json report_to_json(const PreflightReport&);
 
 // Extra worker environment implied by the transport requirement (e.g. NCCL_NET when efa is
 // required and NCCL_NET is unset).
-std::map<std::string, std::string> transport_worker_env(
-    const std::string& resolved_require_transport, const Environment& env);
+std::map<std::string, std::string> transport_worker_env(TransportRule resolved,
+                                                        const Environment& env);
 // The facts `--require-transport auto` is decided from, the same for `run` and `preflight`.
 struct TransportFacts {
   int nnodes = 1;
@@ -97,7 +101,7 @@ struct TransportFacts {
   std::string instance_type_origin;  // "file .../resourceconfig.json (current_instance_type)"
 };
 struct TransportDecision {
-  std::string resolved;       // any | net | efa
+  TransportRule resolved = TransportRule::kAny;  // never kAuto
   std::string reason;         // the fact that decided it, in words ("" when not auto)
   bool efa_expected = false;  // more than one node, and EFA devices or a type known to have EFA
 };
@@ -105,7 +109,7 @@ struct TransportDecision {
 // whose instance type is known to have EFA (common/instance_facts.h: SageMaker gives an
 // EFA-capable ml. instance its interfaces, a rendered pod asks for them), else any; the other
 // values are returned unchanged. Pure.
-TransportDecision decide_require_transport(const std::string& requested, const TransportFacts&);
+TransportDecision decide_require_transport(TransportRule requested, const TransportFacts&);
 bool efa_devices_present();  // sysfs: /sys/class/infiniband/* with driver efa
 // The one rule for `auto`, used by `run --preflight auto` and by `preflight` without --level
 // (SPEC: "auto: full when more than one node and EFA devices are present, else basic"): "full"

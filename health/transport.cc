@@ -30,10 +30,10 @@ std::string describe(const NcclLogSummary& log) {
   return d;
 }
 
-bool accepted(const NcclLogSummary& log, const std::string& required) {
+bool accepted(const NcclLogSummary& log, TransportRule required) {
   const std::string& t = log.transport;
-  if (required == "any") return true;
-  if (required == "efa") return t == "efa" || t == "efa-gdr";
+  if (required == TransportRule::kAny) return true;
+  if (required == TransportRule::kEfa) return t == "efa" || t == "efa-gdr";
   // net
   if (t == "ib" || t == "efa" || t == "efa-gdr") return true;
   return t == "ofi" && log.provider && !is_tcp_provider(log.provider);
@@ -71,22 +71,24 @@ const std::string& efa_fallback_causes() {
   return text;
 }
 
-TransportVerdict judge_transport(const NcclLogSummary& log, const std::string& required) {
+TransportVerdict judge_transport(const NcclLogSummary& log, TransportRule required) {
   if (log.transport == "failed") return failed_init(log);
   if (log.transport == "unknown") {
     const std::string msg =
         "the NCCL log shows no channel (was it written with NCCL_DEBUG=INFO and "
         "NCCL_DEBUG_SUBSYS including INIT,NET?)";
-    return {required == "any" ? Outcome::kWarn : Outcome::kFail, msg};
+    return {required == TransportRule::kAny ? Outcome::kWarn : Outcome::kFail, msg};
   }
   if (accepted(log, required)) {
-    std::string msg = describe(log) + ", accepted by --require-transport " + required;
+    std::string msg =
+        describe(log) + ", accepted by --require-transport " + transport_word(required);
     if (log.transport == "efa") msg += "; GPUDirect RDMA is off (no /GDRDMA channel)";
     return {Outcome::kPass, msg};
   }
-  std::string msg = describe(log) + ", but --require-transport " + required + " needs ";
-  msg += required == "efa" ? "aws-ofi-nccl over libfabric's efa provider"
-                           : "an RDMA network (EFA or InfiniBand), not TCP";
+  std::string msg =
+      describe(log) + ", but --require-transport " + transport_word(required) + " needs ";
+  msg += required == TransportRule::kEfa ? "aws-ofi-nccl over libfabric's efa provider"
+                                         : "an RDMA network (EFA or InfiniBand), not TCP";
   if (log.transport == "p2p" || log.transport == "shm")
     msg +=
         "; no network was used: the ranks talked within one node (the preflight's "
@@ -98,19 +100,19 @@ TransportVerdict judge_transport(const NcclLogSummary& log, const std::string& r
   return {Outcome::kFail, msg};
 }
 
-TransportDecision decide_require_transport(const std::string& requested, const TransportFacts& f) {
+TransportDecision decide_require_transport(TransportRule requested, const TransportFacts& f) {
   const auto facts = f.instance_type.empty() ? std::nullopt : instance_facts(f.instance_type);
   const int type_efa = facts ? facts->efa : 0;
   const bool type_has_efa = type_efa > 0;
   TransportDecision d;
   d.efa_expected = f.nnodes > 1 && (f.efa_devices || type_has_efa);
-  if (requested != "auto") {
+  if (requested != TransportRule::kAuto) {
     d.resolved = requested;
     return d;
   }
   const std::string nodes = std::to_string(f.nnodes) + " node" + (f.nnodes == 1 ? "" : "s");
   const std::string type = "instance type " + f.instance_type + " (" + f.instance_type_origin + ")";
-  d.resolved = d.efa_expected ? "efa" : "any";
+  d.resolved = d.efa_expected ? TransportRule::kEfa : TransportRule::kAny;
   if (f.nnodes <= 1)
     d.reason = "one node: no inter-node transport";
   else if (f.efa_devices)
@@ -138,10 +140,15 @@ const char* level_word(PreflightLevel level) {
   return kWords[static_cast<int>(level)];
 }
 
-std::map<std::string, std::string> transport_worker_env(const std::string& resolved,
+const char* transport_word(TransportRule rule) {
+  static constexpr const char* kWords[] = {"auto", "efa", "net", "any"};  // the enum's order
+  return kWords[static_cast<int>(rule)];
+}
+
+std::map<std::string, std::string> transport_worker_env(TransportRule resolved,
                                                         const Environment& env) {
   std::map<std::string, std::string> extra;
-  if (resolved == "efa" && !env.has("NCCL_NET")) extra["NCCL_NET"] = kEfaNcclNet;
+  if (resolved == TransportRule::kEfa && !env.has("NCCL_NET")) extra["NCCL_NET"] = kEfaNcclNet;
   return extra;
 }
 

@@ -18,9 +18,9 @@ struct TransportVerdict {
   std::string message;
 };
 
-// `required` is resolved (any|net|efa). The message says what NCCL used and, on failure, why it
-// usually happens.
-TransportVerdict judge_transport(const NcclLogSummary& log, const std::string& required);
+// `required` is resolved (any, net or efa; never auto). The message says what NCCL used and, on
+// failure, why it usually happens.
+TransportVerdict judge_transport(const NcclLogSummary& log, TransportRule required);
 
 // Why an EFA job ends up on TCP, in words a user can act on (one paragraph).
 const std::string& efa_fallback_causes();

@@ -43,13 +43,18 @@ Supervisor::Supervisor(boost::asio::io_context& io, SupervisorConfig cfg, Cluste
       pending_timer_(io, time),
       hang_timer_(io, time),
       stacks_timer_(io, time) {
-  if (auto self = RealFileSystem().read("/proc/self/cgroup", kSmallFileCap, nullptr))
-    memory_cgroup_ = find_memory_cgroup(RealFileSystem(), *self);
+  if (auto self = fs().read("/proc/self/cgroup", kSmallFileCap, nullptr))
+    memory_cgroup_ = find_memory_cgroup(fs(), *self);
   standbys_ = StandbySet::create(io_, time_, cfg_.warm, cfg_.executable, cfg_.argv,
                                  cfg_.layout.nproc_per_node, spawner_,
                                  [this](pid_t p, int status) { on_child_exit(p, status); });
   rank_env_.resize(static_cast<size_t>(cfg_.layout.nproc_per_node));
   if (cfg_.stall) stall_.emplace(*cfg_.stall);
+}
+
+const FileSystem& Supervisor::fs() const {
+  static const RealFileSystem real;
+  return cfg_.fs ? *cfg_.fs : real;
 }
 
 int Supervisor::run() {
@@ -136,7 +141,10 @@ Cluster::Events Supervisor::cluster_events() {
   };
   ev.lost = [this](const std::string& why, int signal) {
     // A node that left on a termination signal: the job is being stopped from outside (scancel,
-    // a deleted job), so every node ends as that node does, 128 + N.
+    // a deleted job), so every node ends as that node does, 128 + N. So does a node lost while
+    // this one has a stop signal of its own, taken or still pending: a quicker node's exit was
+    // read first.
+    if (signal == 0) signal = signals_.pending_stop_signal();
     const int code = signal > 0 ? exit_code::kSignalBase + signal : exit_code::kTempFail;
     if (signal > 0)
       spdlog::warn("{}: the job is being stopped from outside; stopping this node's workers", why);
@@ -153,8 +161,7 @@ Cluster::Events Supervisor::cluster_events() {
 void Supervisor::on_start(const GenerationPlan& plan) {
   if (finishing_) return;
   plan_ = plan;
-  if (memory_cgroup_)
-    oom_kills_at_start_ = oom_kill_count(RealFileSystem(), *memory_cgroup_).value_or(0);
+  if (memory_cgroup_) oom_kills_at_start_ = oom_kill_count(fs(), *memory_cgroup_).value_or(0);
   workers_.assign(static_cast<size_t>(cfg_.layout.nproc_per_node), nullptr);
   resume_ = cfg_.find_resume ? cfg_.find_resume(plan) : std::nullopt;  // the resume hook
   // A SIGTERM/INT/HUP during the lookup ended it (Init::stop_requested) and is posted to

@@ -121,6 +121,9 @@ struct SupervisorConfig {
   // Hook: the last progress step of the current generation (the progress parser's, wired by
   // cli/), part of a failure's signature; nullopt (or no hook): before any progress.
   std::function<std::optional<std::int64_t>()> progress_step;
+  // The files it reads to explain an ending (/proc/self/cgroup, the memory cgroup's OOM count
+  // and limit): the unit tests' FakeFileSystem; null: the real one. Must outlive it.
+  const FileSystem* fs = nullptr;
 };
 
 class Supervisor final : public GroupActions {
@@ -182,7 +185,8 @@ class Supervisor final : public GroupActions {
   // Ends the run with exit_code once the workers are gone; they get `stop_with` (0: nothing, only
   // the grace period), then SIGKILL.
   void finish(int exit_code, int stop_with = SIGTERM);
-  void stop_loop();  // the job is over for this node: over() and io.stop()
+  void stop_loop();              // the job is over for this node: over() and io.stop()
+  const FileSystem& fs() const;  // cfg_.fs, else the real one
   void report_root_cause();
   void log_exit() const;
   void release_workers();

@@ -147,10 +147,9 @@ void Supervisor::report_failure(int generation, const WorkerEnd& first) {
   if (auto why = hang_reason_.find(generation); rec.hang && why != hang_reason_.end())
     rec.hang_reason = why->second;
   if (rec.signal == SIGKILL && memory_cgroup_) {
-    const RealFileSystem fs;
-    const auto kills = oom_kill_count(fs, *memory_cgroup_);
+    const auto kills = oom_kill_count(fs(), *memory_cgroup_);
     if (kills && *kills > oom_kills_at_start_)
-      rec.out_of_memory = out_of_memory_text(memory_limit(fs, *memory_cgroup_));
+      rec.out_of_memory = out_of_memory_text(memory_limit(fs(), *memory_cgroup_));
   }
   if (w) {
     std::string why;

@@ -32,6 +32,10 @@ TEST(RunChoices, EveryWordReadsAsItsValueAndTheDefaultIsTheRows) {
   EXPECT_EQ(*choice_of(none, "log-format", kLogFormatWords), LogFormat::kText);
   EXPECT_EQ(*choice_of(none, "warm-standby", kWarmStandbyWords), WarmMode::kAuto);
   EXPECT_EQ(*choice_of(none, "resume", kResumeWords), Pick::kLatest);
+  EXPECT_EQ(*choice_of(none, "require-transport", kTransportWords), TransportRule::kAuto);
+  EXPECT_EQ(*choice_of(parse_run({"--require-transport", "net", "t.py"}), "require-transport",
+                       kTransportWords),
+            TransportRule::kNet);
   EXPECT_EQ(*choice_of(parse_run({"--resume", "none", "t.py"}), "resume", kResumeWords),
             std::nullopt);
   EXPECT_EQ(*choice_of(parse_run({"--retry-policy", "always", "t.py"}), "retry-policy",

@@ -26,13 +26,13 @@ TEST(EfaDevices, FoundWithNodes) {
   add_device(fs, "rdmap32s27", "efa", "0x1d0f", "uverbs1", true);
   auto inv = find_rdma_devices(fs);
   ASSERT_EQ(inv.efa.size(), 2u);
-  EXPECT_EQ(efa_devices_check(inv, "efa").outcome, Outcome::kPass);
+  EXPECT_EQ(efa_devices_check(inv, TransportRule::kEfa).outcome, Outcome::kPass);
 }
 
 TEST(EfaDevices, MissingUverbsNodeFailsWithAdvice) {
   FakeFileSystem fs;
   add_device(fs, "rdmap16s27", "efa", "0x1d0f", "uverbs0", false);
-  auto r = efa_devices_check(find_rdma_devices(fs), "any");
+  auto r = efa_devices_check(find_rdma_devices(fs), TransportRule::kAny);
   EXPECT_EQ(r.outcome, Outcome::kFail);
   EXPECT_NE(r.message.find("/dev/infiniband/uverbs0"), std::string::npos);
   EXPECT_NE(r.message.find("vpc.amazonaws.com/efa"), std::string::npos);
@@ -44,7 +44,7 @@ TEST(EfaDevices, Mlx5BesideEfaWarns) {
   add_device(fs, "mlx5_0", "mlx5_core", "0x15b3", "uverbs1", true);
   auto inv = find_rdma_devices(fs);
   EXPECT_EQ(inv.other.size(), 1u);
-  auto r = efa_devices_check(inv, "efa");
+  auto r = efa_devices_check(inv, TransportRule::kEfa);
   EXPECT_EQ(r.outcome, Outcome::kWarn);
   EXPECT_NE(r.message.find("mlx5_0"), std::string::npos);
 }
@@ -63,8 +63,8 @@ TEST(EfaDevices, VendorReadTrimmedAndBounded) {
 
 TEST(EfaDevices, NoneIsSkipUnlessRequired) {
   FakeFileSystem fs;
-  EXPECT_EQ(efa_devices_check(find_rdma_devices(fs), "any").outcome, Outcome::kSkip);
-  EXPECT_EQ(efa_devices_check(find_rdma_devices(fs), "efa").outcome, Outcome::kFail);
+  EXPECT_EQ(efa_devices_check(find_rdma_devices(fs), TransportRule::kAny).outcome, Outcome::kSkip);
+  EXPECT_EQ(efa_devices_check(find_rdma_devices(fs), TransportRule::kEfa).outcome, Outcome::kFail);
 }
 
 TEST(Libfabric, EnodataExplained) {
@@ -75,17 +75,17 @@ TEST(Libfabric, EnodataExplained) {
   i.provider = "efa";
   i.rc = -61;
   i.error = "No data available";
-  auto r = libfabric_check(i, true, "efa");
+  auto r = libfabric_check(i, true, TransportRule::kEfa);
   EXPECT_EQ(r.outcome, Outcome::kFail);
   EXPECT_NE(r.message.find("No data available"), std::string::npos);
   EXPECT_NE(r.message.find("uverbs"), std::string::npos);
-  EXPECT_EQ(libfabric_check(i, false, "any").outcome, Outcome::kSkip);
+  EXPECT_EQ(libfabric_check(i, false, TransportRule::kAny).outcome, Outcome::kSkip);
 }
 
 TEST(Libfabric, NotLoaded) {
   LibfabricInfo i;
   i.error = "libfabric.so.1 could not be loaded";
-  EXPECT_EQ(libfabric_check(i, true, "any").outcome, Outcome::kFail);
+  EXPECT_EQ(libfabric_check(i, true, TransportRule::kAny).outcome, Outcome::kFail);
 }
 
 TEST(NcclApi, UniqueIdHexRoundTrip) {
@@ -108,12 +108,14 @@ TEST(NcclPlugin, VersionFromBytes) {
 TEST(NcclPlugin, NoneDisables) {
   Environment env;
   env.set("NCCL_NET_PLUGIN", "none");
-  EXPECT_EQ(
-      nccl_plugin_check({{"/opt/amazon/ofi-nccl/lib/libnccl-net.so", "1.18.0"}}, env, true, "efa")
-          .outcome,
-      Outcome::kFail);
-  EXPECT_EQ(nccl_plugin_check({}, Environment{}, true, "efa").outcome, Outcome::kFail);
-  EXPECT_EQ(nccl_plugin_check({}, Environment{}, false, "any").outcome, Outcome::kSkip);
+  EXPECT_EQ(nccl_plugin_check({{"/opt/amazon/ofi-nccl/lib/libnccl-net.so", "1.18.0"}}, env, true,
+                              TransportRule::kEfa)
+                .outcome,
+            Outcome::kFail);
+  EXPECT_EQ(nccl_plugin_check({}, Environment{}, true, TransportRule::kEfa).outcome,
+            Outcome::kFail);
+  EXPECT_EQ(nccl_plugin_check({}, Environment{}, false, TransportRule::kAny).outcome,
+            Outcome::kSkip);
 }
 
 }  // namespace

@@ -119,6 +119,15 @@ TEST(NcclLog, EmptyAndGarbage) {
             "unknown");
 }
 
+// The rule a word names (the words are transport_word's).
+TransportRule rule_of(const std::string& word) {
+  for (auto r :
+       {TransportRule::kAuto, TransportRule::kEfa, TransportRule::kNet, TransportRule::kAny})
+    if (word == transport_word(r)) return r;
+  ADD_FAILURE() << "no --require-transport word " << word;
+  return TransportRule::kAny;
+}
+
 struct Case {
   const char* file;
   const char* require;
@@ -129,7 +138,7 @@ class Judge : public ::testing::TestWithParam<Case> {};
 
 TEST_P(Judge, Verdict) {
   const Case c = GetParam();
-  auto v = judge_transport(classify_nccl_log(load(c.file)), c.require);
+  auto v = judge_transport(classify_nccl_log(load(c.file)), rule_of(c.require));
   EXPECT_EQ(outcome_name(v.outcome), std::string(outcome_name(c.expected)))
       << c.file << " " << c.require << ": " << v.message;
 }
@@ -152,8 +161,9 @@ INSTANTIATE_TEST_SUITE_P(
         Case{"synthetic-nccl2.21.5-ofi1.9.1-tcp-provider.log", "any", Outcome::kPass}));
 
 TEST(Judge, SocketFailureNamesTheCauses) {
-  auto v = judge_transport(
-      classify_nccl_log(load("h200x2-nccl2.28.9-p2p-shm-disabled-net-socket.log")), "efa");
+  auto v =
+      judge_transport(classify_nccl_log(load("h200x2-nccl2.28.9-p2p-shm-disabled-net-socket.log")),
+                      TransportRule::kEfa);
   EXPECT_NE(v.message.find("NET/Socket"), std::string::npos);
   EXPECT_NE(v.message.find("uverbs"), std::string::npos);
   EXPECT_NE(v.message.find("NCCL_NET_PLUGIN=none"), std::string::npos);
@@ -161,7 +171,8 @@ TEST(Judge, SocketFailureNamesTheCauses) {
 
 std::string resolved(const std::string& requested, int nnodes, bool devices,
                      const std::string& type = "") {
-  return decide_require_transport(requested, {nnodes, devices, type, "test"}).resolved;
+  return transport_word(
+      decide_require_transport(rule_of(requested), {nnodes, devices, type, "test"}).resolved);
 }
 
 TEST(RequireTransport, Resolve) {
@@ -175,8 +186,8 @@ TEST(RequireTransport, Resolve) {
 // container does not see the devices yet requires efa instead of training over TCP.
 TEST(RequireTransport, AnInstanceTypeWithEfaDecidesAcrossNodes) {
   const auto d = decide_require_transport(
-      "auto", {2, false, "ml.p4d.24xlarge", "file rc.json (current_instance_type)"});
-  EXPECT_EQ(d.resolved, "efa");
+      TransportRule::kAuto, {2, false, "ml.p4d.24xlarge", "file rc.json (current_instance_type)"});
+  EXPECT_EQ(d.resolved, TransportRule::kEfa);
   EXPECT_TRUE(d.efa_expected);
   EXPECT_NE(d.reason.find("instance type ml.p4d.24xlarge (file rc.json (current_instance_type)) "
                           "has 4 EFA interfaces"),
@@ -186,9 +197,9 @@ TEST(RequireTransport, AnInstanceTypeWithEfaDecidesAcrossNodes) {
   EXPECT_EQ(resolved("auto", 2, false, "g5.2xlarge"), "any");    // in the table, no EFA
   EXPECT_EQ(resolved("auto", 2, false, "m7i.48xlarge"), "any");  // not in the table
   EXPECT_EQ(resolved("any", 2, false, "p5.48xlarge"), "any");    // an explicit choice stays
-  const auto unknown = decide_require_transport("auto", {2, false, "", ""});
+  const auto unknown = decide_require_transport(TransportRule::kAuto, {2, false, "", ""});
   EXPECT_NE(unknown.reason.find("instance type unknown"), std::string::npos) << unknown.reason;
-  const auto devices = decide_require_transport("auto", {2, true, "", ""});
+  const auto devices = decide_require_transport(TransportRule::kAuto, {2, true, "", ""});
   EXPECT_NE(devices.reason.find("EFA devices in /sys/class/infiniband"), std::string::npos);
 }
 
@@ -206,12 +217,19 @@ TEST(PreflightLevel, AutoIsFullOnlyAcrossNodesOverEfa) {
   EXPECT_STREQ(level_word(L::kFull), "full");
 }
 
+TEST(RequireTransport, EachRuleHasItsWord) {
+  EXPECT_STREQ(transport_word(TransportRule::kAuto), "auto");
+  EXPECT_STREQ(transport_word(TransportRule::kEfa), "efa");
+  EXPECT_STREQ(transport_word(TransportRule::kNet), "net");
+  EXPECT_STREQ(transport_word(TransportRule::kAny), "any");
+}
+
 TEST(RequireTransport, WorkerEnvSetsNcclNetOnlyForEfaWhenUnset) {
   Environment env;
-  EXPECT_EQ(transport_worker_env("efa", env).at("NCCL_NET"), "AWS Libfabric");
-  EXPECT_TRUE(transport_worker_env("net", env).empty());
+  EXPECT_EQ(transport_worker_env(TransportRule::kEfa, env).at("NCCL_NET"), "AWS Libfabric");
+  EXPECT_TRUE(transport_worker_env(TransportRule::kNet, env).empty());
   env.set("NCCL_NET", "Socket");
-  EXPECT_TRUE(transport_worker_env("efa", env).empty());
+  EXPECT_TRUE(transport_worker_env(TransportRule::kEfa, env).empty());
 }
 
 }  // namespace
@@ -232,7 +250,7 @@ TEST(NcclLog, ProbeCapturedLogs) {
   auto sock = classify_nccl_log(load("probe-h200x2-nccl2.28.9-single-node-net-socket.log"));
   EXPECT_EQ(sock.transport, "socket");
   EXPECT_EQ(sock.nnodes, 2);
-  EXPECT_EQ(judge_transport(sock, "efa").outcome, Outcome::kFail);
+  EXPECT_EQ(judge_transport(sock, TransportRule::kEfa).outcome, Outcome::kFail);
 }
 
 }  // namespace

@@ -66,6 +66,12 @@ class FakeCluster final : public Cluster {
     post([this, failure] { events_.stop(failure); });
   }
 
+  // Another node gone without a word (its socket closed): the job is lost, 75 unless it is
+  // stopped.
+  void peer_lost(const std::string& why) {
+    post([this, why] { events_.lost(why, 0); });
+  }
+
   int port_of(int generation) const { return first_port_ + generation; }
   std::vector<std::string> calls;
   std::vector<NodeFailure> failures;

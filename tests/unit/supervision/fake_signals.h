@@ -19,10 +19,15 @@ class FakeSignals final : public SignalSource {
     return std::make_unique<Route>(this);
   }
   const std::atomic<bool>& stop_requested() const override { return stop_; }
+  int pending_stop_signal() const override { return taken_ ? taken_ : pending; }
+  int pending = 0;  // a stop signal the kernel holds that the source has not taken yet
 
   // False when nothing is routed (Init would end the process then).
   bool deliver(int sig) {
-    if (is_stop_signal(sig)) stop_ = true;
+    if (is_stop_signal(sig)) {
+      if (!taken_) taken_ = sig;
+      stop_ = true;
+    }
     if (!fn_) return false;
     fn_(sig);
     return true;
@@ -40,6 +45,7 @@ class FakeSignals final : public SignalSource {
   };
   OnSignal fn_;
   std::atomic<bool> stop_{false};
+  int taken_ = 0;
 };
 
 }  // namespace tv::testing

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "common/exit_codes.h"
+#include "tests/unit/fakes/fake_file_system.h"
 #include "tests/unit/fakes/sim_loop_time.h"
 #include "tests/unit/supervision/fake_cluster.h"
 #include "tests/unit/supervision/fake_signals.h"
@@ -30,6 +31,7 @@ namespace {
 
 using namespace std::chrono_literals;
 using testing::FakeCluster;
+using testing::FakeFileSystem;
 using testing::FakeSignals;
 using testing::FakeSpawner;
 using testing::SimLoopTime;
@@ -85,11 +87,25 @@ class SupervisorTest : public ::testing::Test {
     EXPECT_TRUE(sup_->over());
     return sup_->end();
   }
+  // Another node's socket closes without a word; the workers end of the SIGTERM they get.
+  int end_after_peer_lost() {
+    begin();
+    const auto w = workers(0);
+    cluster_->peer_lost("node 1 lost: closed by peer");
+    time_.run_ready();
+    for (pid_t p : w) {
+      EXPECT_EQ(signals_of(p).front(), SIGTERM);
+      spawner_.exit(p, W_EXITCODE(0, SIGTERM));
+    }
+    time_.run_ready();
+    return end();
+  }
 
   boost::asio::io_context io_;
   SimLoopTime time_;
   FakeSpawner spawner_{io_};
   FakeSignals signals_;
+  FakeFileSystem fs_;  // what cfg_.fs reads, where a test sets it
   std::string dir_;
   SupervisorConfig cfg_;
   std::unique_ptr<FakeCluster> cluster_;
@@ -157,6 +173,37 @@ TEST_F(SupervisorTest, AFailureStopsTheOthersAndItsExitCodeIsTheRunsCode) {
   EXPECT_NE(failure.find("ValueError: boom"), std::string::npos) << failure;
 }
 
+// The kernel's OOM killer, read through the FileSystem seam: a SIGKILL counted in the memory
+// cgroup's oom_kill since the generation started is "out of memory" with the cgroup's limit; a
+// SIGKILL the count did not see is only a SIGKILL.
+TEST_F(SupervisorTest, ASigkillTheMemoryCgroupCountedIsOutOfMemoryAndAnotherIsNot) {
+  const std::string cg = "/sys/fs/cgroup/kubepods/pod1/train";
+  fs_.add_file("/proc/self/cgroup", "0::/kubepods/pod1/train\n");
+  fs_.add_file(cg + "/memory.events", "low 0\nhigh 0\nmax 3\noom 1\noom_kill 1\n");
+  fs_.add_file(cg + "/memory.max", "67108864\n");
+  cfg_.fs = &fs_;
+  begin(/*restarts=*/1);
+  auto w = workers(0);
+  fs_.add_file(cg + "/memory.events", "low 0\nhigh 0\nmax 5\noom 2\noom_kill 2\n");
+  spawner_.exit(w[0], W_EXITCODE(0, SIGKILL));
+  time_.run_ready();
+  ASSERT_EQ(cluster_->failures.size(), 1u);
+  EXPECT_NE(cluster_->failures[0].summary.find("out of memory (cgroup limit 64 MiB)"),
+            std::string::npos)
+      << cluster_->failures[0].summary;
+  spawner_.exit(w[1], W_EXITCODE(0, SIGTERM));
+  time_.run_ready();
+  w = workers(1);
+  ASSERT_EQ(w.size(), 2u);
+  spawner_.exit(w[1], W_EXITCODE(0, SIGKILL));  // the count stands at 2: another SIGKILL
+  time_.run_ready();
+  ASSERT_EQ(cluster_->failures.size(), 2u);
+  EXPECT_EQ(cluster_->failures[1].summary.find("out of memory"), std::string::npos)
+      << cluster_->failures[1].summary;
+  EXPECT_NE(cluster_->failures[1].summary.find("SIGKILL"), std::string::npos)
+      << cluster_->failures[1].summary;
+}
+
 TEST_F(SupervisorTest, AWorkerIgnoringSigtermIsKilledWhenTheGraceElapses) {
   begin();
   const auto w = workers(0);
@@ -221,6 +268,18 @@ TEST_F(SupervisorTest, TheEndWaitsUntilTheClustersLastFramesAreOnTheWire) {
   EXPECT_EQ(cluster_->calls.back(), "leave 15");
   EXPECT_EQ(end(), 143);
   EXPECT_EQ(cluster_->flush_asks, 4);  // asked until it said yes, not once more
+}
+
+// Every node of a job stopped from outside gets SIGTERM; a quicker node's exit can be read before
+// this node's own signal is taken. A lost node while a stop signal is pending is that stop (143);
+// without one it is a lost node (75).
+TEST_F(SupervisorTest, ANodeLostWhileThisNodesStopSignalIsPendingIsTheStop) {
+  signals_.pending = SIGTERM;
+  EXPECT_EQ(end_after_peer_lost(), 143);
+}
+
+TEST_F(SupervisorTest, ANodeLostWithNoStopSignalHereIsALostNode) {
+  EXPECT_EQ(end_after_peer_lost(), 75);
 }
 
 TEST_F(SupervisorTest, ASecondSigtermKillsAtOnce) {
