@@ -78,16 +78,20 @@ class SlurmCluster:
         subprocess.run(argv, env=self.env(Path("/tmp")), check=True, timeout=60)
 
 
+def client(argv):
+    """A Slurm client's output (stdout and stderr), or why it gave none, within 30 s."""
+    env = {"PATH": "/usr/bin:/bin:/usr/sbin", "SLURM_CONF": f"{SLURM_DIR}/slurm.conf"}
+    try:
+        r = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=30)
+        return r.stdout, r.stderr
+    except (OSError, subprocess.TimeoutExpired) as e:
+        return "", f"{argv[0]}: {e}"
+
+
 def report():
     """What the cluster looks like, for a failure's message."""
-    env = {"PATH": "/usr/bin:/bin:/usr/sbin", "SLURM_CONF": f"{SLURM_DIR}/slurm.conf"}
-    parts = []
-    for argv in (["sinfo", "-N", "-o", "%N %T %E"], ["squeue", "-o", "%i %j %T %r %N"]):
-        try:
-            r = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=30)
-            parts.append(r.stdout + r.stderr)
-        except (OSError, subprocess.TimeoutExpired) as e:
-            parts.append(f"{argv[0]}: {e}")
+    parts = ["".join(client(argv)) for argv in (["sinfo", "-N", "-o", "%N %T %E"],
+                                                 ["squeue", "-o", "%i %j %T %r %N"])]
     for log in sorted(Path(SLURM_DIR, "log").glob("slurm*.log")):
         parts.append(f"--- {log.name}\n" + "\n".join(log.read_text(errors="replace").splitlines()[-15:]))
     return "\n".join(parts)
@@ -98,12 +102,7 @@ BROKEN = re.compile(r"down|drain|drng|fail|\*$")
 
 def broken_nodes():
     """The nodes slurmctld says cannot run a job now ("tvn2 down*", "tvn1 drain"), or []."""
-    env = {"PATH": "/usr/bin:/bin:/usr/sbin", "SLURM_CONF": f"{SLURM_DIR}/slurm.conf"}
-    try:
-        out = subprocess.run(["sinfo", "-h", "-N", "-o", "%N %t"], env=env, capture_output=True,
-                             text=True, timeout=30).stdout
-    except (OSError, subprocess.TimeoutExpired):
-        return []
+    out, _ = client(["sinfo", "-h", "-N", "-o", "%N %t"])
     return [line for line in out.splitlines() if BROKEN.search(line.split()[-1] if line.split() else "")]
 
 
