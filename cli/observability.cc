@@ -243,8 +243,8 @@ void Observability::generation_hung(int generation, double silent_seconds) {
   end_generation(generation, "hung");
 }
 
-void Observability::finishing(int exit_code) {
-  accountant_.finishing(exit_code);
+void Observability::ending(int exit_code) {
+  accountant_.ending(exit_code);
   if (!generations_.empty())
     end_generation(generations_.back().number, exit_code == 0 ? "succeeded" : "stopped");
 }

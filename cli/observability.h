@@ -65,7 +65,7 @@ class Observability final : public RunObserver {
   void generation_startup_expired(int generation) override {
     accountant_.generation_startup_expired(generation);
   }
-  void finishing(int exit_code) override;
+  void ending(int exit_code) override;
   void failure_evidence(int generation, std::string_view summary,
                         const std::vector<std::string>& paths) override;
   void root_cause_file(const std::string& path) override { failure_file_ = path; }

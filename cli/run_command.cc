@@ -904,7 +904,7 @@ int run_command(const Args& args, const Environment& env) {
   goodput.enter(Phase::kPreflight);
   if (auto s = run_preflight_if_asked(*plan, env, io, network); !s) {
     const Error e = stop_over_lost(s.error());
-    goodput.finishing(e.exit_code);
+    goodput.ending(e.exit_code);
     (*obs)->report();
     return refuse(e);
   }

@@ -94,7 +94,7 @@ void GoodputAccountant::generation_startup_expired(int generation) {
   enter(Phase::kRestarting);
 }
 
-void GoodputAccountant::finishing(int exit_code) {
+void GoodputAccountant::ending(int exit_code) {
   exit_code_ = exit_code;
   if (phase_ != Phase::kDraining) enter(Phase::kDraining);
 }

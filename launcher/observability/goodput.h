@@ -141,7 +141,7 @@ class GoodputAccountant {
   // whole window is badput "startup", whether or not the job printed steps before; enters
   // restarting. Before generation_failed. After a first step (a warm-up step's deadline): a hang.
   void generation_startup_expired(int generation);
-  void finishing(int exit_code);  // enters draining
+  void ending(int exit_code);  // enters draining
   void worker_started();
   void worker_exited(int exit_code);
   void progress(const Progress& p);

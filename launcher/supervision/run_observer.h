@@ -28,7 +28,8 @@ class RunObserver {
   // This node's start-up verdict for `generation` (--hang-timeout auto: no first step within the
   // start-up deadline), before its generation_failed.
   virtual void generation_startup_expired(int generation) { (void)generation; }
-  virtual void finishing(int exit_code) = 0;
+  // NodeRun decided how this node ends (node_run.h: the state `ending`): its exit code.
+  virtual void ending(int exit_code) = 0;
   // The RootCauseJudge's decision after a failed generation (root_cause_judge.h: Verdict::rule):
   // the rule that let the next generation start, or the rule that gave up.
   virtual void retry_judged(std::string_view rule) { (void)rule; }

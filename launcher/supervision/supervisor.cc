@@ -38,6 +38,9 @@ Supervisor::Supervisor(boost::asio::io_context& io, SupervisorConfig cfg, Cluste
       time_(time),
       signals_(signals),
       group_(cfg_.layout.nproc_per_node, *this),
+      node_run_(NodeRunRules{cfg_.signals_reach_workers, cfg_.save_signal != 0,
+                             static_cast<long>(cfg_.grace.count())},
+                *this),
       grace_timer_(io, time),
       save_timer_(io, time),
       pending_timer_(io, time),
@@ -68,7 +71,7 @@ void Supervisor::begin() {
   route_ =
       signals_.route([this](int sig) { boost::asio::post(io_, [this, sig] { on_signal(sig); }); });
   // Child exits and signals are posted from Init's thread: the loop must not end for lack of
-  // pending work while it waits for them. Every ending calls stop_loop().
+  // pending work while it waits for them. node_run_ stops it when the run is over (end_loop).
   keep_running_.emplace(io_.get_executor());
   if (cfg_.gpu_health) {
     SpawnRequest watch = *cfg_.gpu_health;
@@ -81,35 +84,20 @@ void Supervisor::begin() {
   if (cfg_.hang_timeout.count() > 0 || stall_) schedule_hang_check();
 }
 
-void Supervisor::stop_loop() {
-  over_ = true;
-  io_.stop();
-}
-
 int Supervisor::end() {
   keep_running_.reset();
   if (stop_save_.waiting()) report_save();  // the workers ended before a save was seen
   remove_pid_file();
   release_workers();
   report_root_cause();
-  log_exit();
+  node_run_.log_exit();
   route_.reset();  // from here a signal is Init's again
-  return exit_code_;
-}
-
-// The one line that says how this node ends, once the code is final (decided once: a signal that
-// arrives while the workers are stopping does not change it, on_signal_while_finishing).
-void Supervisor::log_exit() const {
-  if (exit_code_ == exit_code::kTempFail)
-    spdlog::error("exiting {} so the orchestrator retries the job", exit_code::kTempFail);
-  else if (stop_signal_ && exit_code_ == exit_code::kSignalBase + stop_signal_)
-    spdlog::warn("exiting {}: the job was stopped by SIG{}", exit_code_,
-                 sigabbrev_np(stop_signal_));
+  return node_run_.exit_code();
 }
 
 Cluster::Events Supervisor::cluster_events() {
   Cluster::Events ev;
-  ev.start = [this](const GenerationPlan& plan) { on_start(plan); };
+  ev.start = [this](const GenerationPlan& plan) { node_run_.start(plan); };
   ev.stop = [this](const NodeFailure& f) {
     if (f.node_rank != cfg_.layout.node_rank)
       spdlog::warn("node {} failed in generation {}: stopping this node's workers", f.node_rank,
@@ -132,12 +120,11 @@ Cluster::Events Supervisor::cluster_events() {
                          });
     group_.stop(SIGTERM);
   };
-  ev.done = [this] { finish(exit_code::kOk); };
+  ev.done = [this] { node_run_.done(); };
   ev.give_up = [this](const NodeFailure& f) {
     spdlog::error("giving up after {} restart(s): {}", f.generation, f.summary);
-    final_failure_ = f;
     if (cfg_.observer && !f.verdict_rule.empty()) cfg_.observer->retry_judged(f.verdict_rule);
-    finish(f.exit_code);
+    node_run_.give_up(f);
   };
   ev.lost = [this](const std::string& why, int signal) {
     // A node that left on a termination signal: the job is being stopped from outside (scancel,
@@ -145,21 +132,12 @@ Cluster::Events Supervisor::cluster_events() {
     // this one has a stop signal of its own, taken or still pending: a quicker node's exit was
     // read first.
     if (signal == 0) signal = signals_.pending_stop_signal();
-    const int code = signal > 0 ? exit_code::kSignalBase + signal : exit_code::kTempFail;
-    if (signal > 0)
-      spdlog::warn("{}: the job is being stopped from outside; stopping this node's workers", why);
-    else
-      spdlog::error("{}: stopping this node's workers", why);
-    final_failure_ = node_failure(plan_.generation, cfg_.layout.node_rank, code, why);
-    if (signal > 0) stop_signal_ = signal;
-    // Stopped from outside inside a Slurm step: Slurm signals this node's workers itself.
-    finish(code, signal > 0 && cfg_.signals_reach_workers ? 0 : SIGTERM);
+    node_run_.lost(why, signal, plan_.generation, cfg_.layout.node_rank);
   };
   return ev;
 }
 
-void Supervisor::on_start(const GenerationPlan& plan) {
-  if (finishing_) return;
+void Supervisor::start_generation(const GenerationPlan& plan) {
   plan_ = plan;
   if (memory_cgroup_) oom_kills_at_start_ = oom_kill_count(fs(), *memory_cgroup_).value_or(0);
   workers_.assign(static_cast<size_t>(cfg_.layout.nproc_per_node), nullptr);
@@ -187,7 +165,7 @@ void Supervisor::on_start(const GenerationPlan& plan) {
   // The next standbys, once this generation's workers are all started.
   if (standbys_)
     boost::asio::post(io_, [this] {
-      if (!finishing_ && standbys_) standbys_->prepare(rank_env_);
+      if (!node_run_.ending() && standbys_) standbys_->prepare(rank_env_);
     });
 }
 
@@ -253,8 +231,7 @@ bool Supervisor::open_rank_dirs(int generation) {
     spdlog::error("{}; exiting {} (trainvisor's configuration, not retried)", why,
                   exit_code::kConfig);
     rank_dirs_.clear();
-    final_failure_ = node_failure(generation, cfg_.layout.node_rank, exit_code::kConfig, why);
-    finish(exit_code::kConfig);
+    node_run_.refuse(node_failure(generation, cfg_.layout.node_rank, exit_code::kConfig, why));
     return false;
   }
   return true;
@@ -263,7 +240,8 @@ bool Supervisor::open_rank_dirs(int generation) {
 bool Supervisor::start_worker(int local_rank, const GenerationPlan& plan, WorkerEnd* end) {
   const int rank = global_rank(cfg_.layout, local_rank);
   const std::string dir = attempt_dir(plan.generation, rank);
-  const UniqueFd dir_fd = std::move(rank_dirs_.at(static_cast<size_t>(local_rank)));  // on_start's
+  const UniqueFd dir_fd =
+      std::move(rank_dirs_.at(static_cast<size_t>(local_rank)));  // start_generation
   WorkerProcess::Identity id{local_rank,
                              rank,
                              plan.generation,
@@ -420,8 +398,11 @@ void Supervisor::group_succeeded(int generation) {
   cluster_.report_success(generation);
 }
 
-void Supervisor::group_stopped(int generation) {
-  if (finishing_) return stop_loop();
+void Supervisor::group_stopped(int generation) { node_run_.workers_gone(generation); }
+
+// Another node's failure stopped this generation's workers: the cluster hears it, with where the
+// ranks were (a hang's stacks) and their last collectives.
+void Supervisor::report_stopped(int generation) {
   const auto e = hang_evidence_.find(generation);
   with_collectives(generation, e == hang_evidence_.end() ? std::vector<RankEvidence>{} : e->second,
                    [this, generation](std::vector<RankEvidence> ranks) {
@@ -431,27 +412,12 @@ void Supervisor::group_stopped(int generation) {
 
 void Supervisor::on_signal(int sig) {
   if (sig == stacks_signal()) {
-    if (finishing_ || stacks_)
+    if (node_run_.ending() || stacks_)
       return spdlog::info("stacks signal: ignored (workers stopping or stacks being collected)");
     return collect_stacks("on request", nullptr);
   }
   if (!is_stop_signal(sig)) return forward_signal(sig);
-  if (finishing_) return on_signal_while_finishing(sig);
-  shutdown_signal_ = sig;
-  stop_standbys();
-  spdlog::warn("received SIG{}: {}, SIGKILL after {} ms", sigabbrev_np(sig),
-               cfg_.signals_reach_workers
-                   ? "Slurm delivered it to every process of the step (the workers too)"
-                   : "forwarding to the workers",
-               cfg_.grace.count());
-  exit_code_ = exit_code::kSignalBase + sig;
-  stop_signal_ = sig;
-  finishing_ = true;
-  if (cfg_.observer) cfg_.observer->finishing(exit_code_);
-  cluster_.leave(sig, "");
-  if (group_.running() == 0) return stop_loop();
-  if (cfg_.save_signal != 0) return stop_after_save(sig);
-  group_.stop(cfg_.signals_reach_workers ? 0 : sig);  // 0: no signal, only the grace period
+  node_run_.stop_signal(sig);
 }
 
 // QUIT, USR1, WINCH ... (is_forwarded_signal): passed on to every running worker's process group,
@@ -467,27 +433,6 @@ void Supervisor::forward_signal(int sig) {
                        signal_name(sig));
   spdlog::log(level, "received {}: forwarded to {} worker(s)", signal_name(sig), group_.running());
   group_.forward(sig);
-}
-
-// The outcome is decided (exit_code_, its workers stopping): a termination signal now does not
-// change it. Inside a Slurm step a repeat belongs to the same delivery (at the time limit slurmd
-// sends SIGTERM, SIGCONT, SIGTERM within milliseconds: docs/platforms/slurm.md) and Slurm SIGKILLs
-// by itself after KillWait, so the grace period runs on from the first. Elsewhere the first one
-// here only confirms the stop; a second SIGTERM/SIGINT means "now".
-void Supervisor::on_signal_while_finishing(int sig) {
-  const bool first = shutdown_signal_ == 0;
-  if (first) shutdown_signal_ = sig;
-  if (cfg_.signals_reach_workers || first)
-    return spdlog::info(
-        "received SIG{} while exiting {}: {}; the grace period runs on", sigabbrev_np(sig),
-        exit_code_,
-        cfg_.signals_reach_workers
-            ? "Slurm delivered it to the whole step and SIGKILLs by itself after KillWait"
-            : "the workers are already stopping, the exit code stands");
-  if (sig == SIGTERM || sig == SIGINT) {
-    spdlog::warn("second {}: killing the workers now", sigabbrev_np(sig));
-    group_.kill_now();
-  }
 }
 
 void Supervisor::schedule_hang_check() {
@@ -532,15 +477,11 @@ void Supervisor::stop_standbys() {
   if (standbys_) standbys_->shutdown();
 }
 
-void Supervisor::finish(int exit_code, int stop_with) {
+// node_run_ decided the outcome (exit_code): nothing new starts, the other nodes hear it.
+void Supervisor::leave(int exit_code, int signal, const std::string& reason) {
   stop_standbys();
-  exit_code_ = exit_code;
-  finishing_ = true;
-  if (cfg_.observer) cfg_.observer->finishing(exit_code);
-  // A node fault is this node's own reason to end, which the other nodes cannot know otherwise.
-  cluster_.leave(0, node_fault_ && final_failure_ ? final_failure_->summary : "");
-  if (group_.running() == 0) return stop_loop();
-  group_.stop(stop_with);
+  if (cfg_.observer) cfg_.observer->ending(exit_code);
+  cluster_.leave(signal, reason);
 }
 
 // The loop has stopped with reads and drain timers still pending: abort them and let their
@@ -556,8 +497,9 @@ void Supervisor::release_workers() {
   by_pid_.clear();
   io_.restart();
   io_.poll();
-  if (stop_signal_ == 0) await_side_queries();  // a run stopped by a signal does not wait
-  side_queries_.clear();                        // what is left is killed
+  if (node_run_.stop_signal_seen() == 0)
+    await_side_queries();  // a run stopped by a signal does not wait
+  side_queries_.clear();   // what is left is killed
   collective_queries_.clear();
   if (gpu_watch_) gpu_watch_->stop();
   // Standbys and the GPU health child die of SIGKILL at once; Init reaps them and posts each exit

@@ -47,6 +47,7 @@
 #include "launcher/supervision/cgroup_memory.h"
 #include "launcher/supervision/cluster.h"
 #include "launcher/supervision/gpu_health_watch.h"
+#include "launcher/supervision/node_run.h"
 #include "launcher/supervision/root_cause.h"
 #include "launcher/supervision/root_cause_judge.h"
 #include "launcher/supervision/run_observer.h"
@@ -126,7 +127,7 @@ struct SupervisorConfig {
   const FileSystem* fs = nullptr;
 };
 
-class Supervisor final : public GroupActions {
+class Supervisor final : public GroupActions, private NodeRunActions {
  public:
   // `time` and `signals` default to the real ones (the steady clock, Init); they must outlive it.
   Supervisor(boost::asio::io_context& io, SupervisorConfig cfg, Cluster& cluster, Spawner& spawner,
@@ -136,7 +137,7 @@ class Supervisor final : public GroupActions {
   // run() in its three parts, for a caller that drives the loop itself (a unit test): begin()
   // once, then run the io_context's handlers until over(), then end() once.
   void begin();
-  bool over() const { return over_; }
+  bool over() const { return node_run_.over(); }
   // A complete checkpoint the watcher reported (posted to the loop by cli/): the newest known,
   // and the save --save-signal waits for (supervisor_save.cc).
   void checkpoint_complete(const SavedCheckpoint& c);
@@ -163,10 +164,18 @@ class Supervisor final : public GroupActions {
  private:
   using WorkerPtr = std::shared_ptr<WorkerProcess>;
   Cluster::Events cluster_events();
-  void on_start(const GenerationPlan& plan);
   void on_signal(int sig);
-  void on_signal_while_finishing(int sig);
-  void stop_after_save(int sig);  // --save-signal: SIG, then the stop once saved (or not)
+  // NodeRunActions: what node_run_ decides, carried out on this node's resources.
+  void start_generation(const GenerationPlan& plan) override;
+  void leave(int exit_code, int signal, const std::string& reason) override;
+  bool workers_running() const override { return group_.running() > 0; }
+  void stop_workers(int sig) override { group_.stop(sig); }
+  // --save-signal: the save signal, then the stop (stop_with) once saved or not
+  // (supervisor_save.cc).
+  void save_then_stop(int sig, int stop_with) override;
+  void kill_workers_now() override { group_.kill_now(); }
+  void report_stopped(int generation) override;
+  void end_loop() override { io_.stop(); }
   void end_save();
   void report_save();
   void forward_signal(int sig);
@@ -182,13 +191,8 @@ class Supervisor final : public GroupActions {
   void check_stall();
   void declare_hang(int local_rank, const std::string& reason, double waited, bool in_startup);
   double seconds_now() const;
-  // Ends the run with exit_code once the workers are gone; they get `stop_with` (0: nothing, only
-  // the grace period), then SIGKILL.
-  void finish(int exit_code, int stop_with = SIGTERM);
-  void stop_loop();              // the job is over for this node: over() and io.stop()
   const FileSystem& fs() const;  // cfg_.fs, else the real one
   void report_root_cause();
-  void log_exit() const;
   void release_workers();
   std::string attempt_dir(int generation, int rank) const;
   // attempt_<first_attempt + g>/rank_<r> under the work dir, each a directory of trainvisor's own
@@ -244,6 +248,7 @@ class Supervisor final : public GroupActions {
   LoopTime& time_;
   SignalSource& signals_;
   WorkerGroup group_;
+  NodeRun node_run_;  // how this node's run goes and ends: the outcome and the exit code
   LoopTimer grace_timer_;
   LoopTimer save_timer_;                              // the save window's end
   StopSave stop_save_;                                // --save-signal's wait
@@ -274,8 +279,7 @@ class Supervisor final : public GroupActions {
   };
   std::deque<std::shared_ptr<PendingReport>> reports_;  // in the order they were asked
   bool beside_started_ = false;                         // the GPU watch and the side queries
-  std::set<std::string> gpu_logged_;       // the GPU conditions logged already (once each)
-  std::optional<std::string> node_fault_;  // the failure file's text after a node fault
+  std::set<std::string> gpu_logged_;  // the GPU conditions logged already (once each)
   std::map<pid_t, WorkerPtr> by_pid_;
   GenerationPlan plan_;
   std::optional<ResumeTarget> resume_;         // this generation's checkpoint
@@ -309,13 +313,7 @@ class Supervisor final : public GroupActions {
   std::map<int, std::vector<RankEvidence>> hang_evidence_;  // by generation: where ranks were
   int stacks_seq_ = 0;           // collections so far (the stacks.txt header)
   std::string python_hook_dir_;  // empty: no worker hook
-  std::optional<NodeFailure> final_failure_;
-  FailedOnce failed_once_;  // RunObserver::generation_failed at most once per generation
-  int shutdown_signal_ = 0;
-  int stop_signal_ = 0;  // the termination signal that ended the job (here or on a peer), or 0
-  bool finishing_ = false;
-  bool over_ = false;
-  int exit_code_ = 0;
+  FailedOnce failed_once_;       // RunObserver::generation_failed at most once per generation
 };
 
 }  // namespace tv

@@ -63,7 +63,7 @@ void Supervisor::send_ready_reports() {
   while (!reports_.empty() && reports_.front()->ready) {
     const auto report = reports_.front();
     reports_.pop_front();
-    if (!finishing_) report->then(std::move(report->ranks));
+    if (!node_run_.ending()) report->then(std::move(report->ranks));
   }
 }
 

@@ -182,24 +182,26 @@ void Supervisor::report_failure(int generation, const WorkerEnd& first) {
 
 void Supervisor::report_root_cause() {
   if (!causes_.empty()) spdlog::info("root causes:\n{}", format_failure_table(causes_));
-  if (!final_failure_) return;
-  std::string text = final_failure_->summary + "\n";
+  const Ending& ending = node_run_.outcome();
+  if (!ending.failure) return;
+  const NodeFailure& final_failure = *ending.failure;
+  std::string text = final_failure.summary + "\n";
   // This node's own record (with its traceback) only when the job's root cause is this node's:
   // a collateral failure here is not the reason another node's failure gets.
   for (auto& c : causes_)
-    if (c.generation == final_failure_->generation && c.node_rank == final_failure_->node_rank) {
+    if (c.generation == final_failure.generation && c.node_rank == final_failure.node_rank) {
       // supervisor_stacks.cc: the files as they are now (peers' dumps came later), the dumps read
       // in a child Python (after the loop: it blocks).
       c.evidence = evidence_of(c.generation) + nccl_summary(c.generation);
       text = detail_text(c);
     }
-  if (node_fault_) text = *node_fault_ + "\n";
-  if (write_root_cause(cfg_.failure_file, with_decision(text, *final_failure_, false), true,
+  if (ending.kind == Ending::Kind::kNodeFault) text = ending.fault + "\n";
+  if (write_root_cause(cfg_.failure_file, with_decision(text, final_failure, false), true,
                        kFailureFileLimit) &&
       cfg_.observer)
     cfg_.observer->root_cause_file(cfg_.failure_file);
   if (!cfg_.termination_log.empty())
-    write_root_cause(cfg_.termination_log, with_decision(text, *final_failure_, true), false,
+    write_root_cause(cfg_.termination_log, with_decision(text, final_failure, true), false,
                      kTerminationLogLimit);
 }
 

@@ -10,7 +10,7 @@ namespace tv {
 
 void Supervisor::on_gpu_health(const GpuHealthEvent& e) {
   using Kind = GpuHealthEvent::Kind;
-  if (finishing_) return;
+  if (node_run_.ending()) return;
   if (cfg_.observer) cfg_.observer->gpu_health(e);
   switch (e.kind) {
     case Kind::kWatching:
@@ -20,10 +20,9 @@ void Supervisor::on_gpu_health(const GpuHealthEvent& e) {
       if (!cfg_.gpu_health_required)
         return spdlog::info("GPU health watch off (--gpu-health auto): {}", e.message);
       spdlog::error("--gpu-health on: the GPUs cannot be watched: {}", e.message);
-      final_failure_ =
+      return node_run_.refuse(
           node_failure(plan_.generation, cfg_.layout.node_rank, exit_code::kPreflightFailed,
-                       "--gpu-health on: the GPUs cannot be watched: " + e.message);
-      return finish(exit_code::kPreflightFailed);
+                       "--gpu-health on: the GPUs cannot be watched: " + e.message));
     case Kind::kNote:
       return spdlog::warn("GPU health watch: {}", e.message);
     case Kind::kXid:
@@ -44,11 +43,10 @@ void Supervisor::node_fault(const GpuHealthEvent& e) {
                            (e.kind == GpuHealthEvent::Kind::kXid ? "" : " (" + e.condition + ")");
   spdlog::error("{}: stopping this node's workers; exiting {} so that the node is replaced", what,
                 exit_code::kNodeFault);
-  node_fault_ = "node " + std::to_string(cfg_.layout.node_rank) + ": " + what +
-                "; this node's GPU must be reset or the node replaced";
-  final_failure_ =
-      node_failure(plan_.generation, cfg_.layout.node_rank, exit_code::kNodeFault, what);
-  finish(exit_code::kNodeFault);
+  node_run_.node_fault(
+      node_failure(plan_.generation, cfg_.layout.node_rank, exit_code::kNodeFault, what),
+      "node " + std::to_string(cfg_.layout.node_rank) + ": " + what +
+          "; this node's GPU must be reset or the node replaced");
 }
 
 }  // namespace tv

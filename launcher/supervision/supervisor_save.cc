@@ -13,10 +13,10 @@ void Supervisor::checkpoint_complete(const SavedCheckpoint& c) {
   if (stop_save_.waiting() && stop_save_.offer(c, time_.now())) end_save();
 }
 
-void Supervisor::stop_after_save(int sig) {
+void Supervisor::save_then_stop(int sig, int stop_with) {
   const auto now = time_.now();
   kill_at_ = now + cfg_.grace;
-  stop_after_save_with_ = cfg_.signals_reach_workers ? 0 : sig;
+  stop_after_save_with_ = stop_with;
   const std::int64_t wall = cfg_.wall_clock_ns ? cfg_.wall_clock_ns() : coarse_wall_ns();
   stop_save_.begin(cfg_.save_signal, wall, now, cfg_.grace, newest_checkpoint_);
   const auto window = StopSave::window(cfg_.grace);

@@ -19,6 +19,7 @@ import os
 import shutil
 import signal
 import subprocess
+import tempfile
 import time
 from pathlib import Path
 
@@ -356,12 +357,22 @@ sys.exit(1)
 @pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("setpriv") or not shutil.which("prlimit"),
                     reason="needs root, setpriv and prlimit (a run as nobody under a pids limit)")
 def test_a_worker_that_spends_the_pids_limit_is_its_own_failure(tmp_path):
-    # RLIMIT_NPROC counts nobody's processes: trainvisor's threads and the worker's children.
-    r = subprocess.run(["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups",
-                        "prlimit", "--nproc=300", str(TRAINVISOR), "run", "--preflight", "none",
-                        "--max-restarts", "0", "--no-python", "--", tvtest.PYTHON, "-c",
-                        FORK_UNTIL_EAGAIN], env=env(TMPDIR="/tmp"), capture_output=True,
-                       text=True, timeout=120)
+    # nobody must reach the binary: a clone in a `mktemp -d` folder (0700) is not reachable,
+    # so the run uses a copy in a folder of its own that nobody may enter.
+    reachable = Path(tempfile.mkdtemp(prefix="tv-nobody-", dir="/tmp"))
+    try:
+        reachable.chmod(0o755)
+        binary = reachable / "trainvisor"
+        shutil.copy2(TRAINVISOR, binary)
+        binary.chmod(0o755)
+        # RLIMIT_NPROC counts nobody's processes: trainvisor's threads and the worker's children.
+        r = subprocess.run(["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups",
+                            "prlimit", "--nproc=300", str(binary), "run", "--preflight", "none",
+                            "--max-restarts", "0", "--no-python", "--", tvtest.PYTHON, "-c",
+                            FORK_UNTIL_EAGAIN], env=env(TMPDIR="/tmp"), cwd=reachable,
+                           capture_output=True, text=True, timeout=120)
+    finally:
+        shutil.rmtree(reachable, ignore_errors=True)
     assert r.returncode == 1, r.stderr[-3000:]  # the worker's own code: no abort, no 71
     assert "[rank0]: forked" in r.stdout, r.stdout[-2000:]
     assert "terminate" not in r.stderr and "cannot start a thread" not in r.stderr

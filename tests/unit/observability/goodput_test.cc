@@ -44,7 +44,7 @@ TEST_F(Goodput, FailOnceWithProgressAndCheckpoint) {
   g.generation_failed(0);  // the cluster's stop event for the same generation: counted once
   at(19), g.resume_selected(5), g.generation_started(1);
   steps(g, 5, 20, 21, 1);  // steps 5..20 at t=21..36
-  at(36.5), g.finishing(0);
+  at(36.5), g.ending(0);
   at(37);
   const auto s = g.snapshot();
   EXPECT_DOUBLE_EQ(s.wall, 37);
@@ -208,7 +208,7 @@ TEST_F(Goodput, TheTimeFromTheLastStepToTheHangVerdictIsHang) {
   at(10.5), g.generation_hung(0, 6.0);
   g.generation_hung(0, 6.0);  // once per generation
   g.generation_failed(0);
-  at(11), g.finishing(124);
+  at(11), g.ending(124);
   const auto s = g.snapshot();
   EXPECT_DOUBLE_EQ(bad(s, Badput::kHang), 6);
   EXPECT_DOUBLE_EQ(bad(s, Badput::kStartup), 1);
@@ -232,7 +232,7 @@ TEST_F(Goodput, AHungGenerationThatRestartsCountsItsSilenceOnceAsHang) {
   at(10), g.generation_failed(0);  // 1 s of stacks collection after the verdict
   at(11), g.resume_selected(2), g.generation_started(1);
   steps(g, 2, 6, 12, 1);  // steps 2..6 at t=12..16
-  at(16), g.finishing(0);
+  at(16), g.ending(0);
   const auto s = g.snapshot();
   EXPECT_DOUBLE_EQ(bad(s, Badput::kHang), 4);
   EXPECT_EQ(s.lost_steps, 2);
@@ -264,7 +264,7 @@ TEST_F(Goodput, AnExpiredStartupIsStartupEvenBeforeAnyStep) {
   g.generation_failed(0);
   at(22), g.generation_started(1);
   steps(g, 0, 4, 25, 1);  // its first step at 25: 3 s of startup
-  at(30), g.finishing(0);
+  at(30), g.ending(0);
   const auto s = g.snapshot();
   EXPECT_DOUBLE_EQ(bad(s, Badput::kStartup), 20 + 3);
   EXPECT_DOUBLE_EQ(bad(s, Badput::kHang), 0);

@@ -36,7 +36,7 @@ ContainerRecord container(int index, double start_unix, std::optional<std::int64
   }
   const double end = 3.5 + static_cast<double>(last - first) + 0.5;
   clock.set(end);
-  if (ended) g.finishing(0);
+  if (ended) g.ending(0);
   clock.set(end + (ended ? 0.25 : 0));
   const double started_unix = start_unix;
   return record_from(g.snapshot(), index, started_unix, started_unix + g.snapshot().wall, ended);

@@ -656,7 +656,7 @@ struct SaveObserver : RunObserver {
   std::vector<StopSaveOutcome> saves;
   void generation_started(int) override {}
   void generation_failed(int) override {}
-  void finishing(int) override {}
+  void ending(int) override {}
   void worker_started(int) override {}
   void worker_exited(int, int) override {}
   std::function<void(std::string_view)> output_tap(int, bool) override { return {}; }
