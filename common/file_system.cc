@@ -1,5 +1,7 @@
 #include "common/file_system.h"
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <filesystem>
 
@@ -44,6 +46,12 @@ std::optional<std::string> RealFileSystem::read(const std::string& path, std::si
     return std::nullopt;
   }
   return std::move(*text);
+}
+
+std::optional<std::int64_t> RealFileSystem::modified_ns(const std::string& path) const {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return std::nullopt;
+  return static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1'000'000'000 + st.st_mtim.tv_nsec;
 }
 
 }  // namespace tv

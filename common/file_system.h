@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -28,6 +29,9 @@ class FileSystem {
   // real one reads only regular files, at most max_bytes, and never blocks.
   virtual std::optional<std::string> read(const std::string& path, std::size_t max_bytes,
                                           std::string* why = nullptr) const = 0;
+  // When the contents at path last changed (its mtime, ns since the epoch; a link's target's);
+  // nullopt when nothing is there.
+  virtual std::optional<std::int64_t> modified_ns(const std::string& path) const = 0;
 };
 
 class RealFileSystem final : public FileSystem {
@@ -38,6 +42,7 @@ class RealFileSystem final : public FileSystem {
   std::optional<std::string> read_link(const std::string& path) const override;
   std::optional<std::string> read(const std::string& path, std::size_t max_bytes,
                                   std::string* why) const override;
+  std::optional<std::int64_t> modified_ns(const std::string& path) const override;
 };
 
 }  // namespace tv

@@ -251,7 +251,7 @@ bool Supervisor::start_worker(int local_rank, const GenerationPlan& plan, Worker
                              cfg_.json_worker_lines};
   // An error file left by an earlier run in the same --log-dir would be read as this worker's.
   ::unlinkat(dir_fd.get(), "error.json", 0);
-  auto w = std::make_shared<WorkerProcess>(io_, time_, spawner_, id, dir_fd.get());
+  auto w = std::make_shared<WorkerProcess>(io_, time_, spawner_, id, dir_fd.get(), fs());
 
   WorkerAttempt attempt;
   attempt.local_rank = local_rank;

@@ -19,10 +19,11 @@ constexpr int kDrainReads = 64;
 }  // namespace
 
 WorkerProcess::WorkerProcess(boost::asio::io_context& io, LoopTime& time, Spawner& spawner,
-                             Identity id, int log_dir_fd)
+                             Identity id, int log_dir_fd, const FileSystem& fs)
     : drain_timer(io, time),
       io_(io),
       time_(time),
+      fs_(fs),
       spawner_(spawner),
       id_(std::move(id)),
       last_activity_(time.now()),
@@ -148,10 +149,9 @@ void WorkerProcess::signal(int sig) const {
 }
 
 bool WorkerProcess::poll_heartbeat() {
-  std::error_code ec;
-  auto mtime = std::filesystem::last_write_time(id_.heartbeat_file, ec);
-  if (ec) return false;
-  const bool touched = !heartbeat_mtime_ || *heartbeat_mtime_ != mtime;  // or its first touch
+  const auto mtime = fs_.modified_ns(id_.heartbeat_file);
+  if (!mtime) return false;
+  const bool touched = !heartbeat_mtime_ || *heartbeat_mtime_ != *mtime;  // or its first touch
   if (touched) last_activity_ = time_.now();
   heartbeat_mtime_ = mtime;
   return touched;

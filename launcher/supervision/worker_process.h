@@ -24,6 +24,7 @@
 #include <optional>
 #include <string>
 
+#include "common/file_system.h"
 #include "common/log_file.h"
 #include "common/loop_time.h"
 #include "launcher/supervision/line_splitter.h"
@@ -48,9 +49,10 @@ class WorkerProcess : public std::enable_shared_from_this<WorkerProcess> {
   };
 
   // `log_dir_fd`: the open rank directory (log_dir), whose stdout.log / stderr.log are opened
-  // relative to it (never through a link); -1 with no per-rank files.
+  // relative to it (never through a link); -1 with no per-rank files. `fs`: where the heartbeat's
+  // mtime is read (the Supervisor's FileSystem); it must outlive the WorkerProcess.
   WorkerProcess(boost::asio::io_context& io, LoopTime& time, Spawner& spawner, Identity id,
-                int log_dir_fd);
+                int log_dir_fd, const FileSystem& fs);
   ~WorkerProcess();
 
   // Creates the two pipes; returns the write ends for the child (closed again by attach()).
@@ -111,6 +113,7 @@ class WorkerProcess : public std::enable_shared_from_this<WorkerProcess> {
 
   boost::asio::io_context& io_;
   LoopTime& time_;
+  const FileSystem& fs_;
   Spawner& spawner_;
   Identity id_;
   pid_t pid_ = -1;
@@ -118,7 +121,7 @@ class WorkerProcess : public std::enable_shared_from_this<WorkerProcess> {
   int open_streams_ = 0;
   std::function<void()> on_streams_closed_;
   Clock::time_point last_activity_;
-  std::optional<std::filesystem::file_time_type> heartbeat_mtime_;
+  std::optional<std::int64_t> heartbeat_mtime_;  // ns (FileSystem::modified_ns)
   std::deque<std::string> tail_;
   TracebackWatch traceback_;  // stderr's
   std::string prefix_;

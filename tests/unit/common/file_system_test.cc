@@ -3,7 +3,9 @@
 // prove nothing about the product.
 #include "common/file_system.h"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -91,6 +93,24 @@ TEST(FileSystem, FakeAnswersAsTheRealOneDoes) {
   EXPECT_EQ(fake_why, real_why);
   EXPECT_EQ(t.fake.exists(t.dev + "/driver"), real.exists(t.dev + "/driver"));
   EXPECT_EQ(t.fake.read_link(t.dev + "/driver"), real.read_link(t.dev + "/driver"));
+}
+
+// A heartbeat's mtime as a worker sets it (utimensat, ns), through both: the same number; nothing
+// where there is no file. (A directory the fake implies from its paths has none; the real one's
+// has, and nothing reads a directory's mtime through this seam.)
+TEST(FileSystem, ModifiedTimesAnswerAlike) {
+  Tree t;
+  const RealFileSystem real;
+  const std::string beat = t.dev + "/vendor";
+  const timespec times[2] = {{1700000000, 123456789}, {1700000000, 123456789}};
+  ASSERT_EQ(::utimensat(AT_FDCWD, beat.c_str(), times, 0), 0);
+  t.fake.touch(beat, 1700000000LL * 1'000'000'000 + 123456789);
+  EXPECT_EQ(real.modified_ns(beat), 1700000000LL * 1'000'000'000 + 123456789);
+  EXPECT_EQ(t.fake.modified_ns(beat), real.modified_ns(beat));
+  EXPECT_EQ(t.fake.modified_ns(t.dev + "/none"), std::nullopt);
+  EXPECT_EQ(real.modified_ns(t.dev + "/none"), std::nullopt);
+  EXPECT_TRUE(t.fake.modified_ns("/dev/null"));
+  EXPECT_TRUE(real.modified_ns("/dev/null"));
 }
 
 }  // namespace

@@ -50,4 +50,12 @@ std::optional<std::string> FakeFileSystem::read(const std::string& path, std::si
   return refuse(why, "cannot open (No such file or directory)");
 }
 
+// Links are not followed (as read's "No such file"); a directory implied by its paths has no mtime.
+std::optional<std::int64_t> FakeFileSystem::modified_ns(const std::string& path) const {
+  if (nodes_.count(path)) return 0;
+  if (!files_.count(path)) return std::nullopt;
+  const auto t = mtimes_.find(path);
+  return t == mtimes_.end() ? 0 : t->second;
+}
+
 }  // namespace tv::testing

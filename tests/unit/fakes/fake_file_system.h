@@ -22,6 +22,11 @@ class FakeFileSystem final : public FileSystem {
   void add_link(const std::string& path, std::string target) { links_[path] = std::move(target); }
   // A device node such as /dev/infiniband/uverbs0: it exists, it is not a regular file.
   void add_node(const std::string& path) { nodes_.insert(path); }
+  // A file's mtime (modified_ns): a file added with none has 0; touching one makes it exist.
+  void touch(const std::string& path, std::int64_t ns) {
+    files_.try_emplace(path);
+    mtimes_[path] = ns;
+  }
 
   bool exists(const std::string& path) const override;
   bool is_directory(const std::string& path) const override;
@@ -29,11 +34,13 @@ class FakeFileSystem final : public FileSystem {
   std::optional<std::string> read_link(const std::string& path) const override;
   std::optional<std::string> read(const std::string& path, std::size_t max_bytes,
                                   std::string* why) const override;
+  std::optional<std::int64_t> modified_ns(const std::string& path) const override;
 
  private:
   std::map<std::string, std::string> files_;
   std::map<std::string, std::string> links_;
   std::set<std::string> nodes_;
+  std::map<std::string, std::int64_t> mtimes_;
 };
 
 }  // namespace tv::testing

@@ -393,6 +393,35 @@ TEST_F(SupervisorTest, OutputKeepsAWorkerFromBeingHung) {
   EXPECT_EQ(end(), 0);
 }
 
+// The heartbeat file's mtime is read through the Supervisor's FileSystem: each change is a sign of
+// life; once it stops changing, the silence counts from its last change.
+TEST_F(SupervisorTest, AHeartbeatThatChangesKeepsASilentWorkerFromBeingHungUntilItStops) {
+  cfg_.hang_timeout = 1000ms;
+  cfg_.fs = &fs_;
+  spawner_.dies_on = {SIGKILL, SIGTERM};
+  begin();
+  const auto w = workers(0);
+  const std::string beat0 = dir_ + "/attempt_0/rank_0/heartbeat";
+  const std::string beat1 = dir_ + "/attempt_0/rank_1/heartbeat";
+  for (int i = 1; i <= 10; ++i) {  // 3 s of heartbeats every 300 ms, no output: never hung
+    time_.advance(300ms);
+    fs_.touch(beat0, i);
+    fs_.touch(beat1, i);
+  }
+  EXPECT_TRUE(cluster_->failures.empty());
+  for (pid_t p : w) EXPECT_TRUE(signals_of(p).empty());
+  for (int i = 0; i < 5; ++i) {  // rank 1 beats on, rank 0's file stays as it is
+    time_.advance(300ms);
+    fs_.touch(beat1, 11 + i);
+  }
+  time_.advance(100ms);  // the stacks poll
+  ASSERT_EQ(cluster_->failures.size(), 1u);
+  EXPECT_EQ(cluster_->failures[0].exit_code, 124);
+  EXPECT_NE(cluster_->failures[0].summary.find("rank 0 "), std::string::npos);
+  time_.run_ready();
+  EXPECT_EQ(end(), 124);
+}
+
 // --hang-timeout auto: lines that keep coming are no step; no new step past the deadline is a
 // stall, named in the failure, exit 124. A step number seen again (another rank's) is not new.
 TEST_F(SupervisorTest, NoNewStepPastTheStallDeadlineIsAHangThoughOutputKeepsComing) {

@@ -12,6 +12,7 @@
 #include <string>
 #include <string_view>
 
+#include "tests/unit/fakes/fake_file_system.h"
 #include "tests/unit/fakes/sim_loop_time.h"
 #include "tests/unit/supervision/fake_spawner.h"
 
@@ -28,7 +29,7 @@ void put(int fd, std::string_view text) {
 class WorkerProcessTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    w_ = std::make_shared<WorkerProcess>(io_, time_, spawner_, WorkerProcess::Identity{}, -1);
+    w_ = std::make_shared<WorkerProcess>(io_, time_, spawner_, WorkerProcess::Identity{}, -1, fs_);
     ASSERT_TRUE(w_->open_pipes(&out_, &err_));
     w_->attach(4242, [this] { ++closed_; });
   }
@@ -49,6 +50,7 @@ class WorkerProcessTest : public ::testing::Test {
   boost::asio::io_context io_;
   SimLoopTime time_;
   FakeSpawner spawner_{io_};
+  testing::FakeFileSystem fs_;  // declared before w_, so it outlives the WorkerProcess
   std::shared_ptr<WorkerProcess> w_;
   int out_ = -1, err_ = -1;
   int closed_ = 0;
