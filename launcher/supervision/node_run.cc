@@ -11,20 +11,36 @@ namespace tv {
 
 // actions[state][event]: the header's table, row by state.
 const NodeRun::Action NodeRun::kTable[4][kEvents] = {
-    // start          stop signal             done               give up
-    // lost               refused             node fault          workers gone
-    {&NodeRun::run, &NodeRun::end_stopped, &NodeRun::end_with, &NodeRun::end_with,
-     &NodeRun::end_with, &NodeRun::end_with, &NodeRun::end_with, &NodeRun::ignore},  // starting
-    {&NodeRun::run, &NodeRun::end_stopped, &NodeRun::end_with, &NodeRun::end_with,
-     &NodeRun::end_with, &NodeRun::end_with, &NodeRun::end_with,
-     &NodeRun::report_stopped},  // running
-    {&NodeRun::ignore, &NodeRun::repeat_signal, &NodeRun::ignore, &NodeRun::ignore,
-     &NodeRun::ignore, &NodeRun::ignore, &NodeRun::ignore, &NodeRun::go_over},  // ending
-    {&NodeRun::ignore, &NodeRun::ignore, &NodeRun::ignore, &NodeRun::ignore, &NodeRun::ignore,
-     &NodeRun::ignore, &NodeRun::ignore, &NodeRun::ignore},  // over
+    // start      stop signal     done         give up      lost         refused      node fault
+    // workers gone
+    {A::kRun, A::kEndStopped, A::kEndWith, A::kEndWith, A::kEndWith, A::kEndWith, A::kEndWith,
+     A::kIgnore},  // starting
+    {A::kRun, A::kEndStopped, A::kEndWith, A::kEndWith, A::kEndWith, A::kEndWith, A::kEndWith,
+     A::kReportStopped},  // running
+    {A::kIgnore, A::kRepeat, A::kIgnore, A::kIgnore, A::kIgnore, A::kIgnore, A::kIgnore,
+     A::kOver},  // ending
+    {A::kIgnore, A::kIgnore, A::kIgnore, A::kIgnore, A::kIgnore, A::kIgnore, A::kIgnore,
+     A::kIgnore},  // over
 };
 
-void NodeRun::dispatch(Event e) { (this->*kTable[static_cast<int>(state_)][e])(); }
+void NodeRun::dispatch(Event e) {
+  switch (kTable[static_cast<int>(state_)][e]) {
+    case Action::kIgnore:
+      return;
+    case Action::kRun:
+      return run();
+    case Action::kEndStopped:
+      return end_stopped();
+    case Action::kEndWith:
+      return end_with();
+    case Action::kRepeat:
+      return repeat_signal();
+    case Action::kReportStopped:
+      return report_stopped();
+    case Action::kOver:
+      return go_over();
+  }
+}
 
 void NodeRun::start(const GenerationPlan& plan) {
   plan_ = &plan;

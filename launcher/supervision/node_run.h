@@ -97,7 +97,8 @@ class NodeRun {
 
  private:
   enum Event { kStart, kStopSignal, kDone, kGiveUp, kLost, kRefused, kNodeFault, kGone, kEvents };
-  using Action = void (NodeRun::*)();
+  enum class Action { kIgnore, kRun, kEndStopped, kEndWith, kRepeat, kReportStopped, kOver };
+  using A = Action;  // the table's spelling
   static const Action kTable[4][kEvents];
 
   void dispatch(Event e);
@@ -107,7 +108,6 @@ class NodeRun {
   void repeat_signal();
   void report_stopped();
   void go_over();
-  void ignore() {}
   void end_run(int stop_with);
 
   NodeRunRules rules_;
