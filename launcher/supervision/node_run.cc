@@ -8,6 +8,12 @@
 #include "common/exit_codes.h"
 
 namespace tv {
+namespace {
+// A lost node: the job is being stopped from outside when it left on (or this node has) signal N.
+int lost_code(int signal) {
+  return signal > 0 ? exit_code::kSignalBase + signal : exit_code::kTempFail;
+}
+}  // namespace
 
 // actions[state][event]: the header's table, row by state.
 const NodeRun::Action NodeRun::kTable[4][kEvents] = {
@@ -63,8 +69,8 @@ void NodeRun::give_up(const NodeFailure& f) {
 }
 
 void NodeRun::lost(const std::string& why, int signal, int generation, int node_rank) {
-  const int code = signal > 0 ? exit_code::kSignalBase + signal : exit_code::kTempFail;
-  next_ = Ending{Ending::Kind::kLost, signal, node_failure(generation, node_rank, code, why), ""};
+  next_ = Ending{Ending::Kind::kLost, signal,
+                 node_failure(generation, node_rank, lost_code(signal), why), ""};
   dispatch(kLost);
 }
 
@@ -161,7 +167,7 @@ int NodeRun::exit_code() const {
     case Ending::Kind::kStopped:
       return exit_code::kSignalBase + end_.signal;
     case Ending::Kind::kLost:
-      return end_.signal > 0 ? exit_code::kSignalBase + end_.signal : exit_code::kTempFail;
+      return lost_code(end_.signal);
     case Ending::Kind::kNodeFault:
       return exit_code::kNodeFault;
     case Ending::Kind::kGaveUp:
