@@ -54,4 +54,10 @@ std::optional<std::int64_t> RealFileSystem::modified_ns(const std::string& path)
   return static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1'000'000'000 + st.st_mtim.tv_nsec;
 }
 
+std::optional<std::uint64_t> RealFileSystem::regular_size(const std::string& path) const {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return std::nullopt;
+  return static_cast<std::uint64_t>(st.st_size);
+}
+
 }  // namespace tv

@@ -32,6 +32,8 @@ class FileSystem {
   // When the contents at path last changed (its mtime, ns since the epoch; a link's target's);
   // nullopt when nothing is there.
   virtual std::optional<std::int64_t> modified_ns(const std::string& path) const = 0;
+  // The size of the regular file at path (a link's target's); nullopt for anything else.
+  virtual std::optional<std::uint64_t> regular_size(const std::string& path) const = 0;
 };
 
 class RealFileSystem final : public FileSystem {
@@ -43,6 +45,7 @@ class RealFileSystem final : public FileSystem {
   std::optional<std::string> read(const std::string& path, std::size_t max_bytes,
                                   std::string* why) const override;
   std::optional<std::int64_t> modified_ns(const std::string& path) const override;
+  std::optional<std::uint64_t> regular_size(const std::string& path) const override;
 };
 
 }  // namespace tv

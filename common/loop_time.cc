@@ -1,6 +1,7 @@
 #include "common/loop_time.h"
 
 #include <boost/asio/steady_timer.hpp>
+#include <thread>
 
 namespace tv {
 namespace {
@@ -23,6 +24,7 @@ class SteadyTime final : public LoopTime {
   std::unique_ptr<Timer> make_timer(boost::asio::io_context& io) override {
     return std::make_unique<SteadyTimer>(io);
   }
+  void pause(LoopClock::duration d) override { std::this_thread::sleep_for(d); }
 };
 
 }  // namespace

@@ -42,6 +42,10 @@ class LoopTime {
   virtual ~LoopTime() = default;
   virtual LoopClock::time_point now() const = 0;
   virtual std::unique_ptr<Timer> make_timer(boost::asio::io_context& io) = 0;
+  // Outside the loop (once it has stopped): let `d` pass before looking again for what another
+  // thread posts (the end of a run waiting for its children's exits). Real: the thread sleeps;
+  // simulated: the clock moves on by d, firing what falls due.
+  virtual void pause(LoopClock::duration d) = 0;
 };
 
 // The steady clock and boost::asio::steady_timer: the only LoopTime of product code.

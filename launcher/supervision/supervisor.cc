@@ -11,7 +11,6 @@
 #include <csignal>
 #include <cstring>
 #include <filesystem>
-#include <thread>
 
 #include "common/bounded_read.h"
 #include "common/exit_codes.h"
@@ -45,7 +44,7 @@ Supervisor::Supervisor(boost::asio::io_context& io, SupervisorConfig cfg, Cluste
       save_timer_(io, time),
       pending_timer_(io, time),
       hang_timer_(io, time),
-      stacks_timer_(io, time) {
+      stacks_(io, time, spawner, fs(), cfg_.work_dir, cfg_.layout.node_rank) {
   if (auto self = fs().read("/proc/self/cgroup", kSmallFileCap, nullptr))
     memory_cgroup_ = find_memory_cgroup(fs(), *self);
   standbys_ = StandbySet::create(io_, time_, cfg_.warm, cfg_.executable, cfg_.argv,
@@ -192,7 +191,7 @@ void Supervisor::await_side_queries() {
   for (int i = 0; i < 400000 && pending(); ++i) {
     io_.restart();
     io_.poll();
-    if (pending()) std::this_thread::sleep_for(kEndPoll);
+    if (pending()) time_.pause(kEndPoll);
   }
 }
 
@@ -403,8 +402,7 @@ void Supervisor::group_stopped(int generation) { node_run_.workers_gone(generati
 // Another node's failure stopped this generation's workers: the cluster hears it, with where the
 // ranks were (a hang's stacks) and their last collectives.
 void Supervisor::report_stopped(int generation) {
-  const auto e = hang_evidence_.find(generation);
-  with_collectives(generation, e == hang_evidence_.end() ? std::vector<RankEvidence>{} : e->second,
+  with_collectives(generation, stacks_.hang_evidence(generation),
                    [this, generation](std::vector<RankEvidence> ranks) {
                      cluster_.report_stopped(generation, ranks);
                    });
@@ -412,9 +410,9 @@ void Supervisor::report_stopped(int generation) {
 
 void Supervisor::on_signal(int sig) {
   if (sig == stacks_signal()) {
-    if (node_run_.ending() || stacks_)
+    if (node_run_.ending() || stacks_.busy())
       return spdlog::info("stacks signal: ignored (workers stopping or stacks being collected)");
-    return collect_stacks("on request", nullptr);
+    return collect_stacks("on request");
   }
   if (!is_stop_signal(sig)) return forward_signal(sig);
   node_run_.stop_signal(sig);
@@ -460,7 +458,7 @@ double Supervisor::node_silence_seconds() const {
 }
 
 void Supervisor::check_hangs() {
-  if (group_.state() != GroupState::kHealthy || stacks_) return;
+  if (group_.state() != GroupState::kHealthy || stacks_.busy()) return;
   if (stall_) return check_stall();
   for (auto& w : workers_) {
     if (!w || w->wait_status) continue;
@@ -513,7 +511,7 @@ void Supervisor::release_workers() {
     io_.restart();
     io_.poll();
     if (all_gone()) break;
-    std::this_thread::sleep_for(kEndPoll);
+    time_.pause(kEndPoll);
   }
 }
 

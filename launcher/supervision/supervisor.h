@@ -53,6 +53,7 @@
 #include "launcher/supervision/run_observer.h"
 #include "launcher/supervision/side_query.h"
 #include "launcher/supervision/spawner.h"
+#include "launcher/supervision/stacks_collection.h"
 #include "launcher/supervision/stall_detector.h"
 #include "launcher/supervision/standby_set.h"
 #include "launcher/supervision/stop_save.h"
@@ -213,13 +214,10 @@ class Supervisor final : public GroupActions, private NodeRunActions {
   void prepare_evidence();
   void remove_pid_file() const;
   void add_evidence_env(WorkerAttempt& attempt, const std::string& rank_dir) const;
-  // `hang`: the collection is a hang's evidence (its report, the culprit's RankEvidence).
-  void collect_stacks(const std::string& why, std::function<void()> then, bool hang = false);
-  // A hang's collection, or, while one is under way, `then` after it (this node's hang and a
-  // peer's at once): the workers are never stopped before their stacks are in.
+  std::vector<StacksCollection::Worker> stack_workers() const;
+  void collect_stacks(const std::string& why);  // on request: no hang's evidence
+  // A hang's collection (StacksCollection::hang_then), then `then`; at once with --hang-stacks off.
   void stacks_then(const std::string& why, std::function<void()> then);
-  void poll_stacks();
-  void finish_stacks();
   std::string evidence_of(int generation) const;
   std::vector<std::string> evidence_paths(int generation) const;
   std::string nccl_summary(int generation) const;
@@ -291,27 +289,7 @@ class Supervisor final : public GroupActions, private NodeRunActions {
     std::optional<WorkerEnd> first_seen;  // the group's own first failure, if there was one
   };
   std::optional<PendingCause> pending_cause_;
-  struct StackTarget {
-    int rank = 0;
-    pid_t pid = -1;
-    std::string path;         // attempt_<g>/rank_<r>/stacks.txt
-    std::string main_thread;  // from the hook's header; empty: not signalled (why says why)
-    std::string why;
-    std::size_t before = 0, last = 0;  // its size before the signal, at the last poll
-  };
-  struct StacksRequest {
-    std::string why;  // "on hang", "on node 1's hang", "on request"
-    int generation = 0;
-    bool hang = false;
-    int polls = 0;
-    std::vector<StackTarget> targets;
-    std::function<void()> then;
-  };
-  std::optional<StacksRequest> stacks_;  // a collection under way
-  LoopTimer stacks_timer_;
-  std::map<int, std::string> stacks_report_;  // by generation: the stacks taken on its hang
-  std::map<int, std::vector<RankEvidence>> hang_evidence_;  // by generation: where ranks were
-  int stacks_seq_ = 0;           // collections so far (the stacks.txt header)
+  StacksCollection stacks_;
   std::string python_hook_dir_;  // empty: no worker hook
   FailedOnce failed_once_;       // RunObserver::generation_failed at most once per generation
 };

@@ -166,8 +166,7 @@ void Supervisor::report_failure(int generation, const WorkerEnd& first) {
   NodeFailure f = node_failure(generation, rec.node_rank, rec.exit_code, summary_line(rec),
                                failed_at_ns(first));
   f.signature = failure_signature(rec, cfg_.progress_step ? cfg_.progress_step() : std::nullopt);
-  if (auto e = hang_evidence_.find(generation); rec.hang && e != hang_evidence_.end())
-    f.ranks = e->second;
+  if (rec.hang) f.ranks = stacks_.hang_evidence(generation);
   if (resume_) f.resumed_from = resume_->path;
   spdlog::error("generation {} failed: {}", generation, f.summary);
   if (cfg_.observer)

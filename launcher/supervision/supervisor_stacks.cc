@@ -1,12 +1,10 @@
 // The Supervisor's evidence side (docs/supervision.md, "Evidence on hang"): the worker hook that
 // Python workers load (launcher/supervision/worker_hook.py, written once per run into a directory
-// of trainvisor's own), the pid file `trainvisor stacks` finds the job by, and the collection of
-// every rank's Python stacks: the stacks signal to each worker whose hook has registered, a short
-// bounded wait (polled on the event loop, never blocking it) until each stacks file has grown,
-// then one report: per rank the innermost frame of its main thread and the file it is in.
+// of trainvisor's own), the pid file `trainvisor stacks` finds the job by, which workers a stacks
+// collection signals (the collection itself: stacks_collection.h), and the evidence files a
+// failure report lists.
 #include <fcntl.h>
 #include <spdlog/spdlog.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -14,14 +12,12 @@
 #include <cstring>
 #include <filesystem>
 
-#include "common/bounded_read.h"
 #include "common/children.h"
 #include "common/exit_codes.h"
 #include "common/init.h"
 #include "common/own_dir.h"
 #include "common/whole_file.h"
 #include "launcher/supervision/nccl_trace_summary_py.h"
-#include "launcher/supervision/stack_dump.h"
 #include "launcher/supervision/standby.h"
 #include "launcher/supervision/supervisor.h"
 #include "launcher/supervision/worker_hook_py.h"
@@ -29,23 +25,16 @@
 namespace tv {
 namespace {
 
-constexpr auto kStacksPoll = std::chrono::milliseconds(50);
-constexpr int kStacksPolls = 60;               // 3 s at most: faulthandler writes in the handler
 constexpr std::size_t kStacksCap = 16u << 20;  // a stacks file read for its last dump
 constexpr const char* kHookDir = ".trainvisor";
 constexpr auto kNcclSummaryDeadline = std::chrono::seconds(20);
 constexpr std::size_t kNcclSummaryCap = 16u << 10;  // the summary's output, one line a rank
 
-std::size_t size_of(const std::string& path) {
-  struct stat st {};
-  return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) ? std::size_t(st.st_size) : 0;
-}
-
 // A file worth listing: not empty, and for a stacks file more than the hook's header.
-bool has_evidence(const std::string& path) {
-  if (size_of(path) == 0) return false;
+bool has_evidence(const FileSystem& fs, const std::string& path) {
+  if (fs.regular_size(path).value_or(0) == 0) return false;
   if (!path.ends_with("/stacks.txt")) return true;
-  auto text = read_regular_file(path, kStacksCap);
+  auto text = fs.read(path, kStacksCap);
   return text && text->find("(most recent call first):") != std::string::npos;
 }
 
@@ -95,112 +84,32 @@ void Supervisor::add_evidence_env(WorkerAttempt& attempt, const std::string& ran
   attempt.stacks_signal = stacks_signal();
 }
 
+// The running workers of this generation, for a stacks collection.
+std::vector<StacksCollection::Worker> Supervisor::stack_workers() const {
+  std::vector<StacksCollection::Worker> out;
+  for (const auto& w : workers_)
+    if (w && !w->wait_status && w->pid() > 0)
+      out.push_back(
+          {w->id().rank, w->pid(), attempt_dir(w->id().generation, w->id().rank) + "/stacks.txt"});
+  return out;
+}
+
 void Supervisor::stacks_then(const std::string& why, std::function<void()> then) {
   if (!cfg_.stacks) return then();
-  if (!stacks_) return collect_stacks(why, std::move(then), true);
-  stacks_->hang = true;
-  stacks_->then = [first = std::move(stacks_->then), then = std::move(then)] {
-    if (first) first();
-    then();
-  };
+  stacks_.hang_then(why, group_.generation(), stack_workers(), !python_hook_dir_.empty(),
+                    std::move(then));
 }
 
-void Supervisor::collect_stacks(const std::string& why, std::function<void()> then, bool hang) {
-  StacksRequest req{why, group_.generation(), hang, 0, {}, std::move(then)};
-  for (const auto& w : workers_) {
-    if (!w || w->wait_status || w->pid() <= 0) continue;
-    StackTarget t;
-    t.rank = w->id().rank;
-    t.pid = w->pid();
-    t.path = attempt_dir(w->id().generation, t.rank) + "/stacks.txt";
-    auto text = read_regular_file(t.path, kStacksCap);
-    const auto header = text ? last_stacks_header(*text) : std::nullopt;
-    if (!header)
-      t.why = python_hook_dir_.empty() ? "not a Python worker with trainvisor's hook"
-                                       : "its hook has not registered (no stacks file header)";
-    else if (header->pid != t.pid)
-      t.why = "its stacks file names pid " + std::to_string(header->pid);
-    else if (const int err = spawner_.signal_process(t.pid, stacks_signal()); err != 0)
-      t.why = std::string("cannot signal it (") + std::strerror(err) + ")";
-    else
-      t.main_thread = header->main_thread;
-    t.before = t.last = text ? text->size() : 0;
-    req.targets.push_back(std::move(t));
-  }
-  spdlog::info("attempt {}: collecting the Python stacks of {} rank(s) ({})", req.generation,
-               req.targets.size(), why);
-  stacks_ = std::move(req);
-  poll_stacks();
-}
-
-// Done when every signalled file has grown and stopped growing, or after kStacksPolls.
-void Supervisor::poll_stacks() {
-  bool settled = true;
-  for (auto& t : stacks_->targets) {
-    if (t.main_thread.empty()) continue;
-    const std::size_t now = size_of(t.path);
-    if (now <= t.before || now != t.last) settled = false;
-    t.last = now;
-  }
-  if ((settled && stacks_->polls > 0) || ++stacks_->polls > kStacksPolls) return finish_stacks();
-  stacks_timer_.expires_after(kStacksPoll);
-  stacks_timer_.async_wait([this](const boost::system::error_code& ec) {
-    if (!ec && stacks_) poll_stacks();
-  });
-}
-
-void Supervisor::finish_stacks() {
-  StacksRequest req = std::move(*stacks_);
-  stacks_.reset();
-  std::string lines, dumps;
-  std::vector<RankEvidence> evidence;
-  for (const auto& t : req.targets) {
-    std::string line =
-        "  rank " + std::to_string(t.rank) + " (pid " + std::to_string(t.pid) + "): ";
-    if (!t.main_thread.empty()) {
-      const auto text = read_regular_file(t.path, kStacksCap);
-      // What this signal appended (a file that shrank meanwhile: nothing of it).
-      const std::string fresh =
-          text && text->size() > t.before ? text->substr(t.before) : std::string();
-      const auto frame = innermost_frame(fresh, t.main_thread);
-      const auto user = innermost_user_frame(fresh, t.main_thread);
-      evidence.push_back(
-          {t.rank, cfg_.layout.node_rank, user ? *user : frame.value_or(""), !frame});
-      line += !frame                     ? std::string("no stack written within 3 s")
-              : !user || *user == *frame ? "main thread in " + *frame
-                                         : "main thread in " + *user + ", innermost " + *frame;
-      if (!fresh.empty())
-        dumps += "== rank " + std::to_string(t.rank) + " (pid " + std::to_string(t.pid) + ") " +
-                 t.path + "\n" + fresh + "\n";
-    } else {
-      line += "no stack: " + t.why;
-    }
-    lines += line + "\n";
-  }
-  if (lines.empty()) lines = "  no running worker\n";  // the rendezvous, a restart's pause
-  const std::string head = "stacks " + req.why + " (" +
-                           (req.generation < 0 ? std::string("before generation 0")
-                                               : "attempt " + std::to_string(req.generation)) +
-                           "):\n";
-  spdlog::log(req.hang ? spdlog::level::err : spdlog::level::info, "{}{}", head, lines);
-  if (req.hang) {
-    stacks_report_[req.generation] = head + lines;  // for its report
-    hang_evidence_[req.generation] = std::move(evidence);
-  }
-  // <work dir>/stacks.txt: the whole of the last collection, for `trainvisor stacks`.
-  const std::string body =
-      "# trainvisor stacks #" + std::to_string(++stacks_seq_) + "\n" + head + lines + "\n" + dumps;
-  auto w = write_whole_file(cfg_.work_dir + "/stacks.txt", body);
-  if (!w) spdlog::warn("stacks {}", w.error().message);
-  if (req.then) req.then();
+void Supervisor::collect_stacks(const std::string& why) {
+  stacks_.collect(why, group_.generation(), stack_workers(), !python_hook_dir_.empty(), nullptr,
+                  false);
 }
 
 // The lines a failure report of `generation` carries: the stacks taken on its hang, and, with
 // --log-dir, every file of evidence this node's ranks left in attempt_<g>/ (error files, stacks,
 // NCCL flight-recorder dumps), listed by path.
 std::string Supervisor::evidence_of(int generation) const {
-  std::string out;
-  if (auto it = stacks_report_.find(generation); it != stacks_report_.end()) out = it->second;
+  std::string out = stacks_.hang_report(generation);
   std::string files;
   for (const auto& path : evidence_paths(generation)) files += "  " + path + "\n";
   if (!files.empty()) out += "evidence:\n" + files;
@@ -217,7 +126,7 @@ std::vector<std::string> Supervisor::evidence_paths(int generation) const {
     const std::string dir = attempt_dir(generation, rank);
     for (const std::string& name : {std::string("error.json"), std::string("stacks.txt"),
                                     "nccl_trace_rank_" + std::to_string(rank)})
-      if (has_evidence(dir + "/" + name)) paths.push_back(dir + "/" + name);
+      if (has_evidence(fs(), dir + "/" + name)) paths.push_back(dir + "/" + name);
   }
   return paths;
 }
@@ -231,7 +140,7 @@ std::vector<std::string> Supervisor::nccl_dumps(int generation) const {
     const int rank = global_rank(cfg_.layout, l);
     const std::string path =
         attempt_dir(generation, rank) + "/nccl_trace_rank_" + std::to_string(rank);
-    if (size_of(path) > 0) dumps.push_back(path);
+    if (fs().regular_size(path).value_or(0) > 0) dumps.push_back(path);
   }
   return dumps;
 }

@@ -113,5 +113,15 @@ TEST(FileSystem, ModifiedTimesAnswerAlike) {
   EXPECT_TRUE(real.modified_ns("/dev/null"));
 }
 
+TEST(FileSystem, RegularSizesAnswerAlike) {
+  Tree t;
+  const RealFileSystem real;
+  for (const std::string& path : {t.dev + "/vendor", t.dev + "/big", t.driver_dir + "/bind", t.dev,
+                                  t.dev + "/none", std::string("/dev/null")})
+    EXPECT_EQ(t.fake.regular_size(path), real.regular_size(path)) << path;
+  EXPECT_EQ(real.regular_size(t.dev + "/big"), 100u);
+  EXPECT_EQ(real.regular_size("/dev/null"), std::nullopt);  // a device: never read for its size
+}
+
 }  // namespace
 }  // namespace tv

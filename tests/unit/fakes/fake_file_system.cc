@@ -58,4 +58,10 @@ std::optional<std::int64_t> FakeFileSystem::modified_ns(const std::string& path)
   return t == mtimes_.end() ? 0 : t->second;
 }
 
+std::optional<std::uint64_t> FakeFileSystem::regular_size(const std::string& path) const {
+  const auto it = files_.find(path);
+  if (it == files_.end()) return std::nullopt;
+  return it->second.size();
+}
+
 }  // namespace tv::testing

@@ -35,6 +35,9 @@ class FakeFileSystem final : public FileSystem {
   std::optional<std::string> read(const std::string& path, std::size_t max_bytes,
                                   std::string* why) const override;
   std::optional<std::int64_t> modified_ns(const std::string& path) const override;
+  std::optional<std::uint64_t> regular_size(const std::string& path) const override;
+  // Appends to a file (making it exist): a worker writing its stacks or its log.
+  void append(const std::string& path, const std::string& text) { files_[path] += text; }
 
  private:
   std::map<std::string, std::string> files_;

@@ -25,6 +25,7 @@ class SimLoopTime final : public LoopTime {
   ~SimLoopTime() override;
   LoopClock::time_point now() const override { return now_; }
   std::unique_ptr<Timer> make_timer(boost::asio::io_context& io) override;
+  void pause(LoopClock::duration d) override { advance(d); }
 
   // Fires, in order, every wait due within d, polling the io_contexts after each.
   void advance(LoopClock::duration d);
