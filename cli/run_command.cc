@@ -46,6 +46,7 @@
 #include "launcher/supervision/attempt_number.h"
 #include "launcher/supervision/local_cluster.h"
 #include "launcher/supervision/model_export.h"
+#include "launcher/supervision/node_run.h"
 #include "launcher/supervision/root_cause.h"
 #include "launcher/supervision/sagemaker_train.h"
 #include "launcher/supervision/spawner.h"
@@ -67,18 +68,10 @@ int refuse(const Error& e) {
   return e.exit_code;
 }
 
-// A node lost before the workers start (75) while this node has a stop signal of its own, taken
-// or still pending: the job is being stopped from outside, and a quicker node's exit was read
-// first. The stop is the outcome, 128 + N, as under the supervisor (docs/coordination.md,
-// "Stopped from outside").
+// A node lost before the workers start while this node has a stop signal of its own, taken or
+// still pending: a quicker node's exit was read first (node_run.h: lost_exit_code).
 Error stop_over_lost(Error e) {
-  if (e.exit_code != exit_code::kTempFail) return e;
-  const int sig = Init::instance().pending_stop_signal();
-  if (sig == 0) return e;
-  e.message +=
-      std::string("; this node got SIG") + sigabbrev_np(sig) + " too: the job is being stopped";
-  e.exit_code = exit_code::kSignalBase + sig;
-  return e;
+  return stopped_over_lost(std::move(e), Init::instance().pending_stop_signal());
 }
 
 // A duration in seconds, bounded by its row (a week or less: cli/run_options.cc): a bounded value

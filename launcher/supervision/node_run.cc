@@ -8,12 +8,17 @@
 #include "common/exit_codes.h"
 
 namespace tv {
-namespace {
-// A lost node: the job is being stopped from outside when it left on (or this node has) signal N.
-int lost_code(int signal) {
+int lost_exit_code(int signal) {
   return signal > 0 ? exit_code::kSignalBase + signal : exit_code::kTempFail;
 }
-}  // namespace
+
+Error stopped_over_lost(Error e, int signal) {
+  if (e.exit_code != exit_code::kTempFail || signal <= 0) return e;
+  e.message +=
+      std::string("; this node got SIG") + sigabbrev_np(signal) + " too: the job is being stopped";
+  e.exit_code = lost_exit_code(signal);
+  return e;
+}
 
 // actions[state][event]: the header's table, row by state.
 const NodeRun::Action NodeRun::kTable[4][kEvents] = {
@@ -70,7 +75,7 @@ void NodeRun::give_up(const NodeFailure& f) {
 
 void NodeRun::lost(const std::string& why, int signal, int generation, int node_rank) {
   next_ = Ending{Ending::Kind::kLost, signal,
-                 node_failure(generation, node_rank, lost_code(signal), why), ""};
+                 node_failure(generation, node_rank, lost_exit_code(signal), why), ""};
   dispatch(kLost);
 }
 
@@ -167,7 +172,7 @@ int NodeRun::exit_code() const {
     case Ending::Kind::kStopped:
       return exit_code::kSignalBase + end_.signal;
     case Ending::Kind::kLost:
-      return lost_code(end_.signal);
+      return lost_exit_code(end_.signal);
     case Ending::Kind::kNodeFault:
       return exit_code::kNodeFault;
     case Ending::Kind::kGaveUp:

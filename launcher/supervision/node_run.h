@@ -26,6 +26,7 @@
 #include <optional>
 #include <string>
 
+#include "common/result.h"
 #include "launcher/supervision/cluster.h"
 
 namespace tv {
@@ -58,6 +59,15 @@ class NodeRunActions {
   virtual void report_stopped(int generation) = 0;  // another node's failure stopped these
   virtual void end_loop() = 0;                      // the run is over: the event loop stops
 };
+
+// A lost node's exit code (docs/coordination.md, "Stopped from outside"): 75, retry, unless the
+// node left on a stop signal or this node has one of its own (taken or still pending, `signal`):
+// then the job is being stopped from outside, and every node ends as that node does, 128 + N.
+// The one rule, for a node lost under the Supervisor (NodeRun::lost) and before it starts (the
+// node-rank assignment and the multi-node preflight: stopped_over_lost).
+int lost_exit_code(int signal);
+// A refusal before the Supervisor starts: a lost node's (75) becomes 128 + N with `signal`.
+Error stopped_over_lost(Error e, int signal);
 
 struct NodeRunRules {
   bool signals_reach_workers = false;  // inside a Slurm step (SupervisorConfig's)

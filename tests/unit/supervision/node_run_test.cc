@@ -227,5 +227,20 @@ TEST_F(NodeRunTest, WorkersGoneWhileRunningIsAnotherNodesStopReported) {
   EXPECT_EQ(r.exit_code(), 0);
 }
 
+// The same rule before the Supervisor starts (the node-rank assignment, the multi-node preflight).
+TEST(StoppedOverLost, ALostNodesRefusalIsTheStopWhenThisNodeHasAStopSignal) {
+  const Error lost{exit_code::kTempFail, "node 1 did not answer"};
+  EXPECT_EQ(stopped_over_lost(lost, 0).exit_code, exit_code::kTempFail);
+  EXPECT_EQ(stopped_over_lost(lost, 0).message, lost.message);
+  const Error stopped = stopped_over_lost(lost, SIGTERM);
+  EXPECT_EQ(stopped.exit_code, 128 + SIGTERM);
+  EXPECT_EQ(stopped.message,
+            "node 1 did not answer; this node got SIGTERM too: the job is being stopped");
+  const Error config{exit_code::kConfig, "bad --nnodes"};  // no lost node: a signal changes nothing
+  EXPECT_EQ(stopped_over_lost(config, SIGTERM).exit_code, exit_code::kConfig);
+  EXPECT_EQ(lost_exit_code(SIGINT), 128 + SIGINT);
+  EXPECT_EQ(lost_exit_code(0), exit_code::kTempFail);
+}
+
 }  // namespace
 }  // namespace tv
