@@ -1,6 +1,5 @@
 #include "launcher/supervision/supervisor.h"
 
-#include <fcntl.h>
 #include <spdlog/spdlog.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -16,7 +15,6 @@
 #include "common/exit_codes.h"
 #include "common/file_system.h"
 #include "common/init.h"
-#include "common/own_dir.h"
 #include "common/process.h"
 #include "launcher/supervision/worker_command.h"
 
@@ -57,6 +55,10 @@ Supervisor::Supervisor(boost::asio::io_context& io, SupervisorConfig cfg, Cluste
 const FileSystem& Supervisor::fs() const {
   static const RealFileSystem real;
   return cfg_.fs ? *cfg_.fs : real;
+}
+
+const RankDirs& Supervisor::rank_dirs() const {
+  return cfg_.rank_dirs ? *cfg_.rank_dirs : real_rank_dirs();
 }
 
 int Supervisor::run() {
@@ -196,20 +198,7 @@ void Supervisor::await_side_queries() {
 }
 
 std::string Supervisor::attempt_dir(int generation, int rank) const {
-  return cfg_.work_dir + "/attempt_" + std::to_string(cfg_.first_attempt + generation) + "/rank_" +
-         std::to_string(rank);
-}
-
-Result<UniqueFd> Supervisor::open_attempt_dir(int generation, int rank) const {
-  const UniqueFd work(::open(cfg_.work_dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-  if (!work.valid())
-    return Error{exit_code::kConfig,
-                 cfg_.work_dir + ": cannot open (" + std::strerror(errno) + ")"};
-  const std::string attempt = "attempt_" + std::to_string(cfg_.first_attempt + generation);
-  auto a = open_own_directory(work.get(), attempt, cfg_.work_dir + "/" + attempt);
-  if (!a) return a.error();
-  return open_own_directory(a->get(), "rank_" + std::to_string(rank),
-                            attempt_dir(generation, rank));
+  return rank_dir_path(cfg_.work_dir, cfg_.first_attempt + generation, rank);
 }
 
 // A refused rank directory (a link planted at attempt_<g>, another user's directory, a read-only
@@ -218,7 +207,8 @@ Result<UniqueFd> Supervisor::open_attempt_dir(int generation, int rank) const {
 bool Supervisor::open_rank_dirs(int generation) {
   rank_dirs_.clear();
   for (int l = 0; l < cfg_.layout.nproc_per_node; ++l) {
-    auto fd = open_attempt_dir(generation, global_rank(cfg_.layout, l));
+    auto fd = rank_dirs().open(cfg_.work_dir, cfg_.first_attempt + generation,
+                               global_rank(cfg_.layout, l));
     if (fd) {
       rank_dirs_.push_back(std::move(*fd));
       continue;
@@ -249,7 +239,7 @@ bool Supervisor::start_worker(int local_rank, const GenerationPlan& plan, Worker
                              cfg_.keep_logs ? dir : "",
                              cfg_.json_worker_lines};
   // An error file left by an earlier run in the same --log-dir would be read as this worker's.
-  ::unlinkat(dir_fd.get(), "error.json", 0);
+  rank_dirs().remove_stale(dir_fd.get(), "error.json");
   auto w = std::make_shared<WorkerProcess>(io_, time_, spawner_, id, dir_fd.get(), fs());
 
   WorkerAttempt attempt;
@@ -260,7 +250,8 @@ bool Supervisor::start_worker(int local_rank, const GenerationPlan& plan, Worker
   attempt.heartbeat_file = id.heartbeat_file;
   if (resume_) attempt.resume_checkpoint = resume_->path;
   add_evidence_env(attempt, dir);
-  ::unlinkat(dir_fd.get(), "stacks.txt", 0);  // a stale one's header would name another pid
+  rank_dirs().remove_stale(dir_fd.get(),
+                           "stacks.txt");  // a stale one's header would name another pid
   std::vector<std::string> argv = cfg_.argv;
   if (resume_) argv.insert(argv.end(), resume_->args.begin(), resume_->args.end());
   Environment env = build_worker_env(cfg_.base_env, cfg_.layout, attempt);

@@ -48,6 +48,7 @@
 #include "launcher/supervision/cluster.h"
 #include "launcher/supervision/gpu_health_watch.h"
 #include "launcher/supervision/node_run.h"
+#include "launcher/supervision/rank_dirs.h"
 #include "launcher/supervision/root_cause.h"
 #include "launcher/supervision/root_cause_judge.h"
 #include "launcher/supervision/run_observer.h"
@@ -126,6 +127,9 @@ struct SupervisorConfig {
   // The files it reads to explain an ending (/proc/self/cgroup, the memory cgroup's OOM count
   // and limit): the unit tests' FakeFileSystem; null: the real one. Must outlive it.
   const FileSystem* fs = nullptr;
+  // Where each rank's directory is opened and a stale file in it cleared (rank_dirs.h): the unit
+  // tests' fake, which can refuse one; null: the real one. Must outlive it.
+  const RankDirs* rank_dirs = nullptr;
 };
 
 class Supervisor final : public GroupActions, private NodeRunActions {
@@ -192,13 +196,12 @@ class Supervisor final : public GroupActions, private NodeRunActions {
   void check_stall();
   void declare_hang(int local_rank, const std::string& reason, double waited, bool in_startup);
   double seconds_now() const;
-  const FileSystem& fs() const;  // cfg_.fs, else the real one
+  const FileSystem& fs() const;       // cfg_.fs, else the real one
+  const RankDirs& rank_dirs() const;  // cfg_.rank_dirs, else the real one
   void report_root_cause();
   void release_workers();
+  // attempt_<first_attempt + g>/rank_<r> under the work dir (rank_dirs.h).
   std::string attempt_dir(int generation, int rank) const;
-  // attempt_<first_attempt + g>/rank_<r> under the work dir, each a directory of trainvisor's own
-  // (common/own_dir.h: created 0755, or reused only when it is its own and nobody else's to write).
-  Result<UniqueFd> open_attempt_dir(int generation, int rank) const;
   // Every local rank's directory of `generation` into rank_dirs_, before any worker of it starts;
   // false when one is refused: this node then ends with 78 naming it.
   bool open_rank_dirs(int generation);

@@ -23,6 +23,7 @@
 #include "tests/unit/fakes/fake_file_system.h"
 #include "tests/unit/fakes/sim_loop_time.h"
 #include "tests/unit/supervision/fake_cluster.h"
+#include "tests/unit/supervision/fake_rank_dirs.h"
 #include "tests/unit/supervision/fake_signals.h"
 #include "tests/unit/supervision/fake_spawner.h"
 
@@ -32,6 +33,7 @@ namespace {
 using namespace std::chrono_literals;
 using testing::FakeCluster;
 using testing::FakeFileSystem;
+using testing::FakeRankDirs;
 using testing::FakeSignals;
 using testing::FakeSpawner;
 using testing::SimLoopTime;
@@ -105,7 +107,8 @@ class SupervisorTest : public ::testing::Test {
   SimLoopTime time_;
   FakeSpawner spawner_{io_};
   FakeSignals signals_;
-  FakeFileSystem fs_;  // what cfg_.fs reads, where a test sets it
+  FakeFileSystem fs_;       // what cfg_.fs reads, where a test sets it
+  FakeRankDirs rank_dirs_;  // what cfg_.rank_dirs opens, where a test sets it
   std::string dir_;
   SupervisorConfig cfg_;
   std::unique_ptr<FakeCluster> cluster_;
@@ -202,6 +205,48 @@ TEST_F(SupervisorTest, ASigkillTheMemoryCgroupCountedIsOutOfMemoryAndAnotherIsNo
       << cluster_->failures[1].summary;
   EXPECT_NE(cluster_->failures[1].summary.find("SIGKILL"), std::string::npos)
       << cluster_->failures[1].summary;
+}
+
+// A rank directory refused (docs/supervision.md: trainvisor's own configuration) ends this node
+// with 78 before any worker of the generation starts, and the failure names the path.
+TEST_F(SupervisorTest, ARefusedRankDirectoryEndsTheNodeWith78BeforeAnyWorkerStarts) {
+  rank_dirs_.refuse(/*attempt=*/0, /*rank=*/1);
+  cfg_.rank_dirs = &rank_dirs_;
+  begin(/*restarts=*/3);
+  EXPECT_TRUE(spawner_.spawned().empty());
+  EXPECT_EQ(end(), exit_code::kConfig);
+  const std::string failure = read_file(cfg_.failure_file);
+  EXPECT_NE(failure.find(dir_ + "/attempt_0/rank_1: a symbolic link, not followed"),
+            std::string::npos)
+      << failure;
+}
+
+TEST_F(SupervisorTest, ARankDirectoryRefusedAtARestartIsNotRetriedAndStartsNoneOfItsGeneration) {
+  rank_dirs_.refuse(/*attempt=*/1, /*rank=*/0);
+  cfg_.rank_dirs = &rank_dirs_;
+  begin(/*restarts=*/3);
+  const auto w = workers(0);
+  ASSERT_EQ(w.size(), 2u);
+  spawner_.exit_code(w[0], 1);
+  time_.run_ready();
+  spawner_.exit(w[1], W_EXITCODE(0, SIGTERM));
+  time_.run_ready();
+  EXPECT_TRUE(workers(1).empty());
+  EXPECT_EQ(spawner_.spawned().size(), 2u);
+  EXPECT_EQ(end(), exit_code::kConfig);
+}
+
+// An earlier run's error file in the same --log-dir would be read as this worker's, and a stale
+// stacks file's header would name another pid: both are cleared before each worker starts.
+TEST_F(SupervisorTest, EachWorkerStartsAfterItsRankDirectorysStaleFilesAreCleared) {
+  std::filesystem::create_directories(dir_ + "/attempt_0/rank_0");
+  std::ofstream(dir_ + "/attempt_0/rank_0/error.json") << "{\"message\": \"an old run\"}";
+  cfg_.rank_dirs = &rank_dirs_;
+  begin();
+  ASSERT_EQ(workers(0).size(), 2u);
+  EXPECT_EQ(rank_dirs_.removed(),
+            (std::vector<std::string>{"error.json", "stacks.txt", "error.json", "stacks.txt"}));
+  EXPECT_FALSE(std::filesystem::exists(dir_ + "/attempt_0/rank_0/error.json"));
 }
 
 TEST_F(SupervisorTest, AWorkerIgnoringSigtermIsKilledWhenTheGraceElapses) {
