@@ -22,6 +22,7 @@ Connection::Connection(tcp::socket socket, std::string key, Direction incoming)
 void Connection::start(OnMessage on_message, OnClose on_close) {
   on_message_ = std::move(on_message);
   on_close_ = std::move(on_close);
+  reading_ = true;
   read_header();
 }
 
@@ -63,7 +64,7 @@ void Connection::read_body() {
 }
 
 void Connection::send(MsgType type, int node_rank, int generation, nlohmann::json body) {
-  if (closed_ || close_when_flushed_) return;
+  if (closed_ || close_when_flushed_ || write_failed_) return;
   Message m{type, node_rank, generation, send_seq_++, std::move(body)};
   queue_.push_back(encode(m, key_, outgoing_, ctx_));
   if (queue_.size() == 1) write_next();
@@ -73,7 +74,7 @@ void Connection::write_next() {
   asio::async_write(socket_, asio::buffer(queue_.front()),
                     [self = shared_from_this()](boost::system::error_code ec, size_t) {
                       if (self->closed_) return;
-                      if (ec) return self->fail(ec.message());
+                      if (ec) return self->write_failed(ec.message());
                       self->queue_.pop_front();
                       if (!self->queue_.empty()) return self->write_next();
                       if (self->close_when_flushed_) self->close();
@@ -90,6 +91,18 @@ void Connection::close(bool after_flush) {
   boost::system::error_code ec;
   socket_.shutdown(tcp::socket::shutdown_both, ec);
   socket_.close(ec);
+}
+
+// A write that fails (the peer reset the connection: it closed with frames of ours unread) is
+// often ready before the read of the frames the peer sent first, its last word among them (a
+// node 0 that shuts down on SIGTERM says so just before it closes). While a read is under way the
+// read side reports the close, after those frames; nothing more is written.
+void Connection::write_failed(const std::string& why) {
+  queue_.clear();  // the failed write is over: nothing refers to the front any more
+  if (!reading_) return fail(why);
+  write_failed_ = true;
+  boost::system::error_code ec;
+  socket_.shutdown(tcp::socket::shutdown_send, ec);
 }
 
 void Connection::fail(const std::string& why) {

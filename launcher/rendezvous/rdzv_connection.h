@@ -4,8 +4,9 @@
 // in order.
 //
 // The first bad frame closes the connection and reports why once through `on_close`; nothing of
-// it reaches `on_message`. `close()` by the owner reports nothing. Lifetime: held by shared_ptr;
-// pending operations keep it alive. Single-threaded (the io_context's thread).
+// it reaches `on_message`. A failed write is reported by the read side, after the frames the peer
+// sent before the connection died. `close()` by the owner reports nothing. Lifetime: held by
+// shared_ptr; pending operations keep it alive. Single-threaded (the io_context's thread).
 #pragma once
 
 #include <boost/asio/ip/tcp.hpp>
@@ -44,6 +45,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void read_header();
   void read_body();
   void write_next();
+  void write_failed(const std::string& why);
   void fail(const std::string& why);
 
   boost::asio::ip::tcp::socket socket_;
@@ -62,6 +64,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
   std::deque<std::string> queue_;
   bool closed_ = false;
   bool close_when_flushed_ = false;
+  bool reading_ = false;       // start() began the read loop
+  bool write_failed_ = false;  // the read side reports the close
 };
 
 }  // namespace tv::rdzv
