@@ -1,0 +1,79 @@
+// What `trainvisor run` will do, read from its options and the environment before anything
+// starts: the topology, the platform's defaults (the checkpoint and export directories), the
+// ports (rendezvous = master port + 1, kept apart from the workers' MASTER_PORT), the restart,
+// resume and hang rules, the signal rule (Slurm delivers to the whole step) and the workers'
+// environment. Nothing runs, listens or writes here; the facts of the machine (files, GPUs, this
+// host's address) come through `PlanFacts`, so tests give fakes. One child may run: the workers'
+// python, asked for its torch version (health/torch_version.h), when their command is python.
+// cli/run_command.cc parses, calls plan_run and wires what it returns.
+#pragma once
+
+#include <chrono>
+#include <optional>
+#include <string>
+
+#include "checkpoint/resume.h"
+#include "cli/observability.h"
+#include "common/environment.h"
+#include "common/file_system.h"
+#include "common/options.h"
+#include "common/result.h"
+#include "health/gpu_watch.h"
+#include "health/preflight.h"
+#include "health/torch_version.h"
+#include "launcher/rendezvous/fingerprint.h"
+#include "launcher/supervision/restart_policy.h"
+#include "launcher/supervision/supervisor.h"
+#include "launcher/supervision/worker_command.h"
+#include "launcher/topology/gpu_count.h"
+#include "launcher/topology/host_address.h"
+#include "launcher/topology/topology.h"
+
+namespace tv {
+
+using std::chrono::milliseconds;
+
+// Everything the options say, checked before anything starts.
+struct RunPlan {
+  Topology topology;
+  SupervisorConfig sup;
+  RestartPolicy policy;
+  PreflightLevel preflight = PreflightLevel::kAuto;
+  TransportRule require_transport = TransportRule::kAuto;
+  double min_busbw = 0;
+  Interpreter interpreter;            // of `script.py` and `-m MOD` (the banner says which)
+  std::optional<TorchVersion> torch;  // the workers' torch, when their command is python
+  std::optional<GpuHealthSnapshot> preflight_gpus;  // what the preflight's NVML read (the banner's)
+  std::optional<std::string> ckpt_dir;
+  std::string ckpt_format;
+  std::optional<ResumeRequest> resume;    // when there is a checkpoint dir and --resume is not none
+  std::optional<std::string> resume_arg;  // --resume-arg TEMPLATE (validated)
+  ObservabilityConfig observability;
+  std::optional<std::string> rdzv_token;
+  std::optional<rdzv::Fingerprint> fingerprint;  // multi-node: this node's, for its joins
+  bool check_fingerprints = true;                // --node-fingerprint
+  int rdzv_port = 0;
+  std::optional<std::string> export_what;  // --export
+  std::string export_dir;                  // where it goes (read_export)
+  milliseconds rdzv_timeout{0}, peer_timeout{0};
+};
+
+// The machine's facts plan_run reads.
+struct PlanFacts {
+  const FileSystem& fs;
+  const GpuCounter& gpus;
+  const HostAddress& host;
+};
+
+// A bad value is one error naming it (64 for usage, 78 for configuration), before anything
+// starts.
+Result<RunPlan> plan_run(const Options& o, const Environment& env, const PlanFacts& facts);
+
+// `path` made absolute against trainvisor's current directory, which never changes: a worker that
+// changes directory (Hydra does) still finds its error file, heartbeat and checkpoints.
+std::string absolute_path(const std::string& path);
+
+// The duration option `name` in seconds, as milliseconds (bounded by its row: never wraps).
+Result<milliseconds> seconds_option(const Options& o, const std::string& name);
+
+}  // namespace tv
