@@ -42,7 +42,8 @@ Supervisor::Supervisor(boost::asio::io_context& io, SupervisorConfig cfg, Cluste
       save_timer_(io, time),
       pending_timer_(io, time),
       hang_timer_(io, time),
-      stacks_(io, time, spawner, fs(), cfg_.work_dir, cfg_.layout.node_rank) {
+      stacks_(io, time, spawner, fs(), cfg_.work_dir, cfg_.layout.node_rank),
+      reports_(io, time, spawner, {cfg_.executable, cfg_.base_env, cfg_.layout.node_rank}) {
   if (auto self = fs().read("/proc/self/cgroup", kSmallFileCap, nullptr))
     memory_cgroup_ = find_memory_cgroup(fs(), *self);
   standbys_ = StandbySet::create(io_, time_, cfg_.warm, cfg_.executable, cfg_.argv,
@@ -393,10 +394,20 @@ void Supervisor::group_stopped(int generation) { node_run_.workers_gone(generati
 // Another node's failure stopped this generation's workers: the cluster hears it, with where the
 // ranks were (a hang's stacks) and their last collectives.
 void Supervisor::report_stopped(int generation) {
-  with_collectives(generation, stacks_.hang_evidence(generation),
-                   [this, generation](std::vector<RankEvidence> ranks) {
-                     cluster_.report_stopped(generation, ranks);
-                   });
+  report_with_collectives(generation, stacks_.hang_evidence(generation),
+                          [this, generation](std::vector<RankEvidence> ranks) {
+                            cluster_.report_stopped(generation, ranks);
+                          });
+}
+
+// A report leaves with the last collectives this node's flight-recorder dumps of `generation`
+// name (CollectiveReports), in the order asked, and never once this node's run is ending.
+void Supervisor::report_with_collectives(int generation, std::vector<RankEvidence> ranks,
+                                         CollectiveReports::Send send) {
+  reports_.add(generation, nccl_dumps(generation), std::move(ranks),
+               [this, send = std::move(send)](std::vector<RankEvidence> r) {
+                 if (!node_run_.ending()) send(std::move(r));
+               });
 }
 
 void Supervisor::on_signal(int sig) {
@@ -489,7 +500,7 @@ void Supervisor::release_workers() {
   if (node_run_.stop_signal_seen() == 0)
     await_side_queries();  // a run stopped by a signal does not wait
   side_queries_.clear();   // what is left is killed
-  collective_queries_.clear();
+  reports_.drop_all();
   if (gpu_watch_) gpu_watch_->stop();
   // Standbys and the GPU health child die of SIGKILL at once; Init reaps them and posts each exit
   // here. Wait (bounded) so none outlives trainvisor's exit, and so that this node's last frames

@@ -30,7 +30,6 @@
 #include <boost/asio/io_context.hpp>
 #include <chrono>
 #include <csignal>
-#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
@@ -46,6 +45,7 @@
 #include "common/unique_fd.h"
 #include "launcher/supervision/cgroup_memory.h"
 #include "launcher/supervision/cluster.h"
+#include "launcher/supervision/collective_reports.h"
 #include "launcher/supervision/gpu_health_watch.h"
 #include "launcher/supervision/node_run.h"
 #include "launcher/supervision/rank_dirs.h"
@@ -225,11 +225,9 @@ class Supervisor final : public GroupActions, private NodeRunActions {
   std::vector<std::string> evidence_paths(int generation) const;
   std::string nccl_summary(int generation) const;
   std::vector<std::string> nccl_dumps(int generation) const;
-  // supervisor_collectives.cc: `ranks` with the last collective each of this node's ranks entered
-  // (its flight-recorder dump, read in a SideQuery), then `then`; at once when there is no dump.
-  void with_collectives(int generation, std::vector<RankEvidence> ranks,
-                        std::function<void(std::vector<RankEvidence>)> then);
-  void send_ready_reports();
+  // `send` gets `ranks` with the last collective each of this node's ranks entered (reports_).
+  void report_with_collectives(int generation, std::vector<RankEvidence> ranks,
+                               CollectiveReports::Send send);
   // The failure side (supervisor_failure.cc): the facts this node's workers give the
   // RootCauseJudge (root_cause_judge.h), and what the Supervisor does with its answer.
   std::optional<LocalFailure> earliest_failure_of(int generation) const;
@@ -272,14 +270,7 @@ class Supervisor final : public GroupActions, private NodeRunActions {
   std::unique_ptr<StandbySet> standbys_;  // warm standbys; null when off
   std::unique_ptr<GpuHealthWatch> gpu_watch_;  // null when off
   std::vector<std::unique_ptr<SideQuery>> side_queries_;
-  std::vector<std::unique_ptr<SideQuery>> collective_queries_;  // with_collectives' children
-  struct PendingReport {
-    bool ready = false;  // its dumps read (or none to read)
-    std::vector<RankEvidence> ranks;
-    std::function<void(std::vector<RankEvidence>)> then;
-  };
-  std::deque<std::shared_ptr<PendingReport>> reports_;  // in the order they were asked
-  bool beside_started_ = false;                         // the GPU watch and the side queries
+  bool beside_started_ = false;       // the GPU watch and the side queries
   std::set<std::string> gpu_logged_;  // the GPU conditions logged already (once each)
   std::map<pid_t, WorkerPtr> by_pid_;
   GenerationPlan plan_;
@@ -293,6 +284,7 @@ class Supervisor final : public GroupActions, private NodeRunActions {
   };
   std::optional<PendingCause> pending_cause_;
   StacksCollection stacks_;
+  CollectiveReports reports_;    // failures and Stopped with their ranks' last collectives
   std::string python_hook_dir_;  // empty: no worker hook
   FailedOnce failed_once_;       // RunObserver::generation_failed at most once per generation
 };

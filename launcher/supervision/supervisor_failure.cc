@@ -172,11 +172,11 @@ void Supervisor::report_failure(int generation, const WorkerEnd& first) {
   if (cfg_.observer)
     cfg_.observer->failure_evidence(generation, f.summary, evidence_paths(generation));
   auto ranks = std::move(f.ranks);
-  with_collectives(generation, std::move(ranks),
-                   [this, f = std::move(f)](std::vector<RankEvidence> ranks) mutable {
-                     f.ranks = std::move(ranks);
-                     cluster_.report_failure(f);
-                   });
+  report_with_collectives(generation, std::move(ranks),
+                          [this, f = std::move(f)](std::vector<RankEvidence> ranks) mutable {
+                            f.ranks = std::move(ranks);
+                            cluster_.report_failure(f);
+                          });
 }
 
 void Supervisor::report_root_cause() {
