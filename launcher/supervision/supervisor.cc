@@ -42,6 +42,7 @@ Supervisor::Supervisor(boost::asio::io_context& io, SupervisorConfig cfg, Cluste
       save_timer_(io, time),
       pending_timer_(io, time),
       hang_timer_(io, time),
+      gpu_events_(cfg_.gpu_health_required, cfg_.layout.node_rank),
       stacks_(io, time, spawner, fs(), cfg_.work_dir, cfg_.layout.node_rank),
       reports_(io, time, spawner, {cfg_.executable, cfg_.base_env, cfg_.layout.node_rank}) {
   if (auto self = fs().read("/proc/self/cgroup", kSmallFileCap, nullptr))

@@ -47,6 +47,7 @@
 #include "launcher/supervision/cluster.h"
 #include "launcher/supervision/collective_reports.h"
 #include "launcher/supervision/gpu_health_watch.h"
+#include "launcher/supervision/gpu_verdict.h"
 #include "launcher/supervision/node_run.h"
 #include "launcher/supervision/rank_dirs.h"
 #include "launcher/supervision/root_cause.h"
@@ -210,7 +211,6 @@ class Supervisor final : public GroupActions, private NodeRunActions {
   void start_beside_workers();
   void await_side_queries();
   void on_gpu_health(const GpuHealthEvent& e);
-  void node_fault(const GpuHealthEvent& e);
   // supervisor_stacks.cc: the worker hook written once per run, the pid file `trainvisor stacks`
   // finds, every rank's stacks collected (stacks signal, a bounded wait, the report), the files
   // each generation leaves as evidence.
@@ -270,8 +270,8 @@ class Supervisor final : public GroupActions, private NodeRunActions {
   std::unique_ptr<StandbySet> standbys_;  // warm standbys; null when off
   std::unique_ptr<GpuHealthWatch> gpu_watch_;  // null when off
   std::vector<std::unique_ptr<SideQuery>> side_queries_;
-  bool beside_started_ = false;       // the GPU watch and the side queries
-  std::set<std::string> gpu_logged_;  // the GPU conditions logged already (once each)
+  bool beside_started_ = false;  // the GPU watch and the side queries
+  GpuEventReader gpu_events_;    // what each GPU health event means for this node's run
   std::map<pid_t, WorkerPtr> by_pid_;
   GenerationPlan plan_;
   std::optional<ResumeTarget> resume_;         // this generation's checkpoint
