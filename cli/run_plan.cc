@@ -20,6 +20,8 @@
 
 namespace tv {
 
+using std::chrono::milliseconds;
+
 // A duration in seconds, bounded by its row (a week or less: cli/run_options.cc): a bounded value
 // never wraps when it becomes milliseconds or a deadline.
 Result<milliseconds> seconds_option(const Options& o, const std::string& name) {

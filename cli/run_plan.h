@@ -31,8 +31,6 @@
 
 namespace tv {
 
-using std::chrono::milliseconds;
-
 // Everything the options say, checked before anything starts.
 struct RunPlan {
   Topology topology;
@@ -55,7 +53,7 @@ struct RunPlan {
   int rdzv_port = 0;
   std::optional<std::string> export_what;  // --export
   std::string export_dir;                  // where it goes (read_export)
-  milliseconds rdzv_timeout{0}, peer_timeout{0};
+  std::chrono::milliseconds rdzv_timeout{0}, peer_timeout{0};
 };
 
 // The machine's facts plan_run reads.
@@ -74,6 +72,6 @@ Result<RunPlan> plan_run(const Options& o, const Environment& env, const PlanFac
 std::string absolute_path(const std::string& path);
 
 // The duration option `name` in seconds, as milliseconds (bounded by its row: never wraps).
-Result<milliseconds> seconds_option(const Options& o, const std::string& name);
+Result<std::chrono::milliseconds> seconds_option(const Options& o, const std::string& name);
 
 }  // namespace tv
