@@ -27,15 +27,17 @@ def alive(pid):
 
 def test_a_sidecar_survives_restarts_and_a_workers_detached_grandchild_does_not(tmp_path):
     # Generation 0 detaches a grandchild (its parent exits) and fails; generation 1 records
-    # whether that grandchild still lives, then succeeds. The sidecars hold no pipe of the test.
+    # whether that grandchild still runs, then succeeds. The sidecars hold no pipe of the test.
     worker = tmp_path / "w.sh"
     worker.write_text(
         'if [ "$TORCHELASTIC_RESTART_COUNT" = 0 ]; then\n'
         f'  {tvtest.HELPERS / "tv_grandchild"} {tmp_path}/gc.pid exit\n'
         "  exit 3\n"
         "fi\n"
-        f'if kill -0 "$(cat {tmp_path}/gc.pid)" 2>/dev/null; then echo alive; else echo gone; fi'
-        f" > {tmp_path}/gc.state\n")
+        # Running or not, from its state (`kill -0` also reaches a zombie Init has yet to reap:
+        # killed, it runs no more; descendants.h counts it dead).
+        f'st=$(sed "s/.*) //" /proc/$(cat {tmp_path}/gc.pid)/stat 2>/dev/null | cut -c1)\n'
+        f'case "$st" in ""|Z|X) echo gone ;; *) echo "alive $st" ;; esac > {tmp_path}/gc.state\n')
     entry = (f"sleep 600 >/dev/null 2>&1 & echo $! > {tmp_path}/plain.pid\n"
              f"setsid sleep 600 >/dev/null 2>&1 & echo $! > {tmp_path}/setsid.pid\n"
              f"exec {BIN} run --preflight none --gpu-health off --warm-standby off "
@@ -59,7 +61,8 @@ def watch_children(tmp_path):
 
 def test_the_gpu_watch_is_one_process_for_the_whole_run_and_never_a_leftover(tmp_path):
     # In each generation local rank 0 waits until it sees the watch among trainvisor's children,
-    # records its pid, and fails in the first two: two restarts. Rank 1 waits in a sleep that
+    # records its pid, waits for the watch's first counter read, and fails in the first two: two
+    # restarts. Rank 1 waits in a sleep that
     # leaves nothing behind (a shell killed mid-fork would leave a real leftover).
     worker = tmp_path / "w.sh"
     worker.write_text(
@@ -69,6 +72,10 @@ def test_the_gpu_watch_is_one_process_for_the_whole_run_and_never_a_leftover(tmp
         "fi\n"
         f'while [ ! -s {tmp_path}/watch.$TORCHELASTIC_RESTART_COUNT ]; do\n'
         + watch_children(tmp_path) + "done\n"
+        # The watch prints "watching" before its first counter read ("poll" in the fake's log):
+        # once that is logged the line is in trainvisor's pipe, so a run that ends fast under
+        # load (the watch runs at nice 19) still logs it.
+        f"until grep -q '^poll' {tmp_path}/nvml.log 2>/dev/null; do sleep 0.01; done\n"
         '[ "$TORCHELASTIC_RESTART_COUNT" -ge 2 ] || exit 3\n')
     env = tvtest.base_env(LD_LIBRARY_PATH=tvtest.HELPERS / "fake_nvml",
                           TV_FAKE_NVML_LOG=tmp_path / "nvml.log",
