@@ -1,7 +1,6 @@
 #include "launcher/supervision/root_cause.h"
 
 #include <fcntl.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -85,24 +84,26 @@ std::optional<ErrorFileInfo> parse_error_file(const std::string& json_text) {
   return info;
 }
 
-std::optional<ErrorFileInfo> read_error_file(const std::string& path, std::string* why) {
-  struct stat st {};
-  if (::stat(path.c_str(), &st) != 0) return std::nullopt;  // no error file: the usual case
-  auto text = read_regular_file(path, kConfigFileCap);
+std::optional<ErrorFileInfo> read_error_file(const FileSystem& fs, const std::string& path,
+                                             std::string* why) {
+  if (!fs.exists(path)) return std::nullopt;  // no error file: the usual case
+  std::string reason;
+  auto text = fs.read(path, kConfigFileCap, &reason);
   if (!text) {
-    if (why) *why = text.error().message;
+    if (why) *why = path + ": " + reason;
     return std::nullopt;
   }
   return parse_error_file(*text);
 }
 
-std::optional<std::chrono::system_clock::time_point> error_file_written(const std::string& path) {
-  struct stat st {};
-  if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return std::nullopt;
-  const auto since_epoch =
-      std::chrono::seconds(st.st_mtim.tv_sec) + std::chrono::nanoseconds(st.st_mtim.tv_nsec);
+std::optional<std::chrono::system_clock::time_point> error_file_written(const FileSystem& fs,
+                                                                        const std::string& path) {
+  if (!fs.regular_size(path)) return std::nullopt;
+  const auto ns = fs.modified_ns(path);
+  if (!ns) return std::nullopt;
   return std::chrono::system_clock::time_point(
-      std::chrono::duration_cast<std::chrono::system_clock::duration>(since_epoch));
+      std::chrono::duration_cast<std::chrono::system_clock::duration>(
+          std::chrono::nanoseconds(*ns)));
 }
 
 std::string root_cause_line(const FailureRecord& f) {

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "common/file_system.h"
 #include "common/result.h"
 
 namespace tv {
@@ -24,10 +25,12 @@ struct ErrorFileInfo {
 // Parses torch's error-file JSON ({"message": {"message": ..., "extraInfo": {"py_callstack":
 // ..., "timestamp": ...}}} or {"message": "..."}). nullopt when missing or not that format.
 std::optional<ErrorFileInfo> parse_error_file(const std::string& json_text);
-// Reads the error file as a regular file of at most 4 MiB (common/bounded_read.h). nullopt when it
-// is absent, unreadable or not that format; *why (when given) says why a file that is there was
-// refused: a FIFO, a device, too large.
-std::optional<ErrorFileInfo> read_error_file(const std::string& path, std::string* why = nullptr);
+// Reads the error file through `fs` (the real one reads only a regular file, at most 4 MiB:
+// common/bounded_read.h). nullopt when it is absent, unreadable or not that format; *why (when
+// given) says why a file that is there was refused: "<path>: <reason>" (a FIFO, a device, too
+// large).
+std::optional<ErrorFileInfo> read_error_file(const FileSystem& fs, const std::string& path,
+                                             std::string* why = nullptr);
 
 struct FailureRecord {
   int generation = 0;
@@ -49,8 +52,9 @@ struct FailureRecord {
   std::string evidence;
 };
 
-// The mtime of the worker's error file when it is a regular file, else nullopt.
-std::optional<std::chrono::system_clock::time_point> error_file_written(const std::string& path);
+// The mtime of the worker's error file (through `fs`) when it is a regular file, else nullopt.
+std::optional<std::chrono::system_clock::time_point> error_file_written(const FileSystem& fs,
+                                                                        const std::string& path);
 
 // The line that names the root cause, in this order: the error file's message, else the exception
 // line of the last traceback on stderr, else the last line of output; empty when there is none.

@@ -59,6 +59,13 @@ const FileSystem& Supervisor::fs() const {
   return cfg_.fs ? *cfg_.fs : real;
 }
 
+std::chrono::system_clock::time_point Supervisor::wall_now() const {
+  if (!cfg_.wall_clock_ns) return std::chrono::system_clock::now();
+  return std::chrono::system_clock::time_point(
+      std::chrono::duration_cast<std::chrono::system_clock::duration>(
+          std::chrono::nanoseconds(cfg_.wall_clock_ns())));
+}
+
 const RankDirs& Supervisor::rank_dirs() const {
   return cfg_.rank_dirs ? *cfg_.rank_dirs : real_rank_dirs();
 }
@@ -308,7 +315,7 @@ void Supervisor::on_child_exit(pid_t pid, int status) {
   WorkerPtr w = it->second;
   by_pid_.erase(it);
   w->wait_status = status;
-  w->reaped_at = std::chrono::system_clock::now();
+  w->reaped_at = wall_now();
   // Posted, not called: the other exits Init reaped in the same pass are already queued and get
   // their status first, so the root cause is chosen among all of them (group_failed).
   if (!w->streams_open()) return post_end_worker(w);

@@ -15,8 +15,9 @@
 //
 // Its seams: processes through the Spawner (spawner.h), signals through a SignalSource
 // (common/signal_source.h; Init in product code), every timer and every "now" it compares against
-// through one LoopTime (common/loop_time.h). Error-file mtimes, reap times and failed_at_ns stay
-// wall clock: they are compared with files other processes wrote and across nodes.
+// through one LoopTime (common/loop_time.h), every file it reads through the FileSystem (cfg.fs;
+// the error files too). Error-file mtimes, reap times and failed_at_ns stay wall clock (the
+// wall_clock_ns hook): they are compared with files other processes wrote and across nodes.
 //
 // How it runs: run() = begin(); io.run(); end(). begin() routes the signals here, starts the GPU
 // health watch, writes the evidence hook, joins the cluster and arms the hang check; the loop
@@ -108,7 +109,9 @@ struct SupervisorConfig {
   // inside the grace period, for a complete checkpoint newer than the stop (checkpoint_complete;
   // launcher/supervision/stop_save.h); 0: off.
   int save_signal = 0;
-  // The wall clock the stop is compared with the checkpoints' mtimes on (coarse_wall_ns).
+  // The wall clock (ns since the epoch) that is compared with files' mtimes: the stop with the
+  // checkpoints' (default coarse_wall_ns), a worker's reap time with the error files' (default
+  // the system clock). A unit test sets it with the FakeFileSystem's mtimes.
   std::function<std::int64_t()> wall_clock_ns;
   // Hook: told about generations, workers and their output (goodput, metrics); may be null.
   RunObserver* observer = nullptr;
@@ -197,7 +200,10 @@ class Supervisor final : public GroupActions, private NodeRunActions {
   void check_stall();
   void declare_hang(int local_rank, const std::string& reason, double waited, bool in_startup);
   double seconds_now() const;
-  const FileSystem& fs() const;       // cfg_.fs, else the real one
+  const FileSystem& fs() const;  // cfg_.fs, else the real one
+  // The wall clock failures are ordered on (reap times, failed_at_ns): cfg_.wall_clock_ns, else
+  // the system clock.
+  std::chrono::system_clock::time_point wall_now() const;
   const RankDirs& rank_dirs() const;  // cfg_.rank_dirs, else the real one
   void report_root_cause();
   void release_workers();

@@ -32,10 +32,10 @@ bool write_root_cause(const std::string& path, const std::string& text, bool onl
 
 // When worker `w` failed, as RootCauseJudge orders it: its error file's mtime, else when it was
 // reaped. One that has not been reaped yet counts only with an error file.
-LocalFailure failure_time(const WorkerProcess& w) {
-  const auto written = error_file_written(w.id().error_file);
-  return {w.id().local_rank, written,
-          w.wait_status ? w.reaped_at : written.value_or(std::chrono::system_clock::now()),
+LocalFailure failure_time(const FileSystem& fs, const WorkerProcess& w,
+                          std::chrono::system_clock::time_point now) {
+  const auto written = error_file_written(fs, w.id().error_file);
+  return {w.id().local_rank, written, w.wait_status ? w.reaped_at : written.value_or(now),
           !w.wait_status};
 }
 
@@ -50,7 +50,7 @@ std::optional<LocalFailure> Supervisor::earliest_failure_of(int generation) cons
   std::vector<LocalFailure> candidates;
   for (const auto& w : workers_) {
     if (!w || w->id().generation != generation) continue;
-    const LocalFailure time = failure_time(*w);
+    const LocalFailure time = failure_time(fs(), *w, wall_now());
     if (w->wait_status) {
       if (end_of(time.local_rank).ok()) continue;
     } else if (!time.error_written || !group_.is_running(time.local_rank)) {
@@ -124,9 +124,10 @@ void Supervisor::arm_pending_timer(int generation) {
 // When `end` failed (LocalFailure::when): its error file's mtime, else when it was reaped; a hang
 // or a failed start: now.
 std::int64_t Supervisor::failed_at_ns(const WorkerEnd& end) const {
-  auto when = std::chrono::system_clock::now();
+  auto when = wall_now();
   const auto& w = workers_.at(static_cast<size_t>(end.local_rank));
-  if (w && w->wait_status && !end.hang && !end.start_failed) when = failure_time(*w).when();
+  if (w && w->wait_status && !end.hang && !end.start_failed)
+    when = failure_time(fs(), *w, when).when();
   return std::chrono::duration_cast<std::chrono::nanoseconds>(when.time_since_epoch()).count();
 }
 
@@ -153,7 +154,7 @@ void Supervisor::report_failure(int generation, const WorkerEnd& first) {
   }
   if (w) {
     std::string why;
-    rec.error = read_error_file(w->id().error_file, &why);
+    rec.error = read_error_file(fs(), w->id().error_file, &why);
     if (!why.empty())
       spdlog::warn("rank {}: error file refused: {}; the output tail stands in", rec.rank, why);
     w->drain();  // both pipes, whichever the loop read last (a stop from another node, too)

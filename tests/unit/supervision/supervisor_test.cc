@@ -85,6 +85,23 @@ class SupervisorTest : public ::testing::Test {
     return out;
   }
   const std::vector<int>& signals_of(pid_t pid) { return spawner_.child(pid).signals; }
+  // Worker `pid` writes its error file (in fs_) with `message`, its mtime `ns`.
+  void write_error_file(pid_t pid, const std::string& message, std::int64_t ns) {
+    const auto path = spawner_.child(pid).req.env.get("TORCHELASTIC_ERROR_FILE");
+    ASSERT_TRUE(path);
+    fs_.add_file(*path, R"({"message": ")" + message + "\"}");
+    fs_.touch(*path, ns);
+  }
+  // The one failure reported: its exit code, time, and the rank and message its summary names.
+  void expect_reported(int exit_code, std::int64_t failed_at_ns, const std::string& rank,
+                       const std::string& message) {
+    ASSERT_EQ(cluster_->failures.size(), 1u);
+    const NodeFailure& f = cluster_->failures[0];
+    EXPECT_EQ(f.exit_code, exit_code);
+    EXPECT_EQ(f.failed_at_ns, failed_at_ns);
+    EXPECT_NE(f.summary.find(rank + " "), std::string::npos) << f.summary;
+    EXPECT_NE(f.summary.find(message), std::string::npos) << f.summary;
+  }
   int end() {
     EXPECT_TRUE(sup_->over());
     return sup_->end();
@@ -681,6 +698,49 @@ TEST_F(SupervisorTest, ARootCauseStillExitingIsWaitedForThenReportedWithItsOwnCo
   EXPECT_EQ(cluster_->failures[0].exit_code, 7);
   EXPECT_NE(cluster_->failures[0].summary.find("rank 0 "), std::string::npos);
   EXPECT_NE(cluster_->failures[0].summary.find("RuntimeError: CUDA error"), std::string::npos);
+  EXPECT_EQ(end(), 7);
+}
+
+// Error-file order through the seams (cfg.fs, cfg.wall_clock_ns), no real file: rank 0's error file
+// is older than rank 1's failure (reaped at 200 ns), so rank 0 is the root cause while it is
+// still in teardown; it is waited for, then reported with its own code, its file's message and
+// the file's time as failed_at_ns (the time the job orders nodes' failures on).
+TEST_F(SupervisorTest, AnErrorFileOlderThanAnotherRanksFailureMakesItsRankTheRootCause) {
+  std::int64_t wall_ns = 200;
+  cfg_.fs = &fs_;
+  cfg_.wall_clock_ns = [&wall_ns] { return wall_ns; };
+  cfg_.layout.nproc_per_node = 3;
+  begin();
+  const auto w = workers(0);
+  write_error_file(w[0], "RuntimeError: CUDA error", 100);
+  spawner_.exit_code(w[1], 1);
+  time_.run_ready();
+  EXPECT_TRUE(cluster_->failures.empty());  // waiting for rank 0's own exit
+  EXPECT_TRUE(signals_of(w[0]).empty());
+  wall_ns = 900;
+  spawner_.exit_code(w[0], 7);
+  spawner_.exit(w[2], W_EXITCODE(0, SIGTERM));
+  time_.run_ready();
+  expect_reported(7, 100, "rank 0", "RuntimeError: CUDA error");
+  EXPECT_EQ(end(), 7);
+}
+
+// Two ranks reaped in one pass at the same wall time: the one whose error file is older is the
+// root cause (rank 1 here, though rank 0 ended first and comes first in the list); one with no
+// error file is ordered by its reap time, the failure time a hang or a lone exit gets too.
+TEST_F(SupervisorTest, OfTwoRanksReapedTogetherTheOneWithTheOlderErrorFileIsTheRootCause) {
+  cfg_.fs = &fs_;
+  cfg_.wall_clock_ns = [] { return std::int64_t{5000}; };
+  cfg_.layout.nproc_per_node = 3;
+  begin();
+  const auto w = workers(0);
+  write_error_file(w[1], "ValueError: bad batch", 4000);
+  spawner_.exit_code(w[0], 1);
+  spawner_.exit_code(w[1], 7);
+  time_.run_ready();
+  expect_reported(7, 4000, "rank 1", "ValueError: bad batch");
+  spawner_.exit(w[2], W_EXITCODE(0, SIGTERM));
+  time_.run_ready();
   EXPECT_EQ(end(), 7);
 }
 

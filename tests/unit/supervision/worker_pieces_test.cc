@@ -235,18 +235,43 @@ TEST(RootCause, SummaryIsTheErrorFileThenTheStderrTracebackThenTheLastLine) {
 }
 
 TEST(RootCause, ErrorFileTimeIsTheRegularFilesMtime) {
+  const RealFileSystem real;
   const auto dir =
       std::filesystem::temp_directory_path() / ("tv_rc_mtime_" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
-  EXPECT_FALSE(error_file_written((dir / "absent").string()));
-  EXPECT_FALSE(error_file_written(dir.string()));  // a directory is no error file
+  EXPECT_FALSE(error_file_written(real, (dir / "absent").string()));
+  EXPECT_FALSE(error_file_written(real, dir.string()));  // a directory is no error file
   const auto before = std::chrono::system_clock::now() - std::chrono::seconds(5);
   std::ofstream((dir / "error.json").string()) << "{}";
-  auto t = error_file_written((dir / "error.json").string());
+  auto t = error_file_written(real, (dir / "error.json").string());
   ASSERT_TRUE(t);
   EXPECT_GT(*t, before);
   EXPECT_LT(*t, std::chrono::system_clock::now() + std::chrono::seconds(5));
   std::filesystem::remove_all(dir);
+}
+
+// Through the FileSystem seam: the mtime a fake file has, a device node refused with its path
+// named, an absent file with no reason (the usual case).
+TEST(RootCause, ErrorFilesAreReadThroughTheFileSystem) {
+  testing::FakeFileSystem fs;
+  fs.add_file("/w/rank_0/error.json", R"({"message": "ValueError: boom"})");
+  fs.touch("/w/rank_0/error.json", 1'500'000'000'123'456'789);
+  fs.add_node("/w/rank_1/error.json");
+  const auto t = error_file_written(fs, "/w/rank_0/error.json");
+  ASSERT_TRUE(t);
+  EXPECT_EQ(std::chrono::duration_cast<std::chrono::nanoseconds>(t->time_since_epoch()).count(),
+            1'500'000'000'123'456'789);
+  EXPECT_FALSE(error_file_written(fs, "/w/rank_1/error.json"));  // not a regular file
+  std::string why;
+  const auto info = read_error_file(fs, "/w/rank_0/error.json", &why);
+  ASSERT_TRUE(info);
+  EXPECT_EQ(info->message, "ValueError: boom");
+  EXPECT_EQ(why, "");
+  EXPECT_FALSE(read_error_file(fs, "/w/rank_1/error.json", &why));
+  EXPECT_TRUE(why.starts_with("/w/rank_1/error.json: ")) << why;
+  why.clear();
+  EXPECT_FALSE(read_error_file(fs, "/w/rank_2/error.json", &why));
+  EXPECT_EQ(why, "");
 }
 
 TEST(RootCause, FileWrittenOnlyWhenDirExistsAndOnlyOnceWhenAsked) {
