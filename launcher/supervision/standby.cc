@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <filesystem>
 #include <nlohmann/json.hpp>
 
 #include "common/exit_codes.h"
@@ -49,6 +50,12 @@ std::optional<PythonCommand> python_command(const std::vector<std::string>& argv
   }
   if (!argv[2].ends_with(".py") || argv[2].starts_with("-")) return std::nullopt;
   return PythonCommand{false, argv[2]};
+}
+
+bool runs_python(const std::vector<std::string>& argv) {
+  if (python_command(argv)) return true;
+  if (argv.size() < 2) return false;
+  return std::filesystem::path(argv[0]).filename().string().starts_with("python");
 }
 
 bool per_attempt_variable(const std::string& name) {

@@ -36,6 +36,11 @@ struct PythonCommand {
   std::string target;  // the script path or the module name
 };
 std::optional<PythonCommand> python_command(const std::vector<std::string>& argv);
+// Whether the workers run a Python interpreter: the shapes above, or a command whose first word's
+// base name starts with "python" (`run -- python3 train.py`, `--no-python -- python3.11 -m pkg`,
+// Isaac Sim's `python.sh`). Such workers get the stacks hook and their flight-recorder dumps are
+// read with the same interpreter; only the shapes above are warmable.
+bool runs_python(const std::vector<std::string>& argv);
 
 // Variables that change from one attempt to the next and that nothing reads at import time;
 // every other variable of a standby's environment must equal the rank's.

@@ -62,7 +62,7 @@ void Supervisor::prepare_evidence() {
     auto w = write_whole_file(cfg_.work_dir + "/trainvisor.pid", std::to_string(::getpid()) + "\n");
     if (!w) spdlog::warn("pid file {}", w.error().message);
   }
-  if (!python_command(cfg_.argv)) return;  // the hook is for `script.py` and `-m module` only
+  if (!runs_python(cfg_.argv)) return;  // the hook is for Python workers only
   auto dir = write_worker_hook(std::filesystem::absolute(cfg_.work_dir).string());
   if (!dir)
     return spdlog::warn("no Python stacks on hang: the worker hook is not written: {}",
@@ -135,7 +135,7 @@ std::vector<std::string> Supervisor::evidence_paths(int generation) const {
 // child Python can read them: none without the worker's interpreter or with --hang-stacks off.
 std::vector<std::string> Supervisor::nccl_dumps(int generation) const {
   std::vector<std::string> dumps;
-  if (!cfg_.stacks || !python_command(cfg_.argv)) return dumps;
+  if (!cfg_.stacks || !runs_python(cfg_.argv)) return dumps;
   for (int l = 0; l < cfg_.layout.nproc_per_node; ++l) {
     const int rank = global_rank(cfg_.layout, l);
     const std::string path =

@@ -38,15 +38,19 @@ while True:  # rank 0 stays talkative: only rank 1 is silent
 '''
 
 
-def test_hung_rank_leaves_its_stack_and_the_report_names_the_frame(tmp_path):
+# `script.py` (trainvisor's `PY -u script.py`) and an interpreter named as the command's first word
+# (`run -- python3 script.py`: the hook is for any Python worker).
+@pytest.mark.parametrize("form", ["script", "interpreter"])
+def test_hung_rank_leaves_its_stack_and_the_report_names_the_frame(tmp_path, form):
     user_site = tmp_path / "usersite"
     user_site.mkdir()
     (user_site / "sitecustomize.py").write_text("print('user sitecustomize ran', flush=True)\n")
     script = tmp_path / "hung.py"
     script.write_text(HUNG)
     logs, failure = tmp_path / "logs", tmp_path / "failure"
+    command = [script] if form == "script" else ["--", tvtest.PYTHON, script]
     r = H.run("--nproc-per-node", 2, "--hang-timeout", 2, "--max-restarts", 0, "--log-dir", logs,
-              "--failure-file", failure, script, "x", "--y",
+              "--failure-file", failure, *command, "x", "--y",
               env=H.env(PYTHONPATH=str(user_site)))
     assert r.returncode == 124, r.stderr
     stacks = (logs / "attempt_0" / "rank_1" / "stacks.txt").read_text()

@@ -26,6 +26,19 @@ TEST(PythonCommand, ScriptAndModuleShapesOnly) {
   EXPECT_FALSE(python_command({"python3", "-u"}));
 }
 
+TEST(PythonCommand, AnInterpreterNamedAsTheFirstWordRunsPythonButIsNotWarmable) {
+  EXPECT_TRUE(runs_python({"python3", "-u", "train.py"}));
+  EXPECT_TRUE(runs_python({"python3", "train.py", "--lr", "1"}));
+  EXPECT_TRUE(runs_python({"/usr/bin/python3.11", "-m", "pkg.train"}));
+  EXPECT_TRUE(runs_python({"/isaac-sim/python.sh", "scripts/train.py"}));
+  EXPECT_TRUE(runs_python({"python", "-c", "print(1)"}));
+  EXPECT_FALSE(python_command({"/isaac-sim/python.sh", "scripts/train.py"}));
+  EXPECT_FALSE(runs_python({"python3"}));  // the interactive interpreter: no worker
+  EXPECT_FALSE(runs_python({"./train.sh", "a"}));
+  EXPECT_FALSE(runs_python({"/opt/python3/bin/train", "a"}));  // a directory's name is not it
+  EXPECT_FALSE(runs_python({}));
+}
+
 TEST(ImportEnv, PerAttemptVariablesAreIgnoredEverythingElseCounts) {
   Environment standby{{"OMP_NUM_THREADS", "1"},
                       {"MASTER_PORT", "29500"},
