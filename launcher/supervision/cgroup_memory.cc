@@ -1,5 +1,6 @@
 #include "launcher/supervision/cgroup_memory.h"
 
+#include <csignal>
 #include <cstdint>
 #include <sstream>
 
@@ -63,6 +64,22 @@ std::optional<std::uint64_t> memory_limit(const FileSystem& fs, const MemoryCgro
 std::string out_of_memory_text(std::optional<std::uint64_t> limit_bytes) {
   if (!limit_bytes) return "out of memory (cgroup OOM killer)";
   return "out of memory (cgroup limit " + std::to_string(*limit_bytes >> 20) + " MiB)";
+}
+
+OomKills::OomKills(const FileSystem& fs) : fs_(fs) {
+  if (auto self = fs_.read("/proc/self/cgroup", kSmallFileCap, nullptr))
+    cgroup_ = find_memory_cgroup(fs_, *self);
+}
+
+void OomKills::generation_started() {
+  if (cgroup_) at_start_ = oom_kill_count(fs_, *cgroup_).value_or(0);
+}
+
+std::string OomKills::why(int signal) const {
+  if (signal != SIGKILL || !cgroup_) return "";
+  const auto kills = oom_kill_count(fs_, *cgroup_);
+  if (!kills || *kills <= at_start_) return "";
+  return out_of_memory_text(memory_limit(fs_, *cgroup_));
 }
 
 }  // namespace tv

@@ -28,4 +28,21 @@ std::optional<std::uint64_t> memory_limit(const FileSystem& fs, const MemoryCgro
 // "out of memory (cgroup limit 64 MiB)", or "out of memory (cgroup OOM killer)" without a limit.
 std::string out_of_memory_text(std::optional<std::uint64_t> limit_bytes);
 
+// The OOM kills of this process's memory cgroup since a generation started: whether a worker's
+// SIGKILL was the OOM killer's (the Supervisor's one question about memory). Everything is read
+// through `fs`, which must outlive it.
+class OomKills {
+ public:
+  explicit OomKills(const FileSystem& fs);  // the cgroup, from /proc/self/cgroup
+  void generation_started();                // the count now is the next kills' baseline
+  // "out of memory (cgroup limit 64 MiB)" when a SIGKILL came with a kill counted since the
+  // generation started; "" for any other end, or with no memory cgroup to read.
+  std::string why(int signal) const;
+
+ private:
+  const FileSystem& fs_;
+  std::optional<MemoryCgroup> cgroup_;
+  std::uint64_t at_start_ = 0;
+};
+
 }  // namespace tv

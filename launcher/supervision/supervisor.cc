@@ -40,13 +40,12 @@ Supervisor::Supervisor(boost::asio::io_context& io, SupervisorConfig cfg, Cluste
                 *this),
       grace_timer_(io, time),
       save_timer_(io, time),
-      pending_timer_(io, time),
       hang_timer_(io, time),
       gpu_events_(cfg_.gpu_health_required, cfg_.layout.node_rank),
+      oom_kills_(fs()),
+      cause_wait_(io, time),
       stacks_(io, time, spawner, fs(), cfg_.work_dir, cfg_.layout.node_rank),
       reports_(io, time, spawner, {cfg_.executable, cfg_.base_env, cfg_.layout.node_rank}) {
-  if (auto self = fs().read("/proc/self/cgroup", kSmallFileCap, nullptr))
-    memory_cgroup_ = find_memory_cgroup(fs(), *self);
   standbys_ = StandbySet::create(io_, time_, cfg_.warm, cfg_.executable, cfg_.argv,
                                  cfg_.layout.nproc_per_node, spawner_,
                                  [this](pid_t p, int status) { on_child_exit(p, status); });
@@ -149,7 +148,7 @@ Cluster::Events Supervisor::cluster_events() {
 
 void Supervisor::start_generation(const GenerationPlan& plan) {
   plan_ = plan;
-  if (memory_cgroup_) oom_kills_at_start_ = oom_kill_count(fs(), *memory_cgroup_).value_or(0);
+  oom_kills_.generation_started();
   workers_.assign(static_cast<size_t>(cfg_.layout.nproc_per_node), nullptr);
   resume_ = cfg_.find_resume ? cfg_.find_resume(plan) : std::nullopt;  // the resume hook
   // A SIGTERM/INT/HUP during the lookup ended it (Init::stop_requested) and is posted to
@@ -164,8 +163,7 @@ void Supervisor::start_generation(const GenerationPlan& plan) {
     spdlog::info("generation {}: a hang is {}", plan.generation, stall_->describe());
   }
   if (cfg_.observer && !plan.retried_by.empty()) cfg_.observer->retry_judged(plan.retried_by);
-  pending_cause_.reset();
-  pending_timer_.cancel();
+  cause_wait_.cancel();
   spdlog::info("generation {}: starting {} worker(s), ranks {}-{}, MASTER_ADDR={} MASTER_PORT={}",
                plan.generation, cfg_.layout.nproc_per_node, global_rank(cfg_.layout, 0),
                global_rank(cfg_.layout, cfg_.layout.nproc_per_node - 1), cfg_.layout.master_addr,
@@ -351,22 +349,15 @@ void Supervisor::end_worker(const WorkerPtr& w) {
   if (w->id().generation != group_.generation() || !group_.is_running(end.local_rank)) return;
   if (!end.ok() && group_.state() == GroupState::kHealthy)
     spdlog::warn("rank {} ended: exit code {}", w->id().rank, end.exit_code);
-  if (pending_cause_ && pending_cause_->local_rank == end.local_rank) {
-    const auto fallback = pending_cause_->first_seen;  // when it exited 0 after all
-    pending_cause_.reset();
-    pending_timer_.cancel();
-    if (!end.ok())
-      report_failure(group_.generation(), end);
-    else if (fallback)
-      report_failure(group_.generation(), *fallback);
-  }
+  if (const auto cause = cause_wait_.ended(end); cause.report)
+    report_failure(group_.generation(), *cause.report);
   group_.on_worker_end(end);
 }
 
 void Supervisor::signal_worker(int local_rank, int sig) {
   // The root cause is on its way out (its error file is written): its own exit status is the one
-  // to report, so its SIGTERM waits (arm_pending_timer); SIGKILL at the grace period's end stands.
-  if (sig != SIGKILL && pending_cause_ && pending_cause_->local_rank == local_rank) return;
+  // to report, so its SIGTERM waits (root_cause_wait.h); SIGKILL at the grace period's end stands.
+  if (cause_wait_.holds(local_rank, sig)) return;
   if (auto& w = workers_.at(static_cast<size_t>(local_rank))) w->signal(sig);
 }
 

@@ -53,6 +53,7 @@
 #include "launcher/supervision/rank_dirs.h"
 #include "launcher/supervision/root_cause.h"
 #include "launcher/supervision/root_cause_judge.h"
+#include "launcher/supervision/root_cause_wait.h"
 #include "launcher/supervision/run_observer.h"
 #include "launcher/supervision/side_query.h"
 #include "launcher/supervision/spawner.h"
@@ -240,7 +241,8 @@ class Supervisor final : public GroupActions, private NodeRunActions {
   WorkerEnd end_of(int local_rank) const;
   void claim_local_failure(int generation);
   void report_failure(int generation, const WorkerEnd& first);
-  void arm_pending_timer(int generation);
+  // cause_wait_ for `local_rank`, whose SIGTERM is sent when the wait's window passes.
+  void wait_for_cause(int generation, int local_rank, std::optional<WorkerEnd> first_seen);
   std::int64_t failed_at_ns(const WorkerEnd& end) const;
   // RunObserver::generation_failed through failed_once_: this node's own failure and the
   // cluster's stop for the same generation both arrive on the failing node.
@@ -260,7 +262,6 @@ class Supervisor final : public GroupActions, private NodeRunActions {
   std::optional<SavedCheckpoint> newest_checkpoint_;  // the watcher's newest report
   std::optional<LoopClock::time_point> kill_at_;      // the stop + the grace period
   int stop_after_save_with_ = SIGTERM;
-  LoopTimer pending_timer_;  // SIGTERM for a root cause slow to exit
   LoopTimer hang_timer_;
   std::optional<StallDetector> stall_;      // --hang-timeout auto
   std::optional<std::int64_t> top_step_;    // the highest progress step of this generation
@@ -280,15 +281,10 @@ class Supervisor final : public GroupActions, private NodeRunActions {
   GpuEventReader gpu_events_;    // what each GPU health event means for this node's run
   std::map<pid_t, WorkerPtr> by_pid_;
   GenerationPlan plan_;
-  std::optional<ResumeTarget> resume_;         // this generation's checkpoint
-  std::optional<MemoryCgroup> memory_cgroup_;  // where the OOM killer's kills are counted
-  std::uint64_t oom_kills_at_start_ = 0;       // their count when this generation started
-  std::vector<FailureRecord> causes_;          // this node's root cause per failed generation
-  struct PendingCause {
-    int local_rank = 0;  // wrote its error file first; its exit completes the root cause
-    std::optional<WorkerEnd> first_seen;  // the group's own first failure, if there was one
-  };
-  std::optional<PendingCause> pending_cause_;
+  std::optional<ResumeTarget> resume_;  // this generation's checkpoint
+  OomKills oom_kills_;                  // whether a SIGKILL was the OOM killer's
+  std::vector<FailureRecord> causes_;   // this node's root cause per failed generation
+  RootCauseWait cause_wait_;            // a root cause still exiting: its exit completes the report
   StacksCollection stacks_;
   CollectiveReports reports_;    // failures and Stopped with their ranks' last collectives
   std::string python_hook_dir_;  // empty: no worker hook

@@ -13,9 +13,6 @@
 
 namespace tv {
 namespace {
-// How long a root cause that has written its error file may take to exit by itself (Python and
-// CUDA teardown) before it gets its SIGTERM too; at most the grace period.
-constexpr auto kRootCauseExitWindow = std::chrono::milliseconds(2000);
 constexpr size_t kTerminationLogLimit = 4096;  // Kubernetes reads at most 4096 bytes
 constexpr size_t kFailureFileLimit = 1024;     // SageMaker shows the first 1024 characters
 
@@ -79,8 +76,7 @@ void Supervisor::group_failed(int generation, const WorkerEnd& first_seen) {
   if (!cause) return report_failure(generation, first_seen);
   if (cause->still_running) {
     // Reported when it ends (end_worker): its exit status belongs in the root cause.
-    pending_cause_ = PendingCause{cause->local_rank, first_seen};
-    arm_pending_timer(generation);
+    wait_for_cause(generation, cause->local_rank, first_seen);
     spdlog::info("rank {} wrote its error file before rank {} failed: waiting for it to exit",
                  global_rank(cfg_.layout, cause->local_rank),
                  global_rank(cfg_.layout, first_seen.local_rank));
@@ -96,28 +92,25 @@ void Supervisor::group_failed(int generation, const WorkerEnd& first_seen) {
 // with its time, so that the job names whichever failed first (JobStateMachine::failure); one
 // still exiting is waited for as in group_failed.
 void Supervisor::claim_local_failure(int generation) {
-  if (group_.state() != GroupState::kHealthy || generation != group_.generation() || pending_cause_)
+  if (group_.state() != GroupState::kHealthy || generation != group_.generation() ||
+      cause_wait_.waiting())
     return;
   const auto cause = earliest_failure_of(generation);
   if (!cause) return;
   if (!cause->still_running) return report_failure(generation, end_of(cause->local_rank));
-  pending_cause_ = PendingCause{cause->local_rank, std::nullopt};
-  arm_pending_timer(generation);
+  wait_for_cause(generation, cause->local_rank, std::nullopt);
   spdlog::info("rank {} had written its error file when node stop arrived: waiting for it to exit",
                global_rank(cfg_.layout, cause->local_rank));
 }
 
 // A root cause that does not finish exiting within the window gets the SIGTERM the others got.
-void Supervisor::arm_pending_timer(int generation) {
-  pending_timer_.expires_after(
-      std::min<std::chrono::milliseconds>(kRootCauseExitWindow, cfg_.grace));
-  pending_timer_.async_wait([this, generation](const boost::system::error_code& ec) {
-    if (ec || !pending_cause_ || group_.generation() != generation) return;
-    const int local_rank = pending_cause_->local_rank;
-    if (!group_.is_running(local_rank)) return;
+void Supervisor::wait_for_cause(int generation, int local_rank,
+                                std::optional<WorkerEnd> first_seen) {
+  cause_wait_.wait(local_rank, std::move(first_seen), cfg_.grace, [this, generation](int rank) {
+    if (group_.generation() != generation || !group_.is_running(rank)) return;
     spdlog::warn("rank {} has not exited since writing its error file: SIGTERM",
-                 global_rank(cfg_.layout, local_rank));
-    if (auto& w = workers_.at(static_cast<size_t>(local_rank))) w->signal(SIGTERM);
+                 global_rank(cfg_.layout, rank));
+    if (auto& w = workers_.at(static_cast<size_t>(rank))) w->signal(SIGTERM);
   });
 }
 
@@ -147,11 +140,7 @@ void Supervisor::report_failure(int generation, const WorkerEnd& first) {
   rec.hang = first.hang;
   if (auto why = hang_reason_.find(generation); rec.hang && why != hang_reason_.end())
     rec.hang_reason = why->second;
-  if (rec.signal == SIGKILL && memory_cgroup_) {
-    const auto kills = oom_kill_count(fs(), *memory_cgroup_);
-    if (kills && *kills > oom_kills_at_start_)
-      rec.out_of_memory = out_of_memory_text(memory_limit(fs(), *memory_cgroup_));
-  }
+  rec.out_of_memory = oom_kills_.why(rec.signal);
   if (w) {
     std::string why;
     rec.error = read_error_file(fs(), w->id().error_file, &why);

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <csignal>
+
 #include "tests/unit/fakes/fake_file_system.h"
 
 namespace tv {
@@ -17,6 +19,29 @@ TEST(CgroupMemory, V2CountsAndLimit) {
   EXPECT_EQ(oom_kill_count(fs, *cg), 3u);
   EXPECT_EQ(memory_limit(fs, *cg), 100663296u);
   EXPECT_EQ(out_of_memory_text(memory_limit(fs, *cg)), "out of memory (cgroup limit 96 MiB)");
+}
+
+// Only a SIGKILL with a kill counted since the generation started was the OOM killer's; the
+// count before it (an earlier generation's kill) is the baseline; no cgroup: never.
+TEST(OomKills, ASigkillIsOutOfMemoryOnlyWithAKillSinceTheGenerationStarted) {
+  testing::FakeFileSystem fs;
+  const std::string cg = "/sys/fs/cgroup/job";
+  fs.add_file("/proc/self/cgroup", "0::/job\n");
+  fs.add_file(cg + "/memory.events", "oom_kill 1\n");
+  fs.add_file(cg + "/memory.max", "67108864\n");
+  OomKills kills(fs);
+  kills.generation_started();
+  EXPECT_EQ(kills.why(SIGKILL), "");  // the earlier kill is not this generation's
+  fs.add_file(cg + "/memory.events", "oom_kill 2\n");
+  EXPECT_EQ(kills.why(SIGKILL), "out of memory (cgroup limit 64 MiB)");
+  EXPECT_EQ(kills.why(0), "");  // an exit code, not the killer
+  EXPECT_EQ(kills.why(SIGSEGV), "");
+  kills.generation_started();
+  EXPECT_EQ(kills.why(SIGKILL), "");
+  testing::FakeFileSystem none;  // no /proc/self/cgroup
+  OomKills unknown(none);
+  unknown.generation_started();
+  EXPECT_EQ(unknown.why(SIGKILL), "");
 }
 
 TEST(CgroupMemory, V2WithoutLimit) {
