@@ -41,6 +41,9 @@ Supervisor::Supervisor(boost::asio::io_context& io, SupervisorConfig cfg, Cluste
       grace_timer_(io, time),
       save_timer_(io, time),
       hang_timer_(io, time),
+      beside_(
+          io, time, spawner, cfg_.gpu_health, [this](const GpuHealthEvent& e) { on_gpu_health(e); },
+          cfg_.side_queries),
       gpu_events_(cfg_.gpu_health_required, cfg_.layout.node_rank),
       oom_kills_(fs()),
       cause_wait_(io, time),
@@ -82,12 +85,6 @@ void Supervisor::begin() {
   // Child exits and signals are posted from Init's thread: the loop must not end for lack of
   // pending work while it waits for them. node_run_ stops it when the run is over (end_loop).
   keep_running_.emplace(io_.get_executor());
-  if (cfg_.gpu_health) {
-    SpawnRequest watch = *cfg_.gpu_health;
-    watch.background = true;
-    gpu_watch_ = std::make_unique<GpuHealthWatch>(
-        io_, time_, spawner_, watch, [this](const GpuHealthEvent& e) { on_gpu_health(e); });
-  }
   prepare_evidence();
   cluster_.join(cluster_events());
   if (cfg_.hang_timeout.count() > 0 || stall_) schedule_hang_check();
@@ -169,39 +166,12 @@ void Supervisor::start_generation(const GenerationPlan& plan) {
                global_rank(cfg_.layout, cfg_.layout.nproc_per_node - 1), cfg_.layout.master_addr,
                plan.master_port);
   group_.start(plan);
-  start_beside_workers();
+  beside_.start();  // once, after the first generation's workers
   // The next standbys, once this generation's workers are all started.
   if (standbys_)
     boost::asio::post(io_, [this] {
       if (!node_run_.ending() && standbys_) standbys_->prepare(rank_env_);
     });
-}
-
-// Once, after the first generation's workers: what is no part of starting them (the GPU watch,
-// the side queries) runs beside them from here to the end of the run, at the lowest CPU priority
-// (SpawnRequest::background), so it never delays a worker's start on a busy node.
-void Supervisor::start_beside_workers() {
-  if (beside_started_) return;
-  beside_started_ = true;
-  if (gpu_watch_) gpu_watch_->start();
-  for (auto q : cfg_.side_queries) {
-    q.request.background = true;
-    side_queries_.push_back(std::make_unique<SideQuery>(io_, time_, spawner_, q));
-    side_queries_.back()->start();
-  }
-}
-
-// The loop has stopped: a side query still running gets until its own deadline to answer (the
-// deadline's timer kills it; 200 s at most here).
-void Supervisor::await_side_queries() {
-  const auto pending = [this] {
-    return std::ranges::any_of(side_queries_, [](const auto& q) { return !q->over(); });
-  };
-  for (int i = 0; i < 400000 && pending(); ++i) {
-    io_.restart();
-    io_.poll();
-    if (pending()) time_.pause(kEndPoll);
-  }
 }
 
 std::string Supervisor::attempt_dir(int generation, int rank) const {
@@ -496,17 +466,13 @@ void Supervisor::release_workers() {
   by_pid_.clear();
   io_.restart();
   io_.poll();
-  if (node_run_.stop_signal_seen() == 0)
-    await_side_queries();  // a run stopped by a signal does not wait
-  side_queries_.clear();   // what is left is killed
+  beside_.stop(/*await_answers=*/node_run_.stop_signal_seen() == 0);  // not after a signal
   reports_.drop_all();
-  if (gpu_watch_) gpu_watch_->stop();
   // Standbys and the GPU health child die of SIGKILL at once; Init reaps them and posts each exit
   // here. Wait (bounded) so none outlives trainvisor's exit, and so that this node's last frames
   // (its leave, its reports) reach the other nodes before its sockets close (Cluster::flushed).
   const auto all_gone = [this] {
-    return (!standbys_ || standbys_->all_gone()) && (!gpu_watch_ || gpu_watch_->gone()) &&
-           cluster_.flushed();
+    return (!standbys_ || standbys_->all_gone()) && beside_.gone() && cluster_.flushed();
   };
   for (int i = 0; i < 2000; ++i) {  // 1 s at most
     io_.restart();

@@ -44,6 +44,7 @@
 #include "common/result.h"
 #include "common/signal_source.h"
 #include "common/unique_fd.h"
+#include "launcher/supervision/beside_workers.h"
 #include "launcher/supervision/cgroup_memory.h"
 #include "launcher/supervision/cluster.h"
 #include "launcher/supervision/collective_reports.h"
@@ -215,8 +216,6 @@ class Supervisor final : public GroupActions, private NodeRunActions {
   bool open_rank_dirs(int generation);
   void stop_standbys();
   // The GPU health watch's events: a fatal one ends this node with exit_code::kNodeFault.
-  void start_beside_workers();
-  void await_side_queries();
   void on_gpu_health(const GpuHealthEvent& e);
   // supervisor_stacks.cc: the worker hook written once per run, the pid file `trainvisor stacks`
   // finds, every rank's stacks collected (stacks signal, a bounded wait, the report), the files
@@ -275,10 +274,8 @@ class Supervisor final : public GroupActions, private NodeRunActions {
   std::vector<Environment> rank_env_;     // this generation's worker environments, by local rank
   std::vector<UniqueFd> rank_dirs_;       // this generation's rank directories (open_rank_dirs)
   std::unique_ptr<StandbySet> standbys_;  // warm standbys; null when off
-  std::unique_ptr<GpuHealthWatch> gpu_watch_;  // null when off
-  std::vector<std::unique_ptr<SideQuery>> side_queries_;
-  bool beside_started_ = false;  // the GPU watch and the side queries
-  GpuEventReader gpu_events_;    // what each GPU health event means for this node's run
+  BesideWorkers beside_;                  // the GPU watch and the side queries, for the whole run
+  GpuEventReader gpu_events_;             // what each GPU health event means for this node's run
   std::map<pid_t, WorkerPtr> by_pid_;
   GenerationPlan plan_;
   std::optional<ResumeTarget> resume_;  // this generation's checkpoint

@@ -8,7 +8,7 @@ namespace tv {
 void Supervisor::on_gpu_health(const GpuHealthEvent& e) {
   if (node_run_.ending()) return;
   if (cfg_.observer) cfg_.observer->gpu_health(e);
-  const GpuVerdict v = gpu_events_.read(e, gpu_watch_ ? gpu_watch_->pid() : 0);
+  const GpuVerdict v = gpu_events_.read(e, beside_.gpu_watch_pid());
   if (v.kind == GpuVerdict::Kind::kGoOn) return;
   const NodeFailure f =
       node_failure(plan_.generation, cfg_.layout.node_rank, v.exit_code, v.summary);
