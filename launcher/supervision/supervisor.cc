@@ -48,7 +48,10 @@ Supervisor::Supervisor(boost::asio::io_context& io, SupervisorConfig cfg, Cluste
       oom_kills_(fs()),
       cause_wait_(io, time),
       stacks_(io, time, spawner, fs(), cfg_.work_dir, cfg_.layout.node_rank),
-      reports_(io, time, spawner, {cfg_.executable, cfg_.base_env, cfg_.layout.node_rank}) {
+      reports_(io, time, spawner, {cfg_.executable, cfg_.base_env, cfg_.layout.node_rank}),
+      evidence_({cfg_.stacks, cfg_.keep_logs, cfg_.work_dir, cfg_.first_attempt, cfg_.layout,
+                 cfg_.executable, cfg_.argv, cfg_.base_env},
+                fs()) {
   standbys_ = StandbySet::create(io_, time_, cfg_.warm, cfg_.executable, cfg_.argv,
                                  cfg_.layout.nproc_per_node, spawner_,
                                  [this](pid_t p, int status) { on_child_exit(p, status); });
@@ -85,7 +88,7 @@ void Supervisor::begin() {
   // Child exits and signals are posted from Init's thread: the loop must not end for lack of
   // pending work while it waits for them. node_run_ stops it when the run is over (end_loop).
   keep_running_.emplace(io_.get_executor());
-  prepare_evidence();
+  evidence_.prepare();
   cluster_.join(cluster_events());
   if (cfg_.hang_timeout.count() > 0 || stall_) schedule_hang_check();
 }
@@ -93,7 +96,7 @@ void Supervisor::begin() {
 int Supervisor::end() {
   keep_running_.reset();
   if (stop_save_.waiting()) report_save();  // the workers ended before a save was seen
-  remove_pid_file();
+  evidence_.remove_pid_file();
   release_workers();
   report_root_cause();
   node_run_.log_exit();
@@ -226,7 +229,7 @@ bool Supervisor::start_worker(int local_rank, const GenerationPlan& plan, Worker
   attempt.error_file = id.error_file;
   attempt.heartbeat_file = id.heartbeat_file;
   if (resume_) attempt.resume_checkpoint = resume_->path;
-  add_evidence_env(attempt, dir);
+  evidence_.add_env(attempt, dir);
   rank_dirs().remove_stale(dir_fd.get(),
                            "stacks.txt");  // a stale one's header would name another pid
   std::vector<std::string> argv = cfg_.argv;
@@ -373,7 +376,7 @@ void Supervisor::report_stopped(int generation) {
 // name (CollectiveReports), in the order asked, and never once this node's run is ending.
 void Supervisor::report_with_collectives(int generation, std::vector<RankEvidence> ranks,
                                          CollectiveReports::Send send) {
-  reports_.add(generation, nccl_dumps(generation), std::move(ranks),
+  reports_.add(generation, evidence_.nccl_dumps(generation), std::move(ranks),
                [this, send = std::move(send)](std::vector<RankEvidence> r) {
                  if (!node_run_.ending()) send(std::move(r));
                });

@@ -48,6 +48,7 @@
 #include "launcher/supervision/cgroup_memory.h"
 #include "launcher/supervision/cluster.h"
 #include "launcher/supervision/collective_reports.h"
+#include "launcher/supervision/evidence_files.h"
 #include "launcher/supervision/gpu_health_watch.h"
 #include "launcher/supervision/gpu_verdict.h"
 #include "launcher/supervision/node_run.h"
@@ -217,20 +218,13 @@ class Supervisor final : public GroupActions, private NodeRunActions {
   void stop_standbys();
   // The GPU health watch's events: a fatal one ends this node with exit_code::kNodeFault.
   void on_gpu_health(const GpuHealthEvent& e);
-  // supervisor_stacks.cc: the worker hook written once per run, the pid file `trainvisor stacks`
-  // finds, every rank's stacks collected (stacks signal, a bounded wait, the report), the files
-  // each generation leaves as evidence.
-  void prepare_evidence();
-  void remove_pid_file() const;
-  void add_evidence_env(WorkerAttempt& attempt, const std::string& rank_dir) const;
+  // supervisor_stacks.cc: every rank's stacks collected (stacks signal, a bounded wait, the
+  // report); the lines a failure report carries.
   std::vector<StacksCollection::Worker> stack_workers() const;
   void collect_stacks(const std::string& why);  // on request: no hang's evidence
   // A hang's collection (StacksCollection::hang_then), then `then`; at once with --hang-stacks off.
   void stacks_then(const std::string& why, std::function<void()> then);
   std::string evidence_of(int generation) const;
-  std::vector<std::string> evidence_paths(int generation) const;
-  std::string nccl_summary(int generation) const;
-  std::vector<std::string> nccl_dumps(int generation) const;
   // `send` gets `ranks` with the last collective each of this node's ranks entered (reports_).
   void report_with_collectives(int generation, std::vector<RankEvidence> ranks,
                                CollectiveReports::Send send);
@@ -283,9 +277,9 @@ class Supervisor final : public GroupActions, private NodeRunActions {
   std::vector<FailureRecord> causes_;   // this node's root cause per failed generation
   RootCauseWait cause_wait_;            // a root cause still exiting: its exit completes the report
   StacksCollection stacks_;
-  CollectiveReports reports_;    // failures and Stopped with their ranks' last collectives
-  std::string python_hook_dir_;  // empty: no worker hook
-  FailedOnce failed_once_;       // RunObserver::generation_failed at most once per generation
+  CollectiveReports reports_;  // failures and Stopped with their ranks' last collectives
+  EvidenceFiles evidence_;     // the worker hook, the pid file, the evidence files and dumps
+  FailedOnce failed_once_;     // RunObserver::generation_failed at most once per generation
 };
 
 }  // namespace tv

@@ -160,7 +160,7 @@ void Supervisor::report_failure(int generation, const WorkerEnd& first) {
   if (resume_) f.resumed_from = resume_->path;
   spdlog::error("generation {} failed: {}", generation, f.summary);
   if (cfg_.observer)
-    cfg_.observer->failure_evidence(generation, f.summary, evidence_paths(generation));
+    cfg_.observer->failure_evidence(generation, f.summary, evidence_.paths(generation));
   auto ranks = std::move(f.ranks);
   report_with_collectives(generation, std::move(ranks),
                           [this, f = std::move(f)](std::vector<RankEvidence> ranks) mutable {
@@ -179,9 +179,9 @@ void Supervisor::report_root_cause() {
   // a collateral failure here is not the reason another node's failure gets.
   for (auto& c : causes_)
     if (c.generation == final_failure.generation && c.node_rank == final_failure.node_rank) {
-      // supervisor_stacks.cc: the files as they are now (peers' dumps came later), the dumps read
+      // The files as they are now (peers' dumps came later), the dumps read
       // in a child Python (after the loop: it blocks).
-      c.evidence = evidence_of(c.generation) + nccl_summary(c.generation);
+      c.evidence = evidence_of(c.generation) + evidence_.nccl_summary(c.generation);
       text = detail_text(c);
     }
   if (ending.kind == Ending::Kind::kNodeFault) text = ending.fault + "\n";
