@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -44,10 +45,20 @@ struct Key {
   bool best = false;
 };
 
-// What recognition learnt about a directory that materializing needs again.
+// What recognition learnt about a directory that materializing needs again. The counts are what
+// a save is held to by the other saves beside it: counted once per tree, not once per save.
 struct DirFacts {
   bool unfinished = false;  // holds a NeMo `<name>-unfinished` marker
+  // Megatron legacy: the most mp_rank_* directories one of its subdirectories has.
+  std::uint32_t most_mp_ranks = 0;
+  // cosmos-rl: the most .rank_<r>_complete markers of one policy/ directory two levels below it.
+  std::uint32_t most_rank_markers = 0;
 };
+
+// How many subdirectories of dirs[d] are named mp_rank_* (Megatron legacy's rank directories).
+std::uint32_t mp_rank_dirs(const Tree& tree, std::uint32_t d);
+// The ranks r of the .rank_<r>_complete markers in `d` (cosmos-rl policy saves).
+std::set<std::int64_t> rank_markers(const ListedDir& d);
 
 // The skrl modules the files of one directory name (agent, policy, value, <uid>_policy, ...):
 // what a set of that directory must hold, known from recognition, so that materializing a set

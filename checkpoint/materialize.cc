@@ -103,13 +103,11 @@ class Materializer {
   void missing(const std::string& why) {
     if (c_.missing.empty()) c_.missing = why;
   }
-  std::vector<std::uint32_t> children(std::uint32_t d) const {
-    std::vector<std::uint32_t> out;
-    for (std::uint32_t i = 0; i < tree_.dirs.size(); ++i)
-      if (tree_.dirs[i].parent == d) out.push_back(i);
-    return out;
+  const std::vector<std::uint32_t>& children(std::uint32_t d) const {
+    return tree_.dirs[d].children;
   }
   std::uint32_t child(std::uint32_t d, std::string_view name) const {
+    if (d == kNoDir) return kNoDir;  // above the root: only the root, whose name is ""
     for (std::uint32_t i : children(d))
       if (tree_.dirs[i].name() == name) return i;
     return kNoDir;
@@ -303,27 +301,7 @@ class Materializer {
             "refuses a directory without it)");
       c_.primary = join_path(dir_.path, "metadata.json");
     } else {
-      std::vector<std::uint32_t> ranks(tree_.dirs.size(), 0);
-      for (const auto& d : tree_.dirs)
-        if (d.parent != kNoDir && d.name().starts_with("mp_rank_")) ++ranks[d.parent];
-      std::uint32_t expected = 0;
-      for (std::uint32_t i = 0; i < tree_.dirs.size(); ++i)
-        if (tree_.dirs[i].parent == dir_.parent) expected = std::max(expected, ranks[i]);
-      if (ranks[key_.dir] < expected)
-        missing(std::to_string(ranks[key_.dir]) + " of the " + std::to_string(expected) +
-                " mp_rank_* directories other saves have (save interrupted?)");
-      for (std::uint32_t i : children(key_.dir)) {
-        const ListedDir& r = tree_.dirs[i];
-        if (!r.name().starts_with("mp_rank_")) continue;
-        for (std::size_t f = 0; f < r.files.size(); ++f)
-          if (r.files[f].ends_with(".pt")) add(join_path(r.path, r.files[f]), PartKind::kTorch);
-        if (!r.files.contains("model_optim_rng.pt"))
-          missing("no " + r.path + "/model_optim_rng.pt");
-      }
-      if (c_.parts.empty())
-        missing("no mp_rank_*/model_optim_rng.pt");
-      else
-        c_.primary = c_.parts.front().path;
+      megatron_legacy();
     }
     const std::uint32_t save_dir = dir_.parent;
     if (save_dir != kNoDir &&
@@ -332,6 +310,34 @@ class Materializer {
           join_path(tree_.dirs[save_dir].path, "latest_checkpointed_iteration.txt");
       if (read_pointer_step(fs_, tracker) >= 0) c_.pointer = tracker;
     }
+  }
+
+  // mp_rank_<tp>[_<pp>]/model_optim_rng.pt: as many rank directories as other saves of the run.
+  void megatron_legacy() {
+    const std::uint32_t mine = mp_rank_dirs(tree_, key_.dir), expected = most_mp_ranks();
+    if (mine < expected)
+      missing(std::to_string(mine) + " of the " + std::to_string(expected) +
+              " mp_rank_* directories other saves have (save interrupted?)");
+    for (std::uint32_t i : children(key_.dir)) {
+      const ListedDir& r = tree_.dirs[i];
+      if (!r.name().starts_with("mp_rank_")) continue;
+      for (std::size_t f = 0; f < r.files.size(); ++f)
+        if (r.files[f].ends_with(".pt")) add(join_path(r.path, r.files[f]), PartKind::kTorch);
+      if (!r.files.contains("model_optim_rng.pt")) missing("no " + r.path + "/model_optim_rng.pt");
+    }
+    if (c_.parts.empty())
+      missing("no mp_rank_*/model_optim_rng.pt");
+    else
+      c_.primary = c_.parts.front().path;
+  }
+  // The most mp_rank_* directories of a save beside this one (this one's too): counted by
+  // recognition, else here.
+  std::uint32_t most_mp_ranks() const {
+    if (dir_.parent == kNoDir) return mp_rank_dirs(tree_, key_.dir);  // the root: none beside it
+    if (facts_) return (*facts_)[dir_.parent].most_mp_ranks;
+    std::uint32_t most = 0;
+    for (std::uint32_t i : children(dir_.parent)) most = std::max(most, mp_rank_dirs(tree_, i));
+    return most;
   }
 
   // NeMo: 1.x a DCP directory named <name>--...-step=N-...[.ckpt]; 2.0 the same name holding
@@ -447,9 +453,9 @@ class Materializer {
   };
   static Ranks ranks_of(const ListedDir& d) {
     Ranks r;
+    r.markers = rank_markers(d);
     for (std::size_t i = 0; i < d.files.size(); ++i) {
       const std::string_view f = d.files[i];
-      if (auto m = number_between(f, ".rank_", "_complete")) r.markers.insert(*m);
       const auto at = f.rfind("_rank_");
       if (at == std::string_view::npos || !f.ends_with(".pth")) continue;
       auto rank = parse_digits(f.substr(at + 6, f.size() - at - 6 - 4));
@@ -466,11 +472,7 @@ class Materializer {
   void cosmos_policy() {
     c_.write_once = false;
     const Ranks r = ranks_of(dir_);
-    std::size_t expected = std::max(r.files.size(), r.markers.size());
-    const std::uint32_t checkpoints = tree_.ancestor(key_.dir, 2);
-    for (std::uint32_t i = 0; i < tree_.dirs.size(); ++i)
-      if (i != key_.dir && tree_.dirs[i].name() == "policy" && tree_.ancestor(i, 2) == checkpoints)
-        expected = std::max(expected, ranks_of(tree_.dirs[i]).markers.size());
+    const std::size_t expected = std::max({r.files.size(), r.markers.size(), most_rank_markers()});
     if (!dir_.files.contains("cosmos_config")) missing("no cosmos_config");
     for (std::int64_t rank = 0; rank < static_cast<std::int64_t>(expected); ++rank) {
       const std::string rs = std::to_string(rank);
@@ -487,6 +489,18 @@ class Materializer {
     }
     if (r.files.empty()) missing("no *_rank_<r>.pth files");
     c_.primary = join_path(dir_.path, ".rank_0_complete");
+  }
+
+  // The most .rank_<r>_complete markers of a policy/ save of this run (this one's too): counted
+  // by recognition, else here.
+  std::size_t most_rank_markers() const {
+    const std::uint32_t checkpoints = tree_.ancestor(key_.dir, 2);
+    if (facts_ && checkpoints != kNoDir) return (*facts_)[checkpoints].most_rank_markers;
+    std::size_t most = 0;
+    for (std::uint32_t i = 0; i < tree_.dirs.size(); ++i)
+      if (tree_.dirs[i].name() == "policy" && tree_.ancestor(i, 2) == checkpoints)
+        most = std::max(most, rank_markers(tree_.dirs[i]).size());
+    return most;
   }
 
   // Which of the two saved it: the content decides, the name (Trainer checkpoint-N, accelerate's
@@ -598,6 +612,20 @@ class Materializer {
 
 Candidate materialize(const Tree& tree, const Key& key, CheckpointFs& fs, const Keys* recognized) {
   return Materializer(tree, key, fs, recognized).run();
+}
+
+std::uint32_t mp_rank_dirs(const Tree& tree, std::uint32_t d) {
+  std::uint32_t n = 0;
+  for (const std::uint32_t i : tree.dirs[d].children)
+    if (tree.dirs[i].name().starts_with("mp_rank_")) ++n;
+  return n;
+}
+
+std::set<std::int64_t> rank_markers(const ListedDir& d) {
+  std::set<std::int64_t> markers;
+  for (std::size_t i = 0; i < d.files.size(); ++i)
+    if (auto m = number_between(d.files[i], ".rank_", "_complete")) markers.insert(*m);
+  return markers;
 }
 
 std::string base_of(const std::string& path) {

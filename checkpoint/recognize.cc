@@ -143,6 +143,7 @@ class Recognizer {
     for (const auto& d : tree_.dirs) most += d.files.size() + 1;
     keys_.reserve(all_ ? most : top_.size());
     for (std::uint32_t i = 0; i < tree_.dirs.size(); ++i) directory(i);
+    count_ranks();
     if (!all_)
       for (const std::uint32_t t : top_)
         if (t != kNoTop) keys_.push_back(tops_[t]);
@@ -270,6 +271,24 @@ class Recognizer {
   }
 
   bool is_claimed(std::uint32_t d) const { return unit_[d]; }
+
+  // What every save of a directory is held to by the others beside it (DirFacts), in one pass:
+  // materializing each of 10,000 saves read every directory of the tree again (quadratic).
+  void count_ranks() {
+    const bool megatron = on(Layout::kMegatron), cosmos = on(Layout::kCosmosPolicy);
+    if (!megatron && !cosmos) return;
+    for (std::uint32_t i = 0; i < tree_.dirs.size(); ++i) {
+      const ListedDir& d = tree_.dirs[i];
+      if (d.parent == kNoDir) continue;
+      if (megatron) raise(facts_[d.parent].most_mp_ranks, mp_rank_dirs(tree_, i));
+      const std::uint32_t gp = up(i, 2);
+      if (cosmos && gp != kNoDir && d.name() == "policy")
+        raise(facts_[gp].most_rank_markers, rank_markers(d).size());
+    }
+  }
+  static void raise(std::uint32_t& most, std::size_t n) {
+    most = std::max(most, static_cast<std::uint32_t>(n));
+  }
 
   // Orbax CheckpointManager: <step>/ or <prefix>_<step>/ holding _CHECKPOINT_METADATA; a
   // <step>.orbax-checkpoint-tmp-<n> directory is a save in progress (materialize says so).

@@ -67,6 +67,7 @@ class Walker {
       for (std::size_t i = 0; i < listing.others.size(); ++i)
         if ((skip.empty() || !skip[i]) && (listing.others[i].type == EntryType::kSymlink) == links)
           classify(p, listing.others[i].name, listing.others[i].type, dir, index);
+    if (p.parent != kNoDir) tree_.dirs[p.parent].children.push_back(index);
     tree_.dirs.push_back(std::move(dir));
   }
 

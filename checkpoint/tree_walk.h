@@ -30,6 +30,9 @@ struct ListedDir {
     return slash == std::string::npos ? std::string_view(rel)
                                       : std::string_view(rel).substr(slash + 1);
   }
+  // Indexes in Tree::dirs of the directories listed below it, ascending: a directory's
+  // subdirectories without a pass over every directory of the tree.
+  std::vector<std::uint32_t> children;
 };
 
 struct Tree {

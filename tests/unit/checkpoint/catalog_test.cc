@@ -247,6 +247,22 @@ TEST(Megatron, LegacyNeedsEveryRankDirectory) {
   EXPECT_EQ(path_of(latest(fs)), d + "/iter_0000200");
 }
 
+// The rank directories a save is held to are those of the saves beside it (its save
+// directory), not of another save directory's: an older 4-rank job leaves 2-rank saves complete.
+TEST(Megatron, LegacyRankDirectoriesAreCountedAmongTheSavesBesideThem) {
+  FakeCheckpointFs fs;
+  const std::string old = kRoot + "/old", d = kRoot + "/gpt";
+  for (const char* r : {"mp_rank_00", "mp_rank_01", "mp_rank_02", "mp_rank_03"})
+    fs.add_file(old + "/iter_0005000/" + r + "/model_optim_rng.pt", make_zip());
+  fs.set_mtime(old + "/iter_0005000", fs.now() - 7200 * kS);
+  for (const char* r : {"mp_rank_00", "mp_rank_01"})
+    fs.add_file(d + "/iter_0000200/" + r + "/model_optim_rng.pt", make_zip());
+  fs.add_file(d + "/iter_0000300/mp_rank_00/model_optim_rng.pt", make_zip());
+  EXPECT_EQ(path_of(latest(fs)), d + "/iter_0000200");
+  fs.add_file(d + "/iter_0000300/mp_rank_01/model_optim_rng.pt", make_zip());
+  EXPECT_EQ(path_of(latest(fs)), d + "/iter_0000300");
+}
+
 TEST(Orbax, TmpDirectoriesAreSavesInProgress) {
   FakeCheckpointFs fs;
   const std::string d = kRoot + "/orbax";

@@ -140,6 +140,28 @@ TEST(CosmosPolicy, EveryRankNeedsItsFilesAndMarker) {
   EXPECT_EQ(c->run, "20250101100000");
 }
 
+// The ranks a save is held to are those of the other saves of its run (its checkpoints/), not of
+// another run's: an older 4-rank run leaves the 2-rank saves of the newer one complete.
+TEST(CosmosPolicy, RanksAreCountedAmongTheSavesOfTheirRun) {
+  FakeCheckpointFs fs;
+  auto step = [&](const std::string& run, int n, int ranks, int markers) {
+    const std::string d = kRoot + "/out/" + run + "/checkpoints/step_" + std::to_string(n);
+    fs.add_file(d + "/policy/cosmos_config", "{}");
+    for (int r = 0; r < ranks; ++r) {
+      fs.add_file(d + "/policy/model_rank_" + std::to_string(r) + ".pth", make_zip());
+      if (r < markers) fs.add_file(d + "/policy/.rank_" + std::to_string(r) + "_complete", "");
+    }
+  };
+  step("20250101100000", 900, 4, 4);
+  step("20250102090000", 100, 2, 2);
+  step("20250102090000", 200, 2, 2);
+  step("20250102090000", 300, 1, 1);  // rank 1 died before writing anything
+  auto c = latest(fs);
+  EXPECT_EQ(path_of(c), kRoot + "/out/20250102090000/checkpoints/step_200/policy");
+  step("20250102090000", 300, 2, 2);
+  EXPECT_EQ(path_of(latest(fs)), kRoot + "/out/20250102090000/checkpoints/step_300/policy");
+}
+
 TEST(Hf, TrainerStateIsWrittenLastAndFsdpSubfoldersBelongToTheCheckpoint) {
   FakeCheckpointFs fs;
   const std::string out = kRoot + "/out";

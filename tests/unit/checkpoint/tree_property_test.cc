@@ -63,6 +63,24 @@ TEST_P(RandomTrees, NoRandomTreeCrashesOrAnswersOutsideItself) {
 
 INSTANTIATE_TEST_SUITE_P(TreeProperty, RandomTrees, ::testing::Range(0u, 5u));
 
+// ListedDir::children is every directory whose parent it is, ascending (what a pass over every
+// directory of the tree would find).
+TEST_F(TreeProperty, EveryDirectoryListsItsChildren) {
+  for (std::uint32_t seed = 0; seed < 100; ++seed) {
+    FakeCheckpointFs fs;
+    RandomTree random(fs, kRoot);
+    const auto bytes = seeded_bytes(seed, 64 + seed % 512);
+    ByteSource in(bytes);
+    random.build(in, 200);
+    const Tree tree = walk_tree(fs, kRoot);
+    std::vector<std::vector<std::uint32_t>> expected(tree.dirs.size());
+    for (std::uint32_t i = 0; i < tree.dirs.size(); ++i)
+      if (tree.dirs[i].parent != kNoDir) expected[tree.dirs[i].parent].push_back(i);
+    for (std::uint32_t i = 0; i < tree.dirs.size(); ++i)
+      ASSERT_EQ(tree.dirs[i].children, expected[i]) << "seed " << seed << ": " << tree.dirs[i].path;
+  }
+}
+
 // The file system calls of the whole lookup on a tree of `entries` random entries.
 long operations(std::uint32_t seed, std::size_t entries) {
   FakeCheckpointFs fs;
