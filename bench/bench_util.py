@@ -2,7 +2,7 @@
 
 Imported by the Python inside bench/multinode_scale.sh, bench/multinode_restart.sh,
 bench/rendezvous_scale.sh, bench/metrics_cost.sh and bench/otlp_cost.sh (each puts bench/ on
-sys.path). Standard library only.
+sys.path), and by bench/watcher_catalog.py and bench/first_scan.py. Standard library only.
 """
 import os
 import signal
@@ -19,6 +19,17 @@ def ports(n):
     for s in ss:
         s.close()
     return p
+
+
+def cpu_ns(pid):
+    """CPU nanoseconds of every thread of `pid` (/proc/PID/task/*/schedstat: no clock ticks)."""
+    total = 0
+    for tid in os.listdir("/proc/%d/task" % pid):
+        try:
+            total += int(open("/proc/%d/task/%s/schedstat" % (pid, tid)).read().split()[0])
+        except OSError:
+            pass
+    return total
 
 
 def kill_marked(name, value):

@@ -25,6 +25,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "tests", "integration"))
 import ckpt_layouts  # noqa: E402
+from bench_util import cpu_ns  # noqa: E402
 
 BIN = sys.argv[1] if len(sys.argv) > 1 else os.path.join(HERE, "..", "build", "trainvisor")
 N = int(sys.argv[2]) if len(sys.argv) > 2 else 10000
@@ -92,16 +93,6 @@ def repoint(root, parent, old_name, new_name, old_step, new_step):
         if os.path.samefile(d, root):
             return
         d = os.path.dirname(d)
-
-
-def cpu_ns(pid):
-    total = 0
-    for tid in os.listdir("/proc/%d/task" % pid):
-        try:
-            total += int(open("/proc/%d/task/%s/schedstat" % (pid, tid)).read().split()[0])
-        except OSError:
-            pass
-    return total
 
 
 def steady(argv):
