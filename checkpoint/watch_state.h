@@ -52,6 +52,8 @@ class WatchState {
   // The checkpoints the scans since the last call saw being written (new, or rewritten after they
   // were complete) and not yet complete: each once per save. Not at the first scan (baseline).
   std::vector<Checkpoint> take_started() { return std::exchange(started_, {}); }
+  // How many checkpoints the scans so far found complete (after the baseline: those already there).
+  std::size_t complete() const { return done_.size(); }
   // Directories seen by the last scan (the watcher adds inotify watches for them).
   const std::vector<std::string>& directories() const { return directories_; }
 

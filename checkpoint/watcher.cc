@@ -120,11 +120,15 @@ void CheckpointWatcher::run() {
     inotify.emplace();
     if (inotify->fd() < 0) inotify.reset();
   }
+  const auto began = std::chrono::steady_clock::now();
   try {
     state.baseline(fs);
   } catch (const std::exception& e) {
     spdlog::warn("checkpoint watcher: scanning {} failed: {}", dir_, e.what());
   }
+  if (on_first_scan_ && !stopping_)
+    on_first_scan_(state.complete(),
+                   std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count());
   for (;;) {
     if (inotify) inotify->watch(state.directories());
     inotify_active_ = inotify.has_value();

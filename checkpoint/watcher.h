@@ -37,6 +37,11 @@ class CheckpointWatcher {
   // Before start(): called (on the watcher's thread) once for each checkpoint seen being written,
   // new or rewritten, before it is complete; --hang-timeout auto excuses the save while it runs.
   void on_save_started(std::function<void(const Checkpoint&)> f) { on_started_ = std::move(f); }
+  // Before start(): called (on the watcher's thread) once its first scan is over, with how many
+  // checkpoints it found complete there already (never reported) and the scan's seconds.
+  void on_first_scan(std::function<void(std::size_t complete, double seconds)> f) {
+    on_first_scan_ = std::move(f);
+  }
   void start();
   void stop();  // joins the thread; idempotent
   // True once the thread is watching with inotify (false: polling only).
@@ -49,6 +54,7 @@ class CheckpointWatcher {
   std::string format_;
   std::function<void(const CheckpointEvent&)> on_new_;
   std::function<void(const Checkpoint&)> on_started_;
+  std::function<void(std::size_t, double)> on_first_scan_;
   std::chrono::milliseconds poll_interval_;
   bool force_polling_;
   std::atomic<bool> inotify_active_{false};

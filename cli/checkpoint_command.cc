@@ -148,6 +148,13 @@ int watch(const Options& o, const std::string& dir, const std::string& format) {
         std::fflush(stdout);
       },
       millis(*interval), o.flag("polling"));
+  // One line once the first scan is over: the watch is on, and what was there is not news.
+  w.on_first_scan([&dir](std::size_t complete, double seconds) {
+    spdlog::info(
+        "checkpoint watch: first scan of {} done in {:.2f} s: {} complete checkpoint(s) there "
+        "already (not reported); each new one follows on stdout",
+        escape_control(dir), seconds, complete);
+  });
   // Ends on TERM/INT/HUP, taken by Init like every other command's signals; the watcher starts
   // once they come here. TERM and INT are how a watch is meant to end (a sidecar's pod stopping,
   // Ctrl-C): a clean stop, exit 0.

@@ -422,11 +422,16 @@ def test_link_logs_is_safe_to_repeat(tmp_path):
     assert r.returncode == 78 and "--link-logs" in r.stderr
 
 
-def watch(tmp_path, *extra):
+def watch(tmp_path, *extra, complete=None):
+    """`checkpoint watch` started and its first scan over: it says so on stderr, with how many
+    complete checkpoints were there already (`complete`: the number expected)."""
     p = subprocess.Popen([BIN, "checkpoint", "watch", "--dir", str(tmp_path),
                           "--poll-interval", "0.2", *extra],
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    time.sleep(0.5)  # let it take its baseline (not an assertion: only ordering)
+    line = p.stderr.readline()
+    assert f"checkpoint watch: first scan of {tmp_path} done in " in line, line
+    if complete is not None:
+        assert f" {complete} complete checkpoint(s) there already (not reported)" in line, line
     return p
 
 
@@ -434,7 +439,7 @@ def watch(tmp_path, *extra):
 def test_watcher_reports_each_new_complete_checkpoint(tmp_path, writer, mode):
     d = tmp_path / RUN1 / "checkpoints"
     save(writer, d / "agent_1.pt", 10)                  # there before: not reported
-    p = watch(tmp_path, *mode)
+    p = watch(tmp_path, *mode, complete=1)
     try:
         part = subprocess.Popen(writer("partial", str(d / "agent_3.pt"), "100000"),
                                 stdout=subprocess.PIPE, text=True)

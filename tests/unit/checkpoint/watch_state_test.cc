@@ -26,8 +26,11 @@ std::vector<std::string> paths(const std::vector<CheckpointEvent>& events) {
 TEST(WatchState, WhatIsThereAtStartIsNotReported) {
   FakeCheckpointFs fs;
   fs.add_file(kDir + "/agent_1.pt", make_zip());
+  fs.add_file(kDir + "/agent_2.pt", make_zip().substr(0, 20), fs.now() - 100 * kS);  // broken
   WatchState w("/ckpt", "auto");
+  EXPECT_EQ(w.complete(), 0u);
   w.baseline(fs);
+  EXPECT_EQ(w.complete(), 1u);  // what `checkpoint watch` says it found there already
   EXPECT_TRUE(w.scan(fs).empty());
 }
 
