@@ -74,4 +74,19 @@ class LoopTimer {
   std::unique_ptr<LoopTime::Timer> impl_;
 };
 
+// After the loop has stopped (the end of a run): runs what is ready on `io`, then pauses `step`
+// on `time`, until `done()` (true) or `rounds` rounds have passed (false). What the end waits for
+// this way (children's exits, the last frames, a side query's answer) is each bounded so.
+template <class Done>
+bool poll_until(boost::asio::io_context& io, LoopTime& time, LoopClock::duration step, int rounds,
+                Done&& done) {
+  for (int i = 0; i < rounds; ++i) {
+    io.restart();
+    io.poll();
+    if (done()) return true;
+    time.pause(step);
+  }
+  return false;
+}
+
 }  // namespace tv

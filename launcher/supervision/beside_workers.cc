@@ -36,11 +36,8 @@ bool BesideWorkers::answers_pending() const {
 }
 
 void BesideWorkers::stop(bool await_answers) {
-  for (int i = 0; await_answers && i < kMaxPolls && answers_pending(); ++i) {
-    io_.restart();
-    io_.poll();
-    if (answers_pending()) time_.pause(kPoll);
-  }
+  if (await_answers && answers_pending())
+    poll_until(io_, time_, kPoll, kMaxPolls, [this] { return !answers_pending(); });
   queries_.clear();  // what is left is killed
   if (watch_) watch_->stop();
 }

@@ -477,12 +477,7 @@ void Supervisor::release_workers() {
   const auto all_gone = [this] {
     return (!standbys_ || standbys_->all_gone()) && beside_.gone() && cluster_.flushed();
   };
-  for (int i = 0; i < 2000; ++i) {  // 1 s at most
-    io_.restart();
-    io_.poll();
-    if (all_gone()) break;
-    time_.pause(kEndPoll);
-  }
+  poll_until(io_, time_, kEndPoll, 2000, all_gone);  // 1 s at most
 }
 
 }  // namespace tv
