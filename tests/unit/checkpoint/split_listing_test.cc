@@ -15,23 +15,14 @@
 #include <thread>
 #include <vector>
 
+#include "tests/unit/fakes/temp_dir.h"
+
 namespace tv {
 namespace {
 
 namespace fs = std::filesystem;
 
-class TempDir {
- public:
-  TempDir() {
-    std::string templ = (fs::temp_directory_path() / "tv-split-XXXXXX").string();
-    path_ = ::mkdtemp(templ.data());
-  }
-  ~TempDir() { fs::remove_all(path_); }
-  const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
-};
+using testing::TempDir;
 
 bool on_ext4(const fs::path& p) {
   struct statfs s {};

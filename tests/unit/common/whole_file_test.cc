@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "common/own_dir.h"
+#include "tests/unit/fakes/temp_dir.h"
 
 namespace tv {
 namespace {
@@ -20,12 +21,6 @@ namespace fs = std::filesystem;
 
 class WholeFile : public ::testing::Test {
  protected:
-  void SetUp() override {
-    std::string tmpl = (fs::temp_directory_path() / "tv-whole-XXXXXX").string();
-    ASSERT_NE(::mkdtemp(tmpl.data()), nullptr);
-    dir = tmpl;
-  }
-  void TearDown() override { fs::remove_all(dir); }
   static std::string text(const fs::path& p) {
     std::ifstream in(p);
     std::stringstream s;
@@ -38,7 +33,8 @@ class WholeFile : public ::testing::Test {
     std::sort(out.begin(), out.end());
     return out;
   }
-  fs::path dir;
+  testing::TempDir tmp{"tv-whole"};
+  fs::path dir = tmp.path();
 };
 
 TEST_F(WholeFile, NewFileIsWrittenAndNothingElseIsLeft) {

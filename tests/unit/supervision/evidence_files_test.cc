@@ -15,11 +15,13 @@
 #include <vector>
 
 #include "tests/unit/fakes/fake_file_system.h"
+#include "tests/unit/fakes/temp_dir.h"
 
 namespace tv {
 namespace {
 
 using testing::FakeFileSystem;
+using testing::TempDir;
 
 EvidenceSetup setup(std::vector<std::string> argv, bool keep_logs = true) {
   EvidenceSetup s;
@@ -57,19 +59,14 @@ TEST(EvidenceFiles, OnlyFilesHoldingEvidenceAreListedAndOnlyWithALogDir) {
 
 class EvidenceFilesOnDisk : public ::testing::Test {
  protected:
-  void SetUp() override {
-    char tmpl[] = "/tmp/tv_evidence_test_XXXXXX";
-    ASSERT_NE(::mkdtemp(tmpl), nullptr);
-    dir_ = tmpl;
-  }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
   EvidenceSetup on_disk(std::vector<std::string> argv, bool stacks = true) {
     EvidenceSetup s = setup(std::move(argv));
     s.work_dir = dir_;
     s.stacks = stacks;
     return s;
   }
-  std::string dir_;
+  TempDir tmp_{"tv-evidence"};
+  std::string dir_ = tmp_.path();
   RealFileSystem fs_;
 };
 

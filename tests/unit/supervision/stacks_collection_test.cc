@@ -17,6 +17,7 @@
 #include "common/init.h"
 #include "tests/unit/fakes/fake_file_system.h"
 #include "tests/unit/fakes/sim_loop_time.h"
+#include "tests/unit/fakes/temp_dir.h"
 #include "tests/unit/supervision/fake_spawner.h"
 
 namespace tv {
@@ -26,6 +27,7 @@ using namespace std::chrono_literals;
 using testing::FakeFileSystem;
 using testing::FakeSpawner;
 using testing::SimLoopTime;
+using testing::TempDir;
 
 std::string read_file(const std::string& path) {
   std::ifstream in(path);
@@ -37,15 +39,11 @@ std::string read_file(const std::string& path) {
 class StacksCollectionTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    char tmpl[] = "/tmp/tv_stacks_test_XXXXXX";
-    ASSERT_NE(::mkdtemp(tmpl), nullptr);
-    dir_ = tmpl;
     for (int r = 0; r < 2; ++r) {
       const pid_t pid = *spawner_.spawn(SpawnRequest{"/w", {"w"}, {}, -1, -1, -1}, nullptr);
       workers_.push_back({r, pid, dir_ + "/stacks_" + std::to_string(r) + ".txt"});
     }
   }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
   void header(int r, pid_t pid) {
     fs_.add_file(workers_[r].stacks_path, "# trainvisor stacks: pid " + std::to_string(pid) +
                                               " main thread 0x00007f0" + std::to_string(r) + "\n");
@@ -64,7 +62,8 @@ class StacksCollectionTest : public ::testing::Test {
   SimLoopTime time_;
   FakeSpawner spawner_{io_};
   FakeFileSystem fs_;
-  std::string dir_;
+  TempDir tmp_{"tv-stacks"};
+  std::string dir_ = tmp_.path();
   std::vector<StacksCollection::Worker> workers_;
 };
 

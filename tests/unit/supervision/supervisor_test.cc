@@ -22,6 +22,7 @@
 #include "common/exit_codes.h"
 #include "tests/unit/fakes/fake_file_system.h"
 #include "tests/unit/fakes/sim_loop_time.h"
+#include "tests/unit/fakes/temp_dir.h"
 #include "tests/unit/supervision/fake_cluster.h"
 #include "tests/unit/supervision/fake_rank_dirs.h"
 #include "tests/unit/supervision/fake_signals.h"
@@ -37,6 +38,7 @@ using testing::FakeRankDirs;
 using testing::FakeSignals;
 using testing::FakeSpawner;
 using testing::SimLoopTime;
+using testing::TempDir;
 
 constexpr auto kGrace = 5000ms;
 
@@ -52,9 +54,6 @@ int count(const std::vector<int>& v, int x) { return static_cast<int>(std::range
 class SupervisorTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    char tmpl[] = "/tmp/tv_supervisor_test_XXXXXX";
-    ASSERT_NE(::mkdtemp(tmpl), nullptr);
-    dir_ = tmpl;
     cfg_.layout.nproc_per_node = 2;
     cfg_.executable = "/opt/train/worker";
     cfg_.argv = {"worker", "--lr", "0.1"};
@@ -63,11 +62,7 @@ class SupervisorTest : public ::testing::Test {
     cfg_.work_dir = dir_;
     cfg_.failure_file = dir_ + "/failure.txt";
   }
-  void TearDown() override {
-    sup_.reset();
-    std::error_code ec;
-    std::filesystem::remove_all(dir_, ec);
-  }
+  void TearDown() override { sup_.reset(); }
 
   // Joins the (fake) cluster and runs everything that is ready: generation 0 is spawned.
   void begin(int restarts = 0) {
@@ -126,7 +121,8 @@ class SupervisorTest : public ::testing::Test {
   FakeSignals signals_;
   FakeFileSystem fs_;       // what cfg_.fs reads, where a test sets it
   FakeRankDirs rank_dirs_;  // what cfg_.rank_dirs opens, where a test sets it
-  std::string dir_;
+  TempDir tmp_{"tv-supervisor"};
+  std::string dir_ = tmp_.path();
   SupervisorConfig cfg_;
   std::unique_ptr<FakeCluster> cluster_;
   std::unique_ptr<Supervisor> sup_;
