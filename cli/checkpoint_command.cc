@@ -10,6 +10,7 @@
 #include <chrono>
 #include <csignal>
 #include <cstdio>
+#include <filesystem>
 #include <nlohmann/json.hpp>
 
 #include "checkpoint/checkpoint_fs.h"
@@ -150,6 +151,12 @@ int watch(const Options& o, const std::string& dir, const std::string& format) {
       millis(*interval), o.flag("polling"));
   // One line once the first scan is over: the watch is on, and what was there is not news.
   w.on_first_scan([&dir](std::size_t complete, double seconds) {
+    std::error_code ec;
+    if (!std::filesystem::is_directory(dir, ec))
+      return spdlog::info(
+          "checkpoint watch: {} does not exist yet: watching for it to appear; each new "
+          "checkpoint follows on stdout",
+          escape_control(dir));
     spdlog::info(
         "checkpoint watch: first scan of {} done in {:.2f} s: {} complete checkpoint(s) there "
         "already (not reported); each new one follows on stdout",

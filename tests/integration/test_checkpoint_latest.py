@@ -435,6 +435,23 @@ def watch(tmp_path, *extra, complete=None):
     return p
 
 
+def test_a_watch_of_a_directory_not_there_yet_says_it_waits_and_reports_its_saves(tmp_path, writer):
+    """A sidecar often starts before the trainer has made its checkpoint directory: the watch
+    says it waits for it (not "0 complete checkpoints"), then reports the first save."""
+    d = tmp_path / "later"
+    p = subprocess.Popen([BIN, "checkpoint", "watch", "--dir", str(d), "--poll-interval", "0.2"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        line = p.stderr.readline()
+        assert f"checkpoint watch: {d} does not exist yet: watching for it to appear" in line, line
+        save(writer, d / RUN1 / "checkpoints" / "agent_7.pt", 10)
+        first = json.loads(p.stdout.readline())
+        assert first["path"].endswith("agent_7.pt") and first["step"] == 7, first
+    finally:
+        p.terminate()
+        assert p.wait(timeout=10) == 0
+
+
 @pytest.mark.parametrize("mode", [[], ["--polling"]], ids=["inotify", "polling"])
 def test_watcher_reports_each_new_complete_checkpoint(tmp_path, writer, mode):
     d = tmp_path / RUN1 / "checkpoints"
