@@ -41,6 +41,7 @@ Supervisor::Supervisor(boost::asio::io_context& io, SupervisorConfig cfg, Cluste
       grace_timer_(io, time),
       save_timer_(io, time),
       hang_timer_(io, time),
+      hangs_(cfg_.hang_timeout, cfg_.stall),
       beside_(
           io, time, spawner, cfg_.gpu_health, [this](const GpuHealthEvent& e) { on_gpu_health(e); },
           cfg_.side_queries),
@@ -51,12 +52,14 @@ Supervisor::Supervisor(boost::asio::io_context& io, SupervisorConfig cfg, Cluste
       reports_(io, time, spawner, {cfg_.executable, cfg_.base_env, cfg_.layout.node_rank}),
       evidence_({cfg_.stacks, cfg_.keep_logs, cfg_.work_dir, cfg_.first_attempt, cfg_.layout,
                  cfg_.executable, cfg_.argv, cfg_.base_env},
-                fs()) {
+                fs()),
+      starts_(io, time, spawner, fs(), rank_dirs(), evidence_,
+              {cfg_.layout, cfg_.executable, cfg_.argv, cfg_.base_env, cfg_.work_dir,
+               cfg_.keep_logs, cfg_.json_worker_lines, cfg_.first_attempt},
+              [this](pid_t p, int status) { on_child_exit(p, status); }) {
   standbys_ = StandbySet::create(io_, time_, cfg_.warm, cfg_.executable, cfg_.argv,
                                  cfg_.layout.nproc_per_node, spawner_,
                                  [this](pid_t p, int status) { on_child_exit(p, status); });
-  rank_env_.resize(static_cast<size_t>(cfg_.layout.nproc_per_node));
-  if (cfg_.stall) stall_.emplace(*cfg_.stall);
 }
 
 const FileSystem& Supervisor::fs() const {
@@ -90,7 +93,7 @@ void Supervisor::begin() {
   keep_running_.emplace(io_.get_executor());
   evidence_.prepare();
   cluster_.join(cluster_events());
-  if (cfg_.hang_timeout.count() > 0 || stall_) schedule_hang_check();
+  if (hangs_.on()) schedule_hang_check();
 }
 
 int Supervisor::end() {
@@ -114,7 +117,7 @@ Cluster::Events Supervisor::cluster_events() {
     // Another node's hang verdict: this node's ranks waited in the same collective, so the time
     // since its own last step is a hang's here too (the ledger is node 0's, whichever node saw it).
     if (f.node_rank != cfg_.layout.node_rank && f.exit_code == exit_code::kHang && cfg_.observer)
-      cfg_.observer->generation_hung(f.generation, node_silence_seconds());
+      cfg_.observer->generation_hung(f.generation, HangCheck::node_silence(running_workers(false)));
     observe_failure(f.generation);
     // Another node's root cause: its line for node 0's ledger (its files are on that node).
     if (f.node_rank != cfg_.layout.node_rank && cfg_.observer)
@@ -157,11 +160,8 @@ void Supervisor::start_generation(const GenerationPlan& plan) {
   if (!open_rank_dirs(plan.generation)) return;
   if (resume_) spdlog::info("generation {}: resuming from {}", plan.generation, resume_->path);
   if (cfg_.observer) cfg_.observer->generation_started(plan.generation);
-  if (stall_) {
-    stall_->generation_started(seconds_now());
-    top_step_.reset();
-    spdlog::info("generation {}: a hang is {}", plan.generation, stall_->describe());
-  }
+  if (auto rules = hangs_.generation_started(seconds_now()))
+    spdlog::info("generation {}: a hang is {}", plan.generation, *rules);
   if (cfg_.observer && !plan.retried_by.empty()) cfg_.observer->retry_judged(plan.retried_by);
   cause_wait_.cancel();
   spdlog::info("generation {}: starting {} worker(s), ranks {}-{}, MASTER_ADDR={} MASTER_PORT={}",
@@ -173,93 +173,29 @@ void Supervisor::start_generation(const GenerationPlan& plan) {
   // The next standbys, once this generation's workers are all started.
   if (standbys_)
     boost::asio::post(io_, [this] {
-      if (!node_run_.ending() && standbys_) standbys_->prepare(rank_env_);
+      if (!node_run_.ending() && standbys_) standbys_->prepare(starts_.rank_envs());
     });
 }
 
-std::string Supervisor::attempt_dir(int generation, int rank) const {
-  return rank_dir_path(cfg_.work_dir, cfg_.first_attempt + generation, rank);
-}
-
-// A refused rank directory (a link planted at attempt_<g>, another user's directory, a read-only
-// log dir) is trainvisor's own configuration error, decided before any worker of the generation
-// starts: this node exits 78 naming the path, and nothing is retried (docs/supervision.md).
+// A refused rank directory is trainvisor's own configuration error (WorkerStart::open_rank_dirs):
+// this node exits 78 naming the path, and nothing is retried (docs/supervision.md).
 bool Supervisor::open_rank_dirs(int generation) {
-  rank_dirs_.clear();
-  for (int l = 0; l < cfg_.layout.nproc_per_node; ++l) {
-    auto fd = rank_dirs().open(cfg_.work_dir, cfg_.first_attempt + generation,
-                               global_rank(cfg_.layout, l));
-    if (fd) {
-      rank_dirs_.push_back(std::move(*fd));
-      continue;
-    }
-    const std::string why = "generation " + std::to_string(generation) +
-                            " not started: " + fd.error().message +
-                            ": expected a directory of trainvisor's own (its user's, writable by "
-                            "no one else)";
-    spdlog::error("{}; exiting {} (trainvisor's configuration, not retried)", why,
-                  exit_code::kConfig);
-    rank_dirs_.clear();
-    node_run_.refuse(node_failure(generation, cfg_.layout.node_rank, exit_code::kConfig, why));
-    return false;
-  }
-  return true;
+  auto opened = starts_.open_rank_dirs(generation);
+  if (opened) return true;
+  spdlog::error("{}; exiting {} (trainvisor's configuration, not retried)", opened.error().message,
+                exit_code::kConfig);
+  node_run_.refuse(
+      node_failure(generation, cfg_.layout.node_rank, exit_code::kConfig, opened.error().message));
+  return false;
 }
 
 bool Supervisor::start_worker(int local_rank, const GenerationPlan& plan, WorkerEnd* end) {
-  const int rank = global_rank(cfg_.layout, local_rank);
-  const std::string dir = attempt_dir(plan.generation, rank);
-  const UniqueFd dir_fd =
-      std::move(rank_dirs_.at(static_cast<size_t>(local_rank)));  // start_generation
-  WorkerProcess::Identity id{local_rank,
-                             rank,
-                             plan.generation,
-                             dir + "/error.json",
-                             dir + "/heartbeat",
-                             cfg_.keep_logs ? dir : "",
-                             cfg_.json_worker_lines};
-  // An error file left by an earlier run in the same --log-dir would be read as this worker's.
-  rank_dirs().remove_stale(dir_fd.get(), "error.json");
-  auto w = std::make_shared<WorkerProcess>(io_, time_, spawner_, id, dir_fd.get(), fs());
-
-  WorkerAttempt attempt;
-  attempt.local_rank = local_rank;
-  attempt.generation = plan.generation;
-  attempt.master_port = plan.master_port;
-  attempt.error_file = id.error_file;
-  attempt.heartbeat_file = id.heartbeat_file;
-  if (resume_) attempt.resume_checkpoint = resume_->path;
-  evidence_.add_env(attempt, dir);
-  rank_dirs().remove_stale(dir_fd.get(),
-                           "stacks.txt");  // a stale one's header would name another pid
-  std::vector<std::string> argv = cfg_.argv;
-  if (resume_) argv.insert(argv.end(), resume_->args.begin(), resume_->args.end());
-  Environment env = build_worker_env(cfg_.base_env, cfg_.layout, attempt);
-  rank_env_[static_cast<size_t>(local_rank)] = env;
-  int out_r = -1, err_r = -1;
-  if (standbys_ && plan.generation > 0)
-    if (auto pid = standbys_->take(local_rank, rank, env, argv, &out_r, &err_r)) {
-      w->adopt_pipes(out_r, err_r);
-      return attach_worker(w, *pid);
-    }
-  int out_w = -1, err_w = -1;
-  if (!w->open_pipes(&out_w, &err_w)) {  // trainvisor's own descriptors: its 71, not 126
-    end->exit_code = exit_code::kOsError;
-    end->start_failed = true;
-    spdlog::error("rank {}: cannot create output pipes: {}", rank, std::strerror(errno));
-    return false;
-  }
-  SpawnRequest req{cfg_.executable, argv, std::move(env), /*stdin_fd=*/-1, out_w, err_w};
-  auto pid = spawner_.spawn(req, [this](pid_t p, int status) { on_child_exit(p, status); });
-  ::close(out_w);
-  ::close(err_w);
-  if (!pid) {
-    end->exit_code = pid.error().exit_code;
-    end->start_failed = true;
-    spdlog::error("rank {}: {}", rank, pid.error().message);
-    return false;
-  }
-  return attach_worker(w, *pid);
+  auto started = starts_.start(local_rank, plan, resume_, standbys_.get());
+  if (started) return attach_worker(started->worker, started->pid);
+  end->exit_code = started.error().exit_code;
+  end->start_failed = true;
+  spdlog::error("rank {}: {}", global_rank(cfg_.layout, local_rank), started.error().message);
+  return false;
 }
 
 bool Supervisor::attach_worker(const WorkerPtr& w, pid_t pid) {
@@ -405,44 +341,6 @@ void Supervisor::forward_signal(int sig) {
                        signal_name(sig));
   spdlog::log(level, "received {}: forwarded to {} worker(s)", signal_name(sig), group_.running());
   group_.forward(sig);
-}
-
-void Supervisor::schedule_hang_check() {
-  const auto period = stall_
-                          ? std::chrono::milliseconds(static_cast<long>(cfg_.stall->floor * 1000))
-                          : cfg_.hang_timeout;
-  const auto tick =
-      std::clamp(period / 4, std::chrono::milliseconds(50), std::chrono::milliseconds(1000));
-  hang_timer_.expires_after(tick);
-  hang_timer_.async_wait([this](const boost::system::error_code& ec) {
-    if (ec) return;
-    check_hangs();
-    schedule_hang_check();
-  });
-}
-
-// --hang-timeout S: a worker silent (no output, no heartbeat) for S is hung.
-// How long this node's workers have all been silent (no output, no heartbeat): its most recently
-// active worker's silence; 0 with none running.
-double Supervisor::node_silence_seconds() const {
-  std::optional<LoopClock::duration> least;
-  for (const auto& w : workers_)
-    if (w && !w->wait_status) least = std::min(least.value_or(w->silent_for()), w->silent_for());
-  return least ? std::chrono::duration<double>(*least).count() : 0.0;
-}
-
-void Supervisor::check_hangs() {
-  if (group_.state() != GroupState::kHealthy || stacks_.busy()) return;
-  if (stall_) return check_stall();
-  for (auto& w : workers_) {
-    if (!w || w->wait_status) continue;
-    w->poll_heartbeat();
-    if (w->silent_for() < cfg_.hang_timeout) continue;
-    spdlog::error("rank {}: no output and no heartbeat for {} ms: treating it as hung",
-                  w->id().rank, cfg_.hang_timeout.count());
-    return declare_hang(w->id().local_rank, "",
-                        std::chrono::duration<double>(w->silent_for()).count(), false);
-  }
 }
 
 void Supervisor::stop_standbys() {

@@ -1,10 +1,15 @@
-// Supervisor: the one event loop of `trainvisor run`. It runs the Asio io_context on which
-// signals (routed from Init while run() runs), child exits (from Init, through the Spawner),
-// worker output (WorkerProcess pipes) and timers (grace period, hang checks, output drain) arrive
-// as events, and owns all supervisor state: the WorkerGroup state machine, the live
-// WorkerProcesses, the root causes. supervisor_failure.cc has the failure side: the facts
-// the RootCauseJudge (root_cause_judge.h) chooses among, the report with its time and signature,
-// the root cause written at the end.
+// Supervisor: the one event loop of `trainvisor run`, and the adapter between it and the
+// decisions. It runs the Asio io_context on which signals (routed from Init while run() runs),
+// child exits (from Init, through the Spawner), worker output (WorkerProcess pipes) and timers
+// (grace period, hang checks, output drain) arrive as events; it hands each to the owner that
+// decides (NodeRun: how this node's run ends; WorkerGroup: its workers, all or nothing;
+// HangCheck: a hang; RootCauseJudge, RootCauseWait, OomKills: the root cause; GpuEventReader: a
+// GPU event) and carries out what they decide through the owners of the resources (WorkerStart:
+// a worker's start; WorkerProcess: its pipes; StandbySet, BesideWorkers, StacksCollection,
+// EvidenceFiles, CollectiveReports). Its own files: supervisor_failure.cc (the facts its
+// workers give the judge, the report with its time and signature, the root cause handed to
+// root_cause_files.h at the end), supervisor_hang.cc (the hang check's events and its verdict
+// carried out), supervisor_save.cc (--save-signal), supervisor_stacks.cc, supervisor_gpu.cc.
 //
 // A start, a failure and a restart (launcher/supervision/README.md has the whole flow):
 //   Cluster.start(plan) -> find the resume checkpoint (hook) -> WorkerGroup.start -> spawn each
@@ -51,6 +56,7 @@
 #include "launcher/supervision/evidence_files.h"
 #include "launcher/supervision/gpu_health_watch.h"
 #include "launcher/supervision/gpu_verdict.h"
+#include "launcher/supervision/hang_check.h"
 #include "launcher/supervision/node_run.h"
 #include "launcher/supervision/rank_dirs.h"
 #include "launcher/supervision/root_cause.h"
@@ -60,21 +66,14 @@
 #include "launcher/supervision/side_query.h"
 #include "launcher/supervision/spawner.h"
 #include "launcher/supervision/stacks_collection.h"
-#include "launcher/supervision/stall_detector.h"
 #include "launcher/supervision/standby_set.h"
 #include "launcher/supervision/stop_save.h"
 #include "launcher/supervision/worker_env.h"
 #include "launcher/supervision/worker_group.h"
 #include "launcher/supervision/worker_process.h"
+#include "launcher/supervision/worker_start.h"
 
 namespace tv {
-
-// A checkpoint to resume from: its path (TRAINVISOR_RESUME_CHECKPOINT) and the arguments
-// appended to every worker's command line.
-struct ResumeTarget {
-  std::string path;
-  std::vector<std::string> args;
-};
 
 struct SupervisorConfig {
   WorkerLayout layout;
@@ -196,12 +195,11 @@ class Supervisor final : public GroupActions, private NodeRunActions {
   void end_worker(const WorkerPtr& w);
   void post_end_worker(const WorkerPtr& w);
   bool attach_worker(const WorkerPtr& w, pid_t pid);
+  // supervisor_hang.cc: hangs_ looks at the running workers each tick; a verdict is carried out.
   void schedule_hang_check();
-  double node_silence_seconds() const;
+  std::vector<WorkerLook> running_workers(bool poll_heartbeats) const;
   void check_hangs();
-  // supervisor_stall.cc: --hang-timeout auto's check, and the verdict both kinds of check give.
-  void check_stall();
-  void declare_hang(int local_rank, const std::string& reason, double waited, bool in_startup);
+  void declare_hang(const HangVerdict& v);
   double seconds_now() const;
   const FileSystem& fs() const;  // cfg_.fs, else the real one
   // The wall clock failures are ordered on (reap times, failed_at_ns): cfg_.wall_clock_ns, else
@@ -210,9 +208,7 @@ class Supervisor final : public GroupActions, private NodeRunActions {
   const RankDirs& rank_dirs() const;  // cfg_.rank_dirs, else the real one
   void report_root_cause();
   void release_workers();
-  // attempt_<first_attempt + g>/rank_<r> under the work dir (rank_dirs.h).
-  std::string attempt_dir(int generation, int rank) const;
-  // Every local rank's directory of `generation` into rank_dirs_, before any worker of it starts;
+  // Every local rank's directory of `generation` (starts_), before any worker of it starts;
   // false when one is refused: this node then ends with 78 naming it.
   bool open_rank_dirs(int generation);
   void stop_standbys();
@@ -256,17 +252,13 @@ class Supervisor final : public GroupActions, private NodeRunActions {
   std::optional<LoopClock::time_point> kill_at_;      // the stop + the grace period
   int stop_after_save_with_ = SIGTERM;
   LoopTimer hang_timer_;
-  std::optional<StallDetector> stall_;      // --hang-timeout auto
-  std::optional<std::int64_t> top_step_;    // the highest progress step of this generation
-  std::map<int, std::string> hang_reason_;  // by generation: what its hang verdict said
+  HangCheck hangs_;  // --hang-timeout S or auto: the verdicts and their reasons
   // While the loop runs (begin() to end()): the signal route, and the work guard that keeps
   // io.run() waiting for the exits and signals Init's thread posts.
   std::unique_ptr<SignalRoute> route_;
   std::optional<boost::asio::executor_work_guard<boost::asio::io_context::executor_type>>
       keep_running_;
   std::vector<WorkerPtr> workers_;        // this generation's, by local rank
-  std::vector<Environment> rank_env_;     // this generation's worker environments, by local rank
-  std::vector<UniqueFd> rank_dirs_;       // this generation's rank directories (open_rank_dirs)
   std::unique_ptr<StandbySet> standbys_;  // warm standbys; null when off
   BesideWorkers beside_;                  // the GPU watch and the side queries, for the whole run
   GpuEventReader gpu_events_;             // what each GPU health event means for this node's run
@@ -279,6 +271,7 @@ class Supervisor final : public GroupActions, private NodeRunActions {
   StacksCollection stacks_;
   CollectiveReports reports_;  // failures and Stopped with their ranks' last collectives
   EvidenceFiles evidence_;     // the worker hook, the pid file, the evidence files and dumps
+  WorkerStart starts_;         // the rank directories, each worker's files, environment, process
   FailedOnce failed_once_;     // RunObserver::generation_failed at most once per generation
 };
 

@@ -1,32 +1,19 @@
 // The Supervisor's failure side: the facts this node's workers give the RootCauseJudge
 // (root_cause_judge.h: which failed first, also when another node's failure stops this one), the
-// report to the cluster with its time and signature, and the root cause written where the
-// orchestrator shows it at the end.
+// report to the cluster with its time and signature, and at the end the root cause handed to
+// root_cause_files.h, which decides what the orchestrator is shown.
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <csignal>
 
 #include "common/process.h"
+#include "launcher/supervision/root_cause_files.h"
 #include "launcher/supervision/root_cause_judge.h"
 #include "launcher/supervision/supervisor.h"
 
 namespace tv {
 namespace {
-constexpr size_t kTerminationLogLimit = 4096;  // Kubernetes reads at most 4096 bytes
-constexpr size_t kFailureFileLimit = 1024;     // SageMaker shows the first 1024 characters
-
-// true when written now.
-bool write_root_cause(const std::string& path, const std::string& text, bool only_if_absent,
-                      std::size_t limit) {
-  auto written = write_root_cause_file(path, text, only_if_absent, limit);
-  if (!written)
-    spdlog::warn("root cause {}", written.error().message);
-  else if (*written)
-    spdlog::info("root cause written to {}", path);
-  return written && *written;
-}
-
 // When worker `w` failed, as RootCauseJudge orders it: its error file's mtime, else when it was
 // reaped. One that has not been reaped yet counts only with an error file.
 LocalFailure failure_time(const FileSystem& fs, const WorkerProcess& w,
@@ -138,8 +125,7 @@ void Supervisor::report_failure(int generation, const WorkerEnd& first) {
   rec.exit_code = first.exit_code;
   rec.signal = first.signal;
   rec.hang = first.hang;
-  if (auto why = hang_reason_.find(generation); rec.hang && why != hang_reason_.end())
-    rec.hang_reason = why->second;
+  if (auto why = hangs_.reason_of(generation); rec.hang && why) rec.hang_reason = *why;
   rec.out_of_memory = oom_kills_.why(rec.signal);
   if (w) {
     std::string why;
@@ -169,29 +155,16 @@ void Supervisor::report_failure(int generation, const WorkerEnd& first) {
                           });
 }
 
+// The table of this node's root causes in the log; the orchestrator's files (root_cause_files.h).
 void Supervisor::report_root_cause() {
   if (!causes_.empty()) spdlog::info("root causes:\n{}", format_failure_table(causes_));
-  const Ending& ending = node_run_.outcome();
-  if (!ending.failure) return;
-  const NodeFailure& final_failure = *ending.failure;
-  std::string text = final_failure.summary + "\n";
-  // This node's own record (with its traceback) only when the job's root cause is this node's:
-  // a collateral failure here is not the reason another node's failure gets.
-  for (auto& c : causes_)
-    if (c.generation == final_failure.generation && c.node_rank == final_failure.node_rank) {
-      // The files as they are now (peers' dumps came later), the dumps read
-      // in a child Python (after the loop: it blocks).
-      c.evidence = evidence_of(c.generation) + evidence_.nccl_summary(c.generation);
-      text = detail_text(c);
-    }
-  if (ending.kind == Ending::Kind::kNodeFault) text = ending.fault + "\n";
-  if (write_root_cause(cfg_.failure_file, with_decision(text, final_failure, false), true,
-                       kFailureFileLimit) &&
-      cfg_.observer)
+  // The evidence as the files are now, the dumps read in a child Python (after the loop: blocks).
+  const auto texts = root_cause_texts(node_run_.outcome(), causes_, [this](int g) {
+    return evidence_of(g) + evidence_.nccl_summary(g);
+  });
+  if (!texts) return;
+  if (write_root_cause_files({cfg_.failure_file, cfg_.termination_log}, *texts) && cfg_.observer)
     cfg_.observer->root_cause_file(cfg_.failure_file);
-  if (!cfg_.termination_log.empty())
-    write_root_cause(cfg_.termination_log, with_decision(text, final_failure, true), false,
-                     kTerminationLogLimit);
 }
 
 }  // namespace tv

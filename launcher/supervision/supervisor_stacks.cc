@@ -11,7 +11,9 @@ std::vector<StacksCollection::Worker> Supervisor::stack_workers() const {
   for (const auto& w : workers_)
     if (w && !w->wait_status && w->pid() > 0)
       out.push_back(
-          {w->id().rank, w->pid(), attempt_dir(w->id().generation, w->id().rank) + "/stacks.txt"});
+          {w->id().rank, w->pid(),
+           rank_dir_path(cfg_.work_dir, cfg_.first_attempt + w->id().generation, w->id().rank) +
+               "/stacks.txt"});
   return out;
 }
 
