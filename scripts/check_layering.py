@@ -20,7 +20,9 @@ ALLOWED = {
     "launcher/supervision": ["common"],
     "launcher/rendezvous": ["common", "launcher/supervision"],
     "launcher/observability": ["common"],
-    "launcher/plan": ["common"],
+    # composes the other modules' types into run's plan; none of them includes it (no cycle)
+    "launcher/plan": ["common", "checkpoint", "health", "launcher/topology", "launcher/supervision",
+                      "launcher/rendezvous", "launcher/observability"],
     "render": ["common"],
     "cli": ["common", "checkpoint", "health", "launcher/topology", "launcher/supervision",
             "launcher/rendezvous", "launcher/observability", "launcher/plan", "render", "cli"],

@@ -49,3 +49,13 @@ def test_a_module_including_cli_is_caught(tmp_path):
     add_include(root, "checkpoint/discovery.cc", "cli/commands.h")
     r = check(root)
     assert r.returncode == 1 and "cli/commands.h" in r.stdout
+
+
+def test_plan_including_cli_and_a_module_including_plan_are_caught(tmp_path):
+    root = copy_modules(tmp_path)
+    add_include(root, "launcher/plan/run_rules.cc", "cli/commands.h")
+    add_include(root, "launcher/supervision/supervisor.cc", "launcher/plan/run_plan.h")
+    r = check(root)
+    assert r.returncode == 1
+    assert "launcher/plan may not include cli/commands.h" in r.stdout
+    assert "launcher/supervision may not include launcher/plan/run_plan.h" in r.stdout
