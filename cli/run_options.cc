@@ -1,6 +1,5 @@
 #include "cli/run_options.h"
 
-#include "checkpoint/resume.h"
 #include "cli/torchrun_options.h"
 #include "launcher/topology/topology_options.h"
 

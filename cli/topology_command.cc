@@ -9,6 +9,7 @@
 #include "common/exit_codes.h"
 #include "common/json_text.h"
 #include "launcher/topology/topology.h"
+#include "launcher/topology/topology_options.h"
 
 namespace tv {
 
