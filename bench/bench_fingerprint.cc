@@ -1,12 +1,12 @@
 // What the node fingerprint costs (docs/coordination.md, "Node fingerprint"; docs/benchmarks.md):
-// gathering this node's (file reads and the environment: cli/node_fingerprint.h; the torch child
-// it reuses ran anyway), a join carrying one encoded and decoded, and node 0's comparison of N
-// nodes' fingerprints, identical or with one node different.
+// gathering this node's (file reads and the environment: launcher/plan/node_fingerprint.h; the
+// torch child it reuses ran anyway), a join carrying one encoded and decoded, and node 0's
+// comparison of N nodes' fingerprints, identical or with one node different.
 // Usage: build/bench/bench_fingerprint (Google Benchmark's flags apply)
 #include <benchmark/benchmark.h>
 
-#include "cli/node_fingerprint.h"
 #include "common/file_system.h"
+#include "launcher/plan/node_fingerprint.h"
 
 namespace {
 

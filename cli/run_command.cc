@@ -1,6 +1,6 @@
-// `trainvisor run [OPTIONS] -- CMD`: parses, asks plan_run (cli/run_plan.h) what the run will do,
-// and wires the preflight, the checkpoint watch, the observability, the Cluster and the Supervisor
-// together in that order.
+// `trainvisor run [OPTIONS] -- CMD`: parses, asks plan_run (launcher/plan/run_plan.h) what the run
+// will do, on this machine's facts (real_plan_facts), and wires the preflight, the checkpoint
+// watch, the observability, the Cluster and the Supervisor together in that order.
 #include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
 #include <sys/stat.h>
@@ -22,7 +22,6 @@
 #include "cli/observability.h"
 #include "cli/resume_hook.h"
 #include "cli/run_options.h"
-#include "cli/run_plan.h"
 #include "cli/start_banner.h"
 #include "cli/torchrun_options.h"
 #include "common/escape.h"
@@ -37,7 +36,9 @@
 #include "health/nccl_locate.h"
 #include "health/nccl_probe.h"
 #include "health/preflight.h"
+#include "health/torch_version.h"
 #include "launcher/observability/gpu_peak.h"
+#include "launcher/plan/run_plan.h"
 #include "launcher/rendezvous/network_cluster.h"
 #include "launcher/supervision/attempt_number.h"
 #include "launcher/supervision/local_cluster.h"
@@ -493,6 +494,19 @@ Status change_to_workdir(const Options& o) {
   return ok_status();
 }
 
+// The machine plan_run reads: the files, GPUs and address given, PATH, this binary and a child of
+// the workers' python for its torch.
+PlanFacts real_plan_facts(const FileSystem& fs, const GpuCounter& gpus, const HostAddress& host) {
+  return {.fs = fs,
+          .gpus = gpus,
+          .host = host,
+          .executable = find_executable,
+          .torch = [](const std::string& python,
+                      const Environment& env) { return detect_torch_version(python, env); },
+          .self_exe = self_exe,
+          .version = TRAINVISOR_VERSION};
+}
+
 void print_help() {
   std::printf(
       "usage: trainvisor run [OPTIONS] [--] CMD [ARGS...]\n"
@@ -525,7 +539,7 @@ int run_command(const Args& args, const Environment& env) {
   const RealFileSystem fs;
   const RealGpuCounter gpus(env);
   const RealHostAddress host;
-  auto plan = plan_run(*opts, env, PlanFacts{fs, gpus, host});
+  auto plan = plan_run(*opts, env, real_plan_facts(fs, gpus, host));
   if (!plan) return refuse(plan.error());
   if (const std::string& why = plan->topology.not_training; !why.empty()) {
     // docs/platforms/sagemaker.md, "Heterogeneous clusters": SageMaker ends the job when every

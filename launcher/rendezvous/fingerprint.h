@@ -6,9 +6,9 @@
 // A fingerprint is a few facts (trainvisor's version, the driver, CUDA, NCCL, aws-ofi-nccl and
 // torch versions, the GPU model), each "unknown" when it could not be read, and the job's
 // NCCL_* / FI_* / CUDA_* / TORCH_* variables (less those that differ by design:
-// `differs_by_design`) with a SHA-256 of them all. Gathering the facts is cli/'s
-// (cli/node_fingerprint.h); this module is pure: the variables chosen, the message's JSON, and
-// the comparison, which names each difference per node.
+// `differs_by_design`) with a SHA-256 of them all. Gathering the facts is launcher/plan's
+// (launcher/plan/node_fingerprint.h); this module is pure: the variables chosen, the message's
+// JSON, and the comparison, which names each difference per node.
 #pragma once
 
 #include <map>

@@ -70,7 +70,7 @@ void JobStateMachine::preflight_result(int node, bool passed, const std::string&
 
 void JobStateMachine::start_generation(Clock::time_point now) {
   // A base port of 0: generation 0 takes a fresh one too (the given one is a port trainvisor
-  // itself listens on: cli/master_port.h).
+  // itself listens on: launcher/plan/master_port.h).
   const bool fresh = gen_ > 0 || base_master_port_ == 0;
   master_port_ = fresh ? actions_.fresh_port() : base_master_port_;
   if (master_port_ == 0) {

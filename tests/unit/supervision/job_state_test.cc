@@ -84,8 +84,8 @@ TEST_F(JobState, NoFreshPortFallsBackToTheBasePort) {
   EXPECT_EQ(actions.starts[1].master_port, 29500);
 }
 
-// Base port 0: the given port was one trainvisor listens on (cli/master_port.h), so generation 0
-// takes a fresh one as every restart does.
+// Base port 0: the given port was one trainvisor listens on (launcher/plan/master_port.h), so
+// generation 0 takes a fresh one as every restart does.
 TEST_F(JobState, ABasePortOfZeroGivesGenerationZeroAFreshPortToo) {
   for (int nnodes : {1, 2}) {
     actions = FakeActions{};

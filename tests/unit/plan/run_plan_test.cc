@@ -1,11 +1,15 @@
-// plan_run (cli/run_plan.h): what `run` decides from its options, the environment the platform
-// injects and the machine's facts (an in-memory file system, a fixed GPU count and address), before
-// anything starts. The workers' command is /bin/true, so no python is asked for its torch.
-#include "cli/run_plan.h"
+// plan_run (launcher/plan/run_plan.h): what `run` decides from its options, the environment the
+// platform injects and the machine's facts (an in-memory file system, a fixed GPU count and
+// address, PATH and the workers' torch as answers), before anything starts. No child runs: the
+// torch is the fake's answer, and each python asked for it is recorded. The options are parsed
+// with run's own table (cli/run_options.cc), as run_command does.
+#include "launcher/plan/run_plan.h"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <csignal>
+#include <map>
 
 #include "cli/run_options.h"
 #include "common/exit_codes.h"
@@ -17,13 +21,33 @@ namespace {
 
 class RunPlanTest : public ::testing::Test {
  protected:
+  // `args`, then the workers' command: /bin/true unless a test gives its own after "--".
   Result<RunPlan> plan(std::vector<std::string> args) {
-    args.insert(args.end(), {"--no-python", "/bin/true"});
+    if (std::find(args.begin(), args.end(), "--") == args.end())
+      args.insert(args.end(), {"--no-python", "/bin/true"});
     auto o = parse_options(run_option_specs(), args, env, ParseMode{true, true});
     if (!o) return o.error();
     const FixedGpuCounter gpus(0);
     const FixedHostAddress host("10.0.0.9");
-    return plan_run(*o, env, PlanFacts{fs, gpus, host});
+    return plan_run(*o, env, facts(gpus, host));
+  }
+  PlanFacts facts(const GpuCounter& gpus, const HostAddress& host) {
+    return {
+        .fs = fs,
+        .gpus = gpus,
+        .host = host,
+        .executable = [this](const std::string& name, const Environment&) -> Result<std::string> {
+          if (!on_path.count(name))
+            return Error{exit_code::kNotFound, "command not found: " + name};
+          return on_path.at(name);
+        },
+        .torch = [this](const std::string& python,
+                        const Environment&) -> std::optional<TorchVersion> {
+          asked_torch.push_back(python);
+          return torch;
+        },
+        .self_exe = [] { return std::string("/usr/bin/trainvisor"); },
+        .version = "9.9.9"};
   }
   RunPlan ok(std::vector<std::string> args) {
     auto p = plan(std::move(args));
@@ -36,15 +60,23 @@ class RunPlanTest : public ::testing::Test {
     return p.ok() ? Error{} : p.error();
   }
   void slurm_step() {
-    for (const auto& [k, v] : {std::pair{"SLURM_JOB_ID", "7"}, {"SLURM_STEP_ID", "0"},
-                               {"SLURM_NNODES", "1"}, {"SLURM_STEP_NUM_NODES", "1"},
-                               {"SLURM_NODEID", "0"}, {"SLURM_LOCALID", "0"},
-                               {"SLURM_STEP_NODELIST", "tvn1"}, {"SLURM_NTASKS_PER_NODE", "1"}})
+    for (const auto& [k, v] : {std::pair{"SLURM_JOB_ID", "7"},
+                               {"SLURM_STEP_ID", "0"},
+                               {"SLURM_NNODES", "1"},
+                               {"SLURM_STEP_NUM_NODES", "1"},
+                               {"SLURM_NODEID", "0"},
+                               {"SLURM_LOCALID", "0"},
+                               {"SLURM_STEP_NODELIST", "tvn1"},
+                               {"SLURM_NTASKS_PER_NODE", "1"}})
       env.set(k, v);
   }
 
   Environment env;
   testing::FakeFileSystem fs;
+  std::map<std::string, std::string> on_path = {{"/bin/true", "/bin/true"},
+                                                {"python3", "/usr/bin/python3"}};
+  std::optional<TorchVersion> torch;     // the workers' python's answer
+  std::vector<std::string> asked_torch;  // each python asked
 };
 
 TEST_F(RunPlanTest, TheOperatorsPortOnTheMetricsPortBecomesAFreshMasterPort) {
@@ -56,8 +88,8 @@ TEST_F(RunPlanTest, TheOperatorsPortOnTheMetricsPortBecomesAFreshMasterPort) {
 }
 
 TEST_F(RunPlanTest, OnePortNamedForTheMasterAndTheMetricsByTrainvisorsOptionsIsRefused) {
-  const Error e = refused({"--nproc-per-node", "1", "--master-port", "29500", "--metrics-port",
-                           "29500"});
+  const Error e =
+      refused({"--nproc-per-node", "1", "--master-port", "29500", "--metrics-port", "29500"});
   EXPECT_EQ(e.exit_code, exit_code::kConfig);
   EXPECT_NE(e.message.find("29500"), std::string::npos) << e.message;
 }
@@ -137,6 +169,66 @@ TEST_F(RunPlanTest, TheGracePeriodIsGivenOrUnderThePlatformsStopWindow) {
   const auto kubernetes = ok({"--nproc-per-node", "1"}).sup.grace;
   EXPECT_LT(kubernetes.count(), 30000);  // under the pod's terminationGracePeriodSeconds
   EXPECT_GT(local.count(), 0);
+}
+
+TEST_F(RunPlanTest, APythonScriptRunsUnderTheInterpreterAndItsTorchDecidesTheLayout) {
+  fs.add_file("train.py", "");
+  torch = TorchVersion{2, 5, "2.5.1+cu124", "12.4", "2.21.5"};
+  const RunPlan p = ok({"--nproc-per-node", "1", "--", "train.py", "--lr", "1"});
+  EXPECT_EQ(p.sup.argv, (std::vector<std::string>{"python3", "-u", "train.py", "--lr", "1"}));
+  EXPECT_EQ(p.sup.executable, "/usr/bin/python3");  // PATH's answer
+  EXPECT_EQ(p.interpreter.origin, "PATH");
+  EXPECT_EQ(asked_torch, std::vector<std::string>{"python3"});
+  ASSERT_TRUE(p.sup.layout.torch.has_value());
+  EXPECT_EQ(*p.sup.layout.torch, (std::pair{2, 5}));
+}
+
+TEST_F(RunPlanTest, ACommandThatIsNotPythonAsksNoTorch) {
+  const RunPlan p = ok({"--nproc-per-node", "1"});
+  EXPECT_TRUE(asked_torch.empty());
+  EXPECT_FALSE(p.torch.has_value());
+  EXPECT_FALSE(p.sup.layout.torch.has_value());
+}
+
+TEST_F(RunPlanTest, AMissingScriptOrCommandIsRefusedBeforeAnythingStarts) {
+  const Error script = refused({"--nproc-per-node", "1", "--", "missing.py"});
+  EXPECT_EQ(script.exit_code, exit_code::kNotFound);
+  EXPECT_NE(script.message.find("missing.py: no such file"), std::string::npos) << script.message;
+  const Error command = refused({"--nproc-per-node", "1", "--no-python", "--", "nosuch"});
+  EXPECT_EQ(command.exit_code, exit_code::kNotFound);
+  EXPECT_EQ(command.message, "command not found: nosuch");  // PATH's answer, passed on
+}
+
+TEST_F(RunPlanTest, TheGpuWatchRunsThisBinaryUnlessItIsOff) {
+  const RunPlan p = ok({"--nproc-per-node", "1"});
+  ASSERT_TRUE(p.sup.gpu_health.has_value());
+  EXPECT_EQ(p.sup.gpu_health->executable, "/usr/bin/trainvisor");
+  EXPECT_EQ(p.sup.gpu_health->argv.at(1), "__query");
+  EXPECT_FALSE(ok({"--nproc-per-node", "1", "--gpu-health", "off"}).sup.gpu_health.has_value());
+}
+
+TEST_F(RunPlanTest, TheFingerprintCarriesThisVersionAndTheWorkersTorch) {
+  fs.add_file("train.py", "");
+  torch = TorchVersion{2, 5, "2.5.1+cu124", "12.4", "2.21.5"};
+  const RunPlan p = ok({"--nnodes", "2", "--node-rank", "1", "--nproc-per-node", "1",
+                        "--master-addr", "10.0.0.1", "--", "train.py"});
+  ASSERT_TRUE(p.fingerprint.has_value());
+  const auto& facts = p.fingerprint->facts;
+  EXPECT_EQ(facts.at("trainvisor"), "9.9.9");
+  EXPECT_EQ(facts.at("torch"), "2.5.1+cu124");
+  EXPECT_EQ(facts.at("cuda"), "12.4");
+}
+
+TEST_F(RunPlanTest, TheResumeLookupIsTheWorkersExperimentsUnlessOneIsNamed) {
+  fs.add_file("train.py", "");
+  const RunPlan p = ok({"--nproc-per-node", "1", "--checkpoint-dir", "/ckpt", "--", "train.py",
+                        "--experiment_name", "cartpole", "--task", "Isaac-Cartpole-v0"});
+  ASSERT_TRUE(p.resume.has_value());
+  EXPECT_EQ(p.resume->experiment, "cartpole");
+  EXPECT_EQ(p.resume->task, "Isaac-Cartpole-v0");
+  EXPECT_EQ(p.resume->settle.count(), 0);
+  EXPECT_FALSE(
+      ok({"--nproc-per-node", "1", "--checkpoint-dir", "/ckpt", "--resume", "none"}).resume);
 }
 
 }  // namespace

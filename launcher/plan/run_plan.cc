@@ -1,4 +1,4 @@
-#include "cli/run_plan.h"
+#include "launcher/plan/run_plan.h"
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -6,14 +6,11 @@
 #include <filesystem>
 
 #include "checkpoint/experiments.h"
-#include "cli/master_port.h"
-#include "cli/node_fingerprint.h"
-#include "cli/run_options.h"
 #include "common/exit_codes.h"
-#include "common/process.h"
-#include "common/stop_window.h"
-#include "health/isolated_query.h"
 #include "health/nccl_locate.h"
+#include "launcher/plan/master_port.h"
+#include "launcher/plan/node_fingerprint.h"
+#include "launcher/plan/run_choices.h"
 #include "launcher/plan/run_rules.h"
 #include "launcher/supervision/model_export.h"
 #include "launcher/supervision/standby.h"
@@ -73,14 +70,15 @@ std::optional<std::string> checkpoint_dir(const Options& o, const FileSystem& fs
   return checkpoint_dir_rule(v ? std::optional(absolute_path(v->value)) : std::nullopt, fs);
 }
 
-// The torch the workers import (a child of their python: health/torch_version.h), which decides
-// the version-dependent variables of their environment; nullopt when the command is not python.
+// The torch the workers import (a child of their python: PlanFacts::torch), which decides the
+// version-dependent variables of their environment; nullopt when the command is not python.
 std::optional<TorchVersion> workers_torch(const Options& o, const std::vector<std::string>& argv,
-                                          const Interpreter& py, const Environment& env) {
+                                          const Interpreter& py, const Environment& env,
+                                          const PlanFacts& facts) {
   const bool python_form = !o.flag("no-python") && argv.front() == py.path;
   const auto python = python_form ? std::optional(py.path) : worker_python(argv, env);
   if (!python) return std::nullopt;
-  auto v = detect_torch_version(*python, env);
+  auto v = facts.torch(*python, env);
   if (!v)
     spdlog::info(
         "torch: {} has no torch that could be read (workers get both "
@@ -151,13 +149,13 @@ Status read_timing(const Options& o, const Environment& env, RunPlan& p) {
 // --gpu-health: the watch child's request (`trainvisor __query gpu-watch SECONDS`); its
 // environment is the workers' base (CUDA_VISIBLE_DEVICES says which GPUs are the job's), set in
 // plan_run.
-Status read_gpu_health(const Options& o, RunPlan& p) {
+Status read_gpu_health(const Options& o, const PlanFacts& facts, RunPlan& p) {
   auto mode = choice_of(o, "gpu-health", kGpuHealthWords);
   if (!mode) return mode.error();
   auto interval = o.get_double("gpu-health-interval");
   if (!interval) return interval.error();
   if (*mode == GpuHealthMode::kOff) return ok_status();
-  const std::string exe = self_exe();
+  const std::string exe = facts.self_exe();
   p.sup.gpu_health = SpawnRequest{
       exe, {exe, "__query", "gpu-watch", fmt::format("{}", *interval)}, p.sup.base_env};
   // Slurm's step-wide SIGUSR1 (a warning before the time limit) reaches the watch too; its
@@ -167,8 +165,9 @@ Status read_gpu_health(const Options& o, RunPlan& p) {
   return ok_status();
 }
 
-Status read_health_and_checkpoints(const Options& o, const FileSystem& fs, RunPlan& p) {
-  if (auto s = read_gpu_health(o, p); !s) return s;
+Status read_health_and_checkpoints(const Options& o, const PlanFacts& facts, RunPlan& p) {
+  const FileSystem& fs = facts.fs;
+  if (auto s = read_gpu_health(o, facts, p); !s) return s;
   auto pf = choice_of(o, "preflight", kPreflightWords);
   if (!pf) return pf.error();
   auto rt = choice_of(o, "require-transport", kTransportWords);
@@ -275,18 +274,18 @@ Result<RunPlan> plan_run(const Options& o, const Environment& env, const PlanFac
   auto argv = build_worker_argv(o, py.path);
   if (!argv) return argv.error();
   p.interpreter = py;
-  auto exe = find_executable(argv->front(), env);
+  auto exe = facts.executable(argv->front(), env);
   if (!exe) return exe.error();
-  p.torch = workers_torch(o, *argv, py, env);
+  p.torch = workers_torch(o, *argv, py, env, facts);
   // What every node must share, sent in its joins (docs/coordination.md, "Node fingerprint").
-  if (p.topology.nnodes > 1) p.fingerprint = node_fingerprint(env, p.torch, fs, TRAINVISOR_VERSION);
+  if (p.topology.nnodes > 1) p.fingerprint = node_fingerprint(env, p.torch, fs, facts.version);
   if (auto s =
           assign(choice_of(o, "node-fingerprint", kNodeFingerprintWords), p.check_fingerprints);
       !s)
     return s.error();
   if (auto s = read_timing(o, env, p); !s) return s.error();
   if (auto s = read_export(o, env, fs, p); !s) return s.error();
-  if (auto s = read_health_and_checkpoints(o, fs, p); !s) return s.error();
+  if (auto s = read_health_and_checkpoints(o, facts, p); !s) return s.error();
   for (auto* step : {read_rendezvous, read_warm_standby})
     if (auto s = step(o, p); !s) return s.error();
   auto obs = read_observability_options(o, env.has("KUBERNETES_SERVICE_HOST"));

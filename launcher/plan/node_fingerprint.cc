@@ -1,4 +1,4 @@
-#include "cli/node_fingerprint.h"
+#include "launcher/plan/node_fingerprint.h"
 
 #include <algorithm>
 #include <vector>

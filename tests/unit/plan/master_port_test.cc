@@ -1,5 +1,5 @@
 // keep_master_port_apart: the workers' MASTER_PORT is never a port trainvisor listens on.
-#include "cli/master_port.h"
+#include "launcher/plan/master_port.h"
 
 #include <gtest/gtest.h>
 

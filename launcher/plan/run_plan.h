@@ -3,17 +3,19 @@
 // ports (rendezvous = master port + 1, kept apart from the workers' MASTER_PORT), the restart,
 // resume and hang rules, the signal rule (Slurm delivers to the whole step) and the workers'
 // environment. Nothing runs, listens or writes here; the facts of the machine (files, GPUs, this
-// host's address) come through `PlanFacts`, so tests give fakes. One child may run: the workers'
-// python, asked for its torch version (health/torch_version.h), when their command is python.
-// cli/run_command.cc parses, calls plan_run and wires what it returns.
+// host's address, the programs on PATH, this binary's path, the workers' torch) come through
+// `PlanFacts`, so tests give fakes. Through it one child may run: the workers' python, asked for
+// its torch version (health/torch_version.h), when their command is python. The rules it calls are
+// run_rules.h's, master_port.h's and node_fingerprint.h's; cli/run_command.cc parses, calls
+// plan_run with the real facts and wires what it returns.
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <optional>
 #include <string>
 
 #include "checkpoint/resume.h"
-#include "cli/observability.h"
 #include "common/environment.h"
 #include "common/file_system.h"
 #include "common/options.h"
@@ -21,6 +23,7 @@
 #include "health/gpu_watch.h"
 #include "health/preflight.h"
 #include "health/torch_version.h"
+#include "launcher/plan/observability_options.h"
 #include "launcher/rendezvous/fingerprint.h"
 #include "launcher/supervision/restart_policy.h"
 #include "launcher/supervision/supervisor.h"
@@ -56,11 +59,19 @@ struct RunPlan {
   std::chrono::milliseconds rdzv_timeout{0}, peer_timeout{0};
 };
 
-// The machine's facts plan_run reads.
+// The machine's facts plan_run reads: the real ones are wired by cli/run_command.cc.
 struct PlanFacts {
   const FileSystem& fs;
   const GpuCounter& gpus;
   const HostAddress& host;
+  // The workers' first word as an executable (a PATH lookup: common/process.h find_executable):
+  // its path, else 127 (not found) or 126 (not executable).
+  std::function<Result<std::string>(const std::string& name, const Environment& env)> executable;
+  // The torch that `python` imports (a child: health/torch_version.h detect_torch_version).
+  std::function<std::optional<TorchVersion>(const std::string& python, const Environment& env)>
+      torch;
+  std::function<std::string()> self_exe;  // this binary, for the GPU watch child
+  std::string version;                    // trainvisor's own, in the node fingerprint
 };
 
 // A bad value is one error naming it (64 for usage, 78 for configuration), before anything

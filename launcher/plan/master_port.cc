@@ -1,4 +1,4 @@
-#include "cli/master_port.h"
+#include "launcher/plan/master_port.h"
 
 #include "common/exit_codes.h"
 
