@@ -3,6 +3,15 @@
 #include "common/exit_codes.h"
 
 namespace tv {
+namespace {
+
+// Given by trainvisor's own option `name` (flag or TRAINVISOR_* variable).
+bool own_option(const std::optional<OptionValue>& v, const std::string& name,
+                const std::string& var) {
+  return v && (v->origin == "--" + name || v->origin == var);
+}
+
+}  // namespace
 
 Status keep_master_port_apart(Topology& t, const std::vector<OwnPort>& own) {
   const std::string from = t.origin["master_port"];
@@ -24,6 +33,22 @@ Status keep_master_port_apart(Topology& t, const std::vector<OwnPort>& own) {
     return ok_status();
   }
   return ok_status();
+}
+
+std::vector<OwnPort> own_ports(const ListenersAsked& a) {
+  std::vector<OwnPort> own;
+  if (a.nnodes > 1)
+    own.push_back({a.rdzv_port, "the rendezvous coordinator's port",
+                   a.rdzv_option ? a.rdzv_option->origin : "default (master port + 1)",
+                   own_option(a.rdzv_option, "rdzv-port", "TRAINVISOR_RDZV_PORT")});
+  if (a.metrics_option)
+    own.push_back({a.metrics_port, "the metrics server's port", a.metrics_option->origin,
+                   own_option(a.metrics_option, "metrics-port", "TRAINVISOR_METRICS_PORT")});
+  return own;
+}
+
+Status master_port_rule(Topology& t, const ListenersAsked& asked) {
+  return keep_master_port_apart(t, own_ports(asked));
 }
 
 }  // namespace tv

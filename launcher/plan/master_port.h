@@ -6,9 +6,11 @@
 // TCPStore would fail with EADDRINUSE on the coordinator's socket.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "common/options.h"
 #include "common/result.h"
 #include "launcher/topology/topology.h"
 
@@ -27,5 +29,21 @@ struct OwnPort {
 // things); else t.master_port becomes 0, which JobStateMachine reads as "generation 0 takes a fresh
 // port from the kernel, as every restart does", with its origin saying why.
 Status keep_master_port_apart(Topology& t, const std::vector<OwnPort>& own);
+
+// The ports this node's trainvisor listens on: the rendezvous coordinator's (on several nodes
+// only) and the metrics server's (when --metrics-port has a value). Each is `named` when its value
+// came from trainvisor's own option for it (--rdzv-port or TRAINVISOR_RDZV_PORT, --metrics-port or
+// TRAINVISOR_METRICS_PORT), not from torchrun's --rdzv-endpoint, a default or PET_*.
+struct ListenersAsked {
+  int nnodes = 1;
+  int rdzv_port = 0;                          // rendezvous_port_rule's
+  std::optional<OptionValue> rdzv_option;     // --rdzv-port's value, where it has one
+  int metrics_port = 0;                       // read_observability_options's
+  std::optional<OptionValue> metrics_option;  // --metrics-port's value, where it has one
+};
+std::vector<OwnPort> own_ports(const ListenersAsked& asked);
+
+// The ports rule: the workers' MASTER_PORT kept apart from own_ports(asked).
+Status master_port_rule(Topology& t, const ListenersAsked& asked);
 
 }  // namespace tv

@@ -5,7 +5,6 @@
 
 #include <filesystem>
 
-#include "checkpoint/experiments.h"
 #include "common/exit_codes.h"
 #include "health/nccl_locate.h"
 #include "launcher/plan/master_port.h"
@@ -165,7 +164,8 @@ Status read_gpu_health(const Options& o, const PlanFacts& facts, RunPlan& p) {
   return ok_status();
 }
 
-Status read_health_and_checkpoints(const Options& o, const PlanFacts& facts, RunPlan& p) {
+Status read_health_and_checkpoints(const Options& o, const PlanFacts& facts,
+                                   const std::vector<std::string>& argv, RunPlan& p) {
   const FileSystem& fs = facts.fs;
   if (auto s = read_gpu_health(o, facts, p); !s) return s;
   auto pf = choice_of(o, "preflight", kPreflightWords);
@@ -188,14 +188,9 @@ Status read_health_and_checkpoints(const Options& o, const PlanFacts& facts, Run
   if (auto s = validate_checkpoint_format(p.ckpt_format); !s) return s;
   auto mode = choice_of(o, "resume", kResumeWords);
   if (!mode) return mode.error();
-  if (p.ckpt_dir && *mode) {
-    ResumeRequest req{*p.ckpt_dir, p.ckpt_format, **mode};
-    // The hook runs only when no worker of the job is alive on any node (before generation 0, or
-    // after every node reported its workers stopped), so nothing can still be writing: the
-    // zip/DCP completeness checks decide, without waiting out the settle window.
-    req.settle = std::chrono::milliseconds(0);
-    p.resume = req;
-  }
+  const auto experiment = o.get("checkpoint-experiment");
+  p.resume = resume_rule({p.ckpt_dir, p.ckpt_format, *mode, argv,
+                          experiment ? std::optional(experiment->value) : std::nullopt});
   if (auto v = o.get("resume-arg")) {
     if (auto ok = validate_resume_arg(v->value); !ok) return ok;
     p.resume_arg = v->value;
@@ -242,23 +237,10 @@ Status read_rendezvous(const Options& o, RunPlan& p) {
   return assign(rendezvous_port_rule(asked), p.rdzv_port);
 }
 
-// The ports this node's trainvisor listens on, which the workers' MASTER_PORT must not be.
-std::vector<OwnPort> own_ports(const Options& o, const RunPlan& p) {
-  std::vector<OwnPort> own;
-  const auto named = [&o](const char* name, const char* var) {
-    auto v = o.get(name);
-    return v && (v->origin == std::string("--") + name || v->origin == var);
-  };
-  if (p.topology.nnodes > 1) {
-    auto v = o.get("rdzv-port");
-    own.push_back({p.rdzv_port, "the rendezvous coordinator's port",
-                   v ? v->origin : "default (master port + 1)",
-                   named("rdzv-port", "TRAINVISOR_RDZV_PORT")});
-  }
-  if (auto v = o.get("metrics-port"))
-    own.push_back({p.observability.metrics_port, "the metrics server's port", v->origin,
-                   named("metrics-port", "TRAINVISOR_METRICS_PORT")});
-  return own;
+// What this node's trainvisor listens on, which the workers' MASTER_PORT must not be.
+ListenersAsked listeners(const Options& o, const RunPlan& p) {
+  return {p.topology.nnodes, p.rdzv_port, o.get("rdzv-port"), p.observability.metrics_port,
+          o.get("metrics-port")};
 }
 
 }  // namespace
@@ -285,7 +267,7 @@ Result<RunPlan> plan_run(const Options& o, const Environment& env, const PlanFac
     return s.error();
   if (auto s = read_timing(o, env, p); !s) return s.error();
   if (auto s = read_export(o, env, fs, p); !s) return s.error();
-  if (auto s = read_health_and_checkpoints(o, facts, p); !s) return s.error();
+  if (auto s = read_health_and_checkpoints(o, facts, *argv, p); !s) return s.error();
   for (auto* step : {read_rendezvous, read_warm_standby})
     if (auto s = step(o, p); !s) return s.error();
   auto obs = read_observability_options(o, env.has("KUBERNETES_SERVICE_HOST"));
@@ -301,7 +283,7 @@ Result<RunPlan> plan_run(const Options& o, const Environment& env, const PlanFac
           "(TRAINVISOR_HEARTBEAT_FILE) tells a step; a job that never touches it ends at its "
           "start-up deadline");
   }
-  if (auto s = keep_master_port_apart(p.topology, own_ports(o, p)); !s) return s.error();
+  if (auto s = master_port_rule(p.topology, listeners(o, p)); !s) return s.error();
   const Topology& t = p.topology;
   p.observability.goodput.nnodes = t.nnodes;
   p.observability.goodput.node_rank = t.node_rank;
@@ -319,11 +301,6 @@ Result<RunPlan> plan_run(const Options& o, const Environment& env, const PlanFac
   if (p.torch) p.sup.layout.torch = std::pair{p.torch->major, p.torch->minor};
   p.sup.executable = *exe;
   p.sup.argv = *argv;
-  if (p.resume) {  // runs of other experiments beside this one's are never resumed
-    const ExperimentWanted w = experiment_from_worker_argv(*argv);
-    p.resume->experiment = o.value_or("checkpoint-experiment", w.name);
-    p.resume->task = w.task;
-  }
   p.sup.base_env = env;
   // trainvisor's own secret stays with trainvisor: no worker (or standby) inherits it.
   p.sup.base_env.erase("TRAINVISOR_RDZV_TOKEN");

@@ -1,5 +1,6 @@
 #include "launcher/plan/run_rules.h"
 
+#include "checkpoint/experiments.h"
 #include "common/exit_codes.h"
 #include "common/stop_window.h"
 
@@ -55,6 +56,17 @@ std::chrono::milliseconds grace_rule(std::optional<std::chrono::milliseconds> gi
                                      std::string_view platform, bool in_kubernetes) {
   if (given) return *given;
   return std::chrono::milliseconds(stop_window(platform, in_kubernetes).grace_seconds * 1000L);
+}
+
+std::optional<ResumeRequest> resume_rule(const ResumeAsked& asked) {
+  if (!asked.checkpoint_dir || !asked.pick) return std::nullopt;
+  ResumeRequest req{*asked.checkpoint_dir, asked.format, *asked.pick};
+  req.settle = std::chrono::milliseconds(0);
+  // Runs of other experiments beside this one's are never resumed.
+  const ExperimentWanted wanted = experiment_from_worker_argv(asked.worker_argv);
+  req.experiment = asked.experiment.value_or(wanted.name);
+  req.task = wanted.task;
+  return req;
 }
 
 }  // namespace tv

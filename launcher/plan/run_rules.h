@@ -1,14 +1,16 @@
 // What `run` decides before anything starts, from the values its options gave and the node's
 // facts: each rule one pure function (the file system only through its seam, the environment a
-// snapshot), tested table by table in tests/unit/plan/. cli/run_command.cc reads the options and
-// the node, calls these rules, and wires what they decide into the run.
+// snapshot), tested table by table in tests/unit/plan/. plan_run (launcher/plan/run_plan.h) reads
+// the options and the node, calls these rules, and cli/run_command.cc wires what they decide.
 #pragma once
 
 #include <chrono>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
+#include "checkpoint/resume.h"
 #include "common/environment.h"
 #include "common/file_system.h"
 #include "common/options.h"
@@ -54,5 +56,19 @@ std::string termination_log_rule(const std::optional<OptionValue>& value, const 
 // stop window (common/stop_window.h).
 std::chrono::milliseconds grace_rule(std::optional<std::chrono::milliseconds> given,
                                      std::string_view platform, bool in_kubernetes);
+
+// What the resume hook looks up at each start: only with a checkpoint directory and --resume not
+// none; the checkpoint --resume picks, in --checkpoint-format, of this job's experiment only
+// (--checkpoint-experiment, else the one the workers' command line names, and its --task:
+// checkpoint/experiments.h). The hook runs only when no worker of the job is alive on any node, so
+// nothing can still be writing: no settle window (the completeness checks decide).
+struct ResumeAsked {
+  std::optional<std::string> checkpoint_dir;  // checkpoint_dir_rule's
+  std::string format;                         // --checkpoint-format
+  std::optional<Pick> pick;                   // --resume; nullopt: none
+  std::vector<std::string> worker_argv;
+  std::optional<std::string> experiment;  // --checkpoint-experiment
+};
+std::optional<ResumeRequest> resume_rule(const ResumeAsked& asked);
 
 }  // namespace tv

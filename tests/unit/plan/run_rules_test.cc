@@ -117,5 +117,36 @@ TEST(RunRules, GraceUnderEachPlatformsStopWindow) {
   EXPECT_GT(grace_rule(std::nullopt, "local", false), 0s);
 }
 
+TEST(RunRules, Resume) {
+  const std::vector<std::string> isaac = {
+      "python3", "-u", "train.py", "--task", "Isaac-Cartpole-v0", "--experiment_name", "cartpole"};
+  struct Row {
+    ResumeAsked asked;
+    bool want;  // a lookup at all
+    std::string experiment, task;
+  };
+  for (const Row& r : std::initializer_list<Row>{
+           // no directory; --resume none
+           {{std::nullopt, "auto", Pick::kLatest, isaac, std::nullopt}, false, "", ""},
+           {{"/ckpt", "auto", std::nullopt, isaac, std::nullopt}, false, "", ""},
+           {{"/ckpt", "auto", Pick::kLatest, isaac, std::nullopt},
+            true,
+            "cartpole",
+            "Isaac-Cartpole-v0"},
+           {{"/ckpt", "auto", Pick::kBest, isaac, "mine"}, true, "mine", "Isaac-Cartpole-v0"},
+           {{"/ckpt", "auto", Pick::kLatest, {"/bin/true"}, std::nullopt}, true, "", ""},
+       }) {
+    const auto got = resume_rule(r.asked);
+    ASSERT_EQ(got.has_value(), r.want) << r.asked.checkpoint_dir.value_or("(none)");
+    if (!got) continue;
+    EXPECT_EQ(got->dir, *r.asked.checkpoint_dir);
+    EXPECT_EQ(got->format, r.asked.format);
+    EXPECT_EQ(got->mode, *r.asked.pick);
+    EXPECT_EQ(got->settle.count(), 0);  // no worker alive anywhere: nothing still writing
+    EXPECT_EQ(got->experiment, r.experiment);
+    EXPECT_EQ(got->task, r.task);
+  }
+}
+
 }  // namespace
 }  // namespace tv
