@@ -101,9 +101,7 @@ std::optional<std::chrono::system_clock::time_point> error_file_written(const Fi
   if (!fs.regular_size(path)) return std::nullopt;
   const auto ns = fs.modified_ns(path);
   if (!ns) return std::nullopt;
-  return std::chrono::system_clock::time_point(
-      std::chrono::duration_cast<std::chrono::system_clock::duration>(
-          std::chrono::nanoseconds(*ns)));
+  return wall_time(*ns);
 }
 
 std::string root_cause_line(const FailureRecord& f) {

@@ -52,6 +52,13 @@ struct FailureRecord {
   std::string evidence;
 };
 
+// `ns` since the epoch (FileSystem::modified_ns, a wall clock read as ns) as a system_clock time.
+inline std::chrono::system_clock::time_point wall_time(std::int64_t ns) {
+  return std::chrono::system_clock::time_point(
+      std::chrono::duration_cast<std::chrono::system_clock::duration>(
+          std::chrono::nanoseconds(ns)));
+}
+
 // The mtime of the worker's error file (through `fs`) when it is a regular file, else nullopt.
 std::optional<std::chrono::system_clock::time_point> error_file_written(const FileSystem& fs,
                                                                         const std::string& path);

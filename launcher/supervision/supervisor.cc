@@ -69,9 +69,7 @@ const FileSystem& Supervisor::fs() const {
 
 std::chrono::system_clock::time_point Supervisor::wall_now() const {
   if (!cfg_.wall_clock_ns) return std::chrono::system_clock::now();
-  return std::chrono::system_clock::time_point(
-      std::chrono::duration_cast<std::chrono::system_clock::duration>(
-          std::chrono::nanoseconds(cfg_.wall_clock_ns())));
+  return wall_time(cfg_.wall_clock_ns());
 }
 
 const RankDirs& Supervisor::rank_dirs() const {
