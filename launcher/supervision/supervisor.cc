@@ -203,7 +203,7 @@ bool Supervisor::attach_worker(const WorkerPtr& w, pid_t pid) {
                 cfg_.observer->output_tap(local_rank, true));
   // weak: the WorkerProcess owns this callback, a shared_ptr here would keep it alive forever.
   w->attach(pid, [this, weak = std::weak_ptr<WorkerProcess>(w)] {
-    if (auto self = weak.lock()) maybe_end_worker(self);
+    if (auto self = weak.lock()) on_streams_closed(self);
   });
   workers_[static_cast<size_t>(w->id().local_rank)] = w;
   by_pid_[pid] = w;
@@ -223,27 +223,27 @@ void Supervisor::on_child_exit(pid_t pid, int status) {
   w->reaped_at = wall_now();
   // Posted, not called: the other exits Init reaped in the same pass are already queued and get
   // their status first, so the root cause is chosen among all of them (group_failed).
-  if (!w->streams_open()) return post_end_worker(w);
+  if (!w->streams_open()) return post_worker_over(w);
   // Let the last lines arrive (they matter for the root cause), but never wait on a pipe that a
   // surviving grandchild keeps open.
   w->drain_timer.expires_after(kDrainWindow);
-  w->drain_timer.async_wait([this, w](const boost::system::error_code&) { end_worker(w); });
+  w->drain_timer.async_wait([this, w](const boost::system::error_code&) { worker_over(w); });
 }
 
-void Supervisor::maybe_end_worker(const WorkerPtr& w) {
+void Supervisor::on_streams_closed(const WorkerPtr& w) {
   if (w->wait_status) {
     w->drain_timer.cancel();
-    post_end_worker(w);
+    post_worker_over(w);
   }
 }
 
-void Supervisor::post_end_worker(const WorkerPtr& w) {
-  boost::asio::post(io_, [this, w] { end_worker(w); });
+void Supervisor::post_worker_over(const WorkerPtr& w) {
+  boost::asio::post(io_, [this, w] { worker_over(w); });
 }
 
-void Supervisor::end_worker(const WorkerPtr& w) {
-  if (w->ended || !w->wait_status) return;
-  w->ended = true;
+void Supervisor::worker_over(const WorkerPtr& w) {
+  if (w->over || !w->wait_status) return;
+  w->over = true;
   // Everything it wrote before it died is in its pipes by now: read it before anything is decided
   // (the drain window may have ended with a pipe a grandchild holds, or unread).
   w->drain();

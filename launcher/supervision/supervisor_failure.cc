@@ -62,7 +62,7 @@ void Supervisor::group_failed(int generation, const WorkerEnd& first_seen) {
   if (!first_seen.hang && !first_seen.start_failed) cause = earliest_failure_of(generation);
   if (!cause) return report_failure(generation, first_seen);
   if (cause->still_running) {
-    // Reported when it ends (end_worker): its exit status belongs in the root cause.
+    // Reported when it ends (worker_over): its exit status belongs in the root cause.
     wait_for_cause(generation, cause->local_rank, first_seen);
     spdlog::info("rank {} wrote its error file before rank {} failed: waiting for it to exit",
                  global_rank(cfg_.layout, cause->local_rank),

@@ -88,7 +88,7 @@ class WorkerProcess : public std::enable_shared_from_this<WorkerProcess> {
   bool streams_open() const { return open_streams_ > 0; }
   std::optional<int> wait_status;  // set by the supervisor when Init reports the exit
   std::chrono::system_clock::time_point reaped_at;  // when it was (for the root cause's order)
-  bool ended = false;                               // reported to the WorkerGroup
+  bool over = false;                                // its end reported to the WorkerGroup
   LoopTimer drain_timer;
   std::vector<std::string> tail() const { return {tail_.begin(), tail_.end()}; }
   // The last complete Python traceback on stderr, its exception line last; empty: none.
