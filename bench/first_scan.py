@@ -9,7 +9,8 @@ directory), so it runs where torch is not installed. Then `checkpoint watch --di
 --poll-interval 3600` until its CPU (/proc/PID/task/*/schedstat) stops growing for 1.5 s: the
 first scan's CPU and wall seconds; and the wall seconds of `checkpoint latest --dir D`.
 
-Usage: bench/first_scan.py BIN ROW N [N...]   ROW: cosmos_rl_policy, megatron_legacy, cosmos_rl_dcp
+Usage: bench/first_scan.py BIN ROW N [N...]   ROW: cosmos_rl_policy, megatron_legacy, cosmos_rl_dcp,
+                                              hf_accelerate_fsdp
 """
 import os
 import shutil
@@ -112,7 +113,36 @@ def cosmos_rl_dcp(root, link, n):
         f.write("iter_%09d\n" % (120000 + n - 1))
 
 
-ROWS = {f.__name__: f for f in (cosmos_rl_policy, megatron_legacy, cosmos_rl_dcp)}
+def hf_accelerate_fsdp(root, link, n):
+    """HF Trainer with FSDP's sharded state: checkpoint-<N>/ holds DCP directories
+    (pytorch_model_fsdp_0/, optimizer_0/), scheduler.pt, rng_state_0.pth and, written last,
+    trainer_state.json (as ckpt_layouts.py's hf_fsdp)."""
+    real = os.path.join(DATA, "dcp_real", "two_ranks")
+    dcp = {name: link.source("dcp" + name, open(os.path.join(real, name), "rb").read())
+           for name in sorted(os.listdir(real))}
+    out = root + "/out"
+
+    def ck(s, broken=False):
+        d = "%s/checkpoint-%d" % (out, s)
+        for unit in ("pytorch_model_fsdp_0", "optimizer_0"):
+            for name, src in dcp.items():
+                if not (broken and unit == "optimizer_0" and name == ".metadata"):
+                    link(src, "%s/%s/%s" % (d, unit, name))
+        link(link.pt, d + "/scheduler.pt")
+        link(link.pt, d + "/rng_state_0.pth")
+        if not broken:
+            with open(d + "/trainer_state.json", "w") as f:
+                f.write('{"global_step": %d}' % s)
+
+    ck(500)
+    ck(1000)
+    ck(1500, broken=True)
+    for k in range(n):
+        ck(20000 + k)
+
+
+ROWS = {f.__name__: f for f in (cosmos_rl_policy, megatron_legacy, cosmos_rl_dcp,
+                                hf_accelerate_fsdp)}
 
 
 def first_scan(binary, tree):

@@ -106,6 +106,15 @@ class Materializer {
   const std::vector<std::uint32_t>& children(std::uint32_t d) const {
     return tree_.dirs[d].children;
   }
+  // `d` and every directory below it, in the listing's order (ascending index): a save's own
+  // directories only, never a pass over the whole tree per save.
+  std::vector<std::uint32_t> subtree(std::uint32_t d) const {
+    std::vector<std::uint32_t> out{d};
+    for (std::size_t k = 0; k < out.size(); ++k)
+      for (std::uint32_t i : children(out[k])) out.push_back(i);
+    std::sort(out.begin(), out.end());
+    return out;
+  }
   std::uint32_t child(std::uint32_t d, std::string_view name) const {
     if (d == kNoDir) return kNoDir;  // above the root: only the root, whose name is ""
     for (std::uint32_t i : children(d))
@@ -528,10 +537,8 @@ class Materializer {
     if (!dir_.files.contains(marker))
       missing(std::string("no ") + marker + " (written last; save interrupted?)");
     c_.primary = join_path(dir_.path, marker);
-    const std::string prefix = dir_.path + "/";
-    for (std::uint32_t i = 0; i < tree_.dirs.size(); ++i) {
+    for (const std::uint32_t i : subtree(key_.dir)) {
       const ListedDir& d = tree_.dirs[i];
-      if (i != key_.dir && !d.path.starts_with(prefix)) continue;
       const std::uint32_t p = d.parent;
       if (p != kNoDir && p != key_.dir && is_unit(tree_.dirs[p])) continue;  // inside a unit
       if (i != key_.dir && is_unit(d)) {
@@ -554,10 +561,10 @@ class Materializer {
     };
     const std::size_t mine = count(dir_);
     std::size_t expected = mine;
-    for (std::uint32_t i = 0; i < tree_.dirs.size(); ++i)
-      if (i != key_.dir && tree_.dirs[i].parent == dir_.parent &&
-          number_between(tree_.dirs[i].name(), dir_.name().substr(0, 11), ""))
-        expected = std::max(expected, count(tree_.dirs[i]));
+    if (dir_.parent != kNoDir)  // the saves beside it
+      for (const std::uint32_t i : children(dir_.parent))
+        if (i != key_.dir && number_between(tree_.dirs[i].name(), dir_.name().substr(0, 11), ""))
+          expected = std::max(expected, count(tree_.dirs[i]));
     if (mine < expected)
       missing("custom_checkpoint_" + std::to_string(mine) +
               ".pkl missing (accelerate writes one per registered object after random_states; "

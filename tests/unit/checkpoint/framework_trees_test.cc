@@ -3,6 +3,8 @@
 // rl_games' current final-save names, timm's .pth.tar files, fairseq's epoch/update names.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "checkpoint/resume.h"
 #include "resume_helpers.h"
 
@@ -76,6 +78,31 @@ TEST(Accelerate, SaveStateInACheckpointDashDirectoryIsAccelerates) {
   fs.add_file(out + "/checkpoint-2000/training_args.bin", make_zip());
   fs.add_file(out + "/checkpoint-2000/random_states_0.pkl", make_zip());
   EXPECT_EQ(path_of(latest(fs)), out + "/checkpoint-1000");
+}
+
+// An HF save's parts are its own directories, found from it (not by a path prefix over the whole
+// tree): the files of the directories below it are parts (unet/ema/ here), a sibling whose name extends its name
+// is not, from any root above it.
+TEST(Accelerate, ASavesPartsAreItsOwnDirectoriesFromAnyRootAboveIt) {
+  FakeCheckpointFs fs;
+  const std::string out = kRoot + "/sd-model";
+  for (const char* name : {"checkpoint-500", "checkpoint-5000"}) {
+    const std::string d = out + "/" + name;
+    fs.add_file(d + "/unet/ema/diffusion_pytorch_model.bin", make_zip());
+    fs.add_file(d + "/optimizer.bin", make_zip());
+  }
+  fs.add_file(out + "/checkpoint-500/random_states_0.pkl", make_zip());  // 5000: cut off
+  for (const std::string& root : {kRoot, out}) {
+    const Selection s = lookup_checkpoint(ResumeRequest{root, "accelerate", Pick::kLatest}, fs);
+    ASSERT_TRUE(s.checkpoint) << root << ": " << s.why_none;
+    EXPECT_EQ(s.checkpoint->step, 500) << root;
+    const auto& files = s.checkpoint->files;
+    EXPECT_EQ(files.size(), 3u) << root;
+    for (const auto& f : files) EXPECT_EQ(f.find("checkpoint-5000"), std::string::npos) << f;
+    EXPECT_TRUE(std::any_of(files.begin(), files.end(), [](const std::string& f) {
+      return f.ends_with("/unet/ema/diffusion_pytorch_model.bin");
+    })) << root;
+  }
 }
 
 // rl_games 262cf20 rl_games/common/a2c_common.py train: periodic last_<name>_ep_<e>_rew_<r>,
