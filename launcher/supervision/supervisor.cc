@@ -42,6 +42,7 @@ Supervisor::Supervisor(boost::asio::io_context& io, SupervisorConfig cfg, Cluste
       save_timer_(io, time),
       hang_timer_(io, time),
       hangs_(cfg_.hang_timeout, cfg_.stall),
+      roster_(fs()),
       beside_(
           io, time, spawner, cfg_.gpu_health, [this](const GpuHealthEvent& e) { on_gpu_health(e); },
           cfg_.side_queries),
@@ -115,7 +116,7 @@ Cluster::Events Supervisor::cluster_events() {
     // Another node's hang verdict: this node's ranks waited in the same collective, so the time
     // since its own last step is a hang's here too (the ledger is node 0's, whichever node saw it).
     if (f.node_rank != cfg_.layout.node_rank && f.exit_code == exit_code::kHang && cfg_.observer)
-      cfg_.observer->generation_hung(f.generation, HangCheck::node_silence(running_workers(false)));
+      cfg_.observer->generation_hung(f.generation, HangCheck::node_silence(roster_.running(false)));
     observe_failure(f.generation);
     // Another node's root cause: its line for node 0's ledger (its files are on that node).
     if (f.node_rank != cfg_.layout.node_rank && cfg_.observer)
@@ -150,7 +151,7 @@ Cluster::Events Supervisor::cluster_events() {
 void Supervisor::start_generation(const GenerationPlan& plan) {
   plan_ = plan;
   oom_kills_.generation_started();
-  workers_.assign(static_cast<size_t>(cfg_.layout.nproc_per_node), nullptr);
+  roster_.new_generation(cfg_.layout.nproc_per_node);
   resume_ = cfg_.find_resume ? cfg_.find_resume(plan) : std::nullopt;  // the resume hook
   // A SIGTERM/INT/HUP during the lookup ended it (Init::stop_requested) and is posted to
   // on_signal, next on this loop: start nothing, so the run ends 128+N with no worker to stop.
@@ -205,22 +206,17 @@ bool Supervisor::attach_worker(const WorkerPtr& w, pid_t pid) {
   w->attach(pid, [this, weak = std::weak_ptr<WorkerProcess>(w)] {
     if (auto self = weak.lock()) on_streams_closed(self);
   });
-  workers_[static_cast<size_t>(w->id().local_rank)] = w;
-  by_pid_[pid] = w;
+  roster_.add(w);
   if (cfg_.observer) cfg_.observer->worker_started(local_rank);
   return true;
 }
 
 void Supervisor::on_child_exit(pid_t pid, int status) {
-  auto it = by_pid_.find(pid);
-  if (it == by_pid_.end()) {
+  WorkerPtr w = roster_.exited(pid, status, wall_now());
+  if (!w) {
     if (standbys_) standbys_->on_exit(pid, status);
     return;  // a standby, or a worker released already (the loop is ending)
   }
-  WorkerPtr w = it->second;
-  by_pid_.erase(it);
-  w->wait_status = status;
-  w->reaped_at = wall_now();
   // Posted, not called: the other exits Init reaped in the same pass are already queued and get
   // their status first, so the root cause is chosen among all of them (group_failed).
   if (!w->streams_open()) return post_worker_over(w);
@@ -265,7 +261,7 @@ void Supervisor::signal_worker(int local_rank, int sig) {
   // The root cause is on its way out (its error file is written): its own exit status is the one
   // to report, so its SIGTERM waits (root_cause_wait.h); SIGKILL at the grace period's end stands.
   if (cause_wait_.holds(local_rank, sig)) return;
-  if (auto& w = workers_.at(static_cast<size_t>(local_rank))) w->signal(sig);
+  roster_.signal(local_rank, sig);
 }
 
 void Supervisor::arm_grace_timer() {
@@ -286,8 +282,7 @@ void Supervisor::cancel_grace_timer() { grace_timer_.cancel(); }
 void Supervisor::cleanup_descendants() {
   if (int n = spawner_.kill_leftovers(standbys_ ? standbys_->pids() : std::set<pid_t>{}))
     spdlog::warn("killed {} process(es) the workers left behind", n);
-  for (auto& w : workers_)
-    if (w) w->close_pipes();
+  roster_.close_pipes();
 }
 
 void Supervisor::group_succeeded(int generation) {
@@ -356,13 +351,7 @@ void Supervisor::leave(int exit_code, int signal, const std::string& reason) {
 // handlers run now, so every WorkerProcess is released while the io_context is alive.
 void Supervisor::release_workers() {
   stop_standbys();
-  for (auto& w : workers_)
-    if (w) {
-      w->close_pipes();
-      w->drain_timer.cancel();
-    }
-  workers_.clear();
-  by_pid_.clear();
+  roster_.release();
   io_.restart();
   io_.poll();
   beside_.stop(/*await_answers=*/node_run_.stop_signal_seen() == 0);  // not after a signal

@@ -71,6 +71,7 @@
 #include "launcher/supervision/worker_env.h"
 #include "launcher/supervision/worker_group.h"
 #include "launcher/supervision/worker_process.h"
+#include "launcher/supervision/worker_roster.h"
 #include "launcher/supervision/worker_start.h"
 
 namespace tv {
@@ -199,7 +200,6 @@ class Supervisor final : public GroupActions, private NodeRunActions {
   bool attach_worker(const WorkerPtr& w, pid_t pid);
   // supervisor_hang.cc: hangs_ looks at the running workers each tick; a verdict is carried out.
   void schedule_hang_check();
-  std::vector<WorkerLook> running_workers(bool poll_heartbeats) const;
   void check_hangs();
   void declare_hang(const HangVerdict& v);
   double seconds_now() const;
@@ -218,7 +218,6 @@ class Supervisor final : public GroupActions, private NodeRunActions {
   void on_gpu_health(const GpuHealthEvent& e);
   // supervisor_stacks.cc: every rank's stacks collected (stacks signal, a bounded wait, the
   // report); the lines a failure report carries.
-  std::vector<StacksCollection::Worker> stack_workers() const;
   void collect_stacks(const std::string& why);  // on request: no hang's evidence
   // A hang's collection (StacksCollection::hang_then), then `then`; at once with --hang-stacks off.
   void stacks_then(const std::string& why, std::function<void()> then);
@@ -229,12 +228,10 @@ class Supervisor final : public GroupActions, private NodeRunActions {
   // The failure side (supervisor_failure.cc): the facts this node's workers give the
   // RootCauseJudge (root_cause_judge.h), and what the Supervisor does with its answer.
   std::optional<LocalFailure> earliest_failure_of(int generation) const;
-  WorkerEnd end_of(int local_rank) const;
   void claim_local_failure(int generation);
   void report_failure(int generation, const WorkerEnd& first);
   // cause_wait_ for `local_rank`, whose SIGTERM is sent when the wait's window passes.
   void wait_for_cause(int generation, int local_rank, std::optional<WorkerEnd> first_seen);
-  std::int64_t failed_at_ns(const WorkerEnd& end) const;
   // RunObserver::generation_failed through failed_once_: this node's own failure and the
   // cluster's stop for the same generation both arrive on the failing node.
   void observe_failure(int generation);
@@ -260,11 +257,10 @@ class Supervisor final : public GroupActions, private NodeRunActions {
   std::unique_ptr<SignalRoute> route_;
   std::optional<boost::asio::executor_work_guard<boost::asio::io_context::executor_type>>
       keep_running_;
-  std::vector<WorkerPtr> workers_;        // this generation's, by local rank
+  WorkerRoster roster_;                   // this generation's workers, by local rank and pid
   std::unique_ptr<StandbySet> standbys_;  // warm standbys; null when off
   BesideWorkers beside_;                  // the GPU watch and the side queries, for the whole run
   GpuEventReader gpu_events_;             // what each GPU health event means for this node's run
-  std::map<pid_t, WorkerPtr> by_pid_;
   GenerationPlan plan_;
   std::optional<ResumeTarget> resume_;  // this generation's checkpoint
   OomKills oom_kills_;                  // whether a SIGKILL was the OOM killer's

@@ -13,48 +13,15 @@
 #include "launcher/supervision/supervisor.h"
 
 namespace tv {
-namespace {
-// When worker `w` failed, as RootCauseJudge orders it: its error file's mtime, else when it was
-// reaped. One that has not been reaped yet counts only with an error file.
-LocalFailure failure_time(const FileSystem& fs, const WorkerProcess& w,
-                          std::chrono::system_clock::time_point now) {
-  const auto written = error_file_written(fs, w.id().error_file);
-  return {w.id().local_rank, written, w.wait_status ? w.reaped_at : written.value_or(now),
-          !w.wait_status};
-}
 
-}  // namespace
-
-// The facts the RootCauseJudge chooses among (earliest_local_failure): the worker the group saw
-// fail first, the others trainvisor has reaped with a failing status, and those still running
-// that have written their error file (torch's @record writes it as the exception leaves the
-// worker, which may then spend seconds in teardown while a peer's collateral error ends that peer
-// first). A hang or a failed start stands as it is (group_failed).
+// The facts the RootCauseJudge chooses among (WorkerRoster::earliest_failure): the worker the
+// group saw fail first, the others trainvisor has reaped with a failing status, and those still
+// running that have written their error file (torch's @record writes it as the exception leaves
+// the worker, which may then spend seconds in teardown while a peer's collateral error ends that
+// peer first). A hang or a failed start stands as it is (group_failed).
 std::optional<LocalFailure> Supervisor::earliest_failure_of(int generation) const {
-  std::vector<LocalFailure> candidates;
-  for (const auto& w : workers_) {
-    if (!w || w->id().generation != generation) continue;
-    const LocalFailure time = failure_time(fs(), *w, wall_now());
-    if (w->wait_status) {
-      if (end_of(time.local_rank).ok()) continue;
-    } else if (!time.error_written || !group_.is_running(time.local_rank)) {
-      continue;
-    }
-    candidates.push_back(time);
-  }
-  return earliest_local_failure(candidates);
-}
-
-// How worker `local_rank` ended, from its exit status (exit 0 while it has none yet).
-WorkerEnd Supervisor::end_of(int local_rank) const {
-  WorkerEnd end;
-  end.local_rank = local_rank;
-  const auto& w = workers_.at(static_cast<size_t>(local_rank));
-  if (w && w->wait_status) {
-    end.exit_code = exit_code_from_status(*w->wait_status);
-    end.signal = signal_from_status(*w->wait_status);
-  }
-  return end;
+  return roster_.earliest_failure(generation, wall_now(),
+                                  [this](int local_rank) { return group_.is_running(local_rank); });
 }
 
 void Supervisor::group_failed(int generation, const WorkerEnd& first_seen) {
@@ -71,7 +38,7 @@ void Supervisor::group_failed(int generation, const WorkerEnd& first_seen) {
   }
   report_failure(generation, cause->local_rank == first_seen.local_rank
                                  ? first_seen
-                                 : end_of(cause->local_rank));
+                                 : roster_.end_of(cause->local_rank));
 }
 
 // Another node's failure stops this one while its group looks healthy. A worker here that has
@@ -84,7 +51,7 @@ void Supervisor::claim_local_failure(int generation) {
     return;
   const auto cause = earliest_failure_of(generation);
   if (!cause) return;
-  if (!cause->still_running) return report_failure(generation, end_of(cause->local_rank));
+  if (!cause->still_running) return report_failure(generation, roster_.end_of(cause->local_rank));
   wait_for_cause(generation, cause->local_rank, std::nullopt);
   spdlog::info("rank {} had written its error file when node stop arrived: waiting for it to exit",
                global_rank(cfg_.layout, cause->local_rank));
@@ -97,18 +64,8 @@ void Supervisor::wait_for_cause(int generation, int local_rank,
     if (group_.generation() != generation || !group_.is_running(rank)) return;
     spdlog::warn("rank {} has not exited since writing its error file: SIGTERM",
                  global_rank(cfg_.layout, rank));
-    if (auto& w = workers_.at(static_cast<size_t>(rank))) w->signal(SIGTERM);
+    roster_.signal(rank, SIGTERM);
   });
-}
-
-// When `end` failed (LocalFailure::when): its error file's mtime, else when it was reaped; a hang
-// or a failed start: now.
-std::int64_t Supervisor::failed_at_ns(const WorkerEnd& end) const {
-  auto when = wall_now();
-  const auto& w = workers_.at(static_cast<size_t>(end.local_rank));
-  if (w && w->wait_status && !end.hang && !end.start_failed)
-    when = failure_time(fs(), *w, when).when();
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(when.time_since_epoch()).count();
 }
 
 void Supervisor::observe_failure(int generation) {
@@ -116,7 +73,7 @@ void Supervisor::observe_failure(int generation) {
 }
 
 void Supervisor::report_failure(int generation, const WorkerEnd& first) {
-  const auto& w = workers_.at(static_cast<size_t>(first.local_rank));
+  const auto& w = roster_.at(first.local_rank);
   FailureRecord rec;
   rec.generation = generation;
   rec.node_rank = cfg_.layout.node_rank;
@@ -140,7 +97,7 @@ void Supervisor::report_failure(int generation, const WorkerEnd& first) {
   causes_.push_back(rec);
   observe_failure(generation);
   NodeFailure f = node_failure(generation, rec.node_rank, rec.exit_code, summary_line(rec),
-                               failed_at_ns(first));
+                               roster_.failed_at_ns(first, wall_now()));
   f.signature = failure_signature(rec, cfg_.progress_step ? cfg_.progress_step() : std::nullopt);
   if (rec.hang) f.ranks = stacks_.hang_evidence(generation);
   if (resume_) f.resumed_from = resume_->path;

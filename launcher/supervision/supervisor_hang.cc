@@ -29,22 +29,10 @@ void Supervisor::schedule_hang_check() {
   });
 }
 
-// This generation's running workers, by local rank; `poll_heartbeats`: each one's heartbeat file
-// read first (a change is output, and a step to the progress rules).
-std::vector<WorkerLook> Supervisor::running_workers(bool poll_heartbeats) const {
-  std::vector<WorkerLook> running;
-  for (const auto& w : workers_) {
-    if (!w || w->wait_status) continue;
-    const bool changed = poll_heartbeats && w->poll_heartbeat();
-    running.push_back({w->id().local_rank, w->id().rank, w->silent_for(), changed});
-  }
-  return running;
-}
-
 // Only a healthy group is judged, and never while its stacks are being collected.
 void Supervisor::check_hangs() {
   if (group_.state() != GroupState::kHealthy || stacks_.busy()) return;
-  if (auto v = hangs_.check(group_.generation(), seconds_now(), running_workers(true)))
+  if (auto v = hangs_.check(group_.generation(), seconds_now(), roster_.running(true)))
     declare_hang(*v);
 }
 

@@ -5,25 +5,15 @@
 
 namespace tv {
 
-// The running workers of this generation, for a stacks collection.
-std::vector<StacksCollection::Worker> Supervisor::stack_workers() const {
-  std::vector<StacksCollection::Worker> out;
-  for (const auto& w : workers_)
-    if (w && !w->wait_status && w->pid() > 0)
-      out.push_back(
-          {w->id().rank, w->pid(),
-           rank_dir_path(cfg_.work_dir, cfg_.first_attempt + w->id().generation, w->id().rank) +
-               "/stacks.txt"});
-  return out;
-}
-
 void Supervisor::stacks_then(const std::string& why, std::function<void()> then) {
   if (!cfg_.stacks) return then();
-  stacks_.hang_then(why, group_.generation(), stack_workers(), evidence_.hooked(), std::move(then));
+  stacks_.hang_then(why, group_.generation(), roster_.stack_targets(), evidence_.hooked(),
+                    std::move(then));
 }
 
 void Supervisor::collect_stacks(const std::string& why) {
-  stacks_.collect(why, group_.generation(), stack_workers(), evidence_.hooked(), nullptr, false);
+  stacks_.collect(why, group_.generation(), roster_.stack_targets(), evidence_.hooked(), nullptr,
+                  false);
 }
 
 // The lines a failure report of `generation` carries: the stacks taken on its hang, and, with

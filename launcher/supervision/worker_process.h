@@ -42,7 +42,8 @@ class WorkerProcess : public std::enable_shared_from_this<WorkerProcess> {
     int generation = 0;
     std::string error_file;
     std::string heartbeat_file;
-    std::string log_dir;  // "" = no per-rank files
+    std::string stacks_file;  // where `trainvisor stacks` and a hang write its stacks
+    std::string log_dir;      // "" = no per-rank files
     // --log-format json: each forwarded line is one JSON object (common/worker_line.h), not
     // "[rankN]: " and the line.
     bool json_lines = false;

@@ -55,6 +55,7 @@ Result<StartedWorker> WorkerStart::start(int local_rank, const GenerationPlan& p
                                    plan.generation,
                                    dir + "/error.json",
                                    dir + "/heartbeat",
+                                   dir + "/stacks.txt",
                                    setup_.keep_logs ? dir : "",
                                    setup_.json_worker_lines};
   const UniqueFd dir_fd = std::move(rank_dirs_.at(static_cast<size_t>(local_rank)));

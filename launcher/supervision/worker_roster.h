@@ -1,0 +1,71 @@
+// WorkerRoster: the WorkerProcesses of the running generation, by local rank and by pid, and the
+// facts the deciders read off them: how each ended (its wait status), which are still running
+// and how long each has been silent (HangCheck), which a stacks collection signals, and which
+// failed first (RootCauseJudge's candidates, with their error files' mtimes). The Supervisor
+// adds each worker it starts and hands it each exit; nothing here signals a worker but signal().
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "common/file_system.h"
+#include "launcher/supervision/hang_check.h"
+#include "launcher/supervision/root_cause_judge.h"
+#include "launcher/supervision/stacks_collection.h"
+#include "launcher/supervision/worker_group.h"
+#include "launcher/supervision/worker_process.h"
+
+namespace tv {
+
+class WorkerRoster {
+ public:
+  using WorkerPtr = std::shared_ptr<WorkerProcess>;
+  using WallTime = std::chrono::system_clock::time_point;
+
+  // `fs`: where the error files' mtimes are read; it must outlive the roster.
+  explicit WorkerRoster(const FileSystem& fs) : fs_(fs) {}
+
+  // A generation of `nproc` workers begins: none started yet (the last one's are let go).
+  void new_generation(int nproc);
+  // A started worker, by its local rank and its pid.
+  void add(const WorkerPtr& w);
+  // Init reaped `pid`: its worker, with its status and reap time set, taken out of the pid map
+  // (null: no worker of this roster, a standby or one released already).
+  WorkerPtr exited(pid_t pid, int status, WallTime reaped_at);
+  // The worker of `local_rank` (null: not started).
+  const WorkerPtr& at(int local_rank) const;
+  void signal(int local_rank, int sig) const;
+  // How `local_rank` ended, from its exit status (exit 0 while it has none yet).
+  WorkerEnd end_of(int local_rank) const;
+  // The workers not reaped yet, by local rank; `poll_heartbeats`: each one's heartbeat file read
+  // first (a change is output, and a step to the progress rules).
+  std::vector<WorkerLook> running(bool poll_heartbeats) const;
+  // The running workers a stacks collection signals, with their stacks files.
+  std::vector<StacksCollection::Worker> stack_targets() const;
+  // RootCauseJudge's candidates of `generation` (earliest_local_failure): those reaped with a
+  // failing status, and those still running (`is_running`) that have written their error file.
+  std::optional<LocalFailure> earliest_failure(int generation, WallTime now,
+                                               const std::function<bool(int)>& is_running) const;
+  // When `end` failed (LocalFailure::when): its error file's mtime, else its reap time; a hang,
+  // a failed start or a worker not reaped: `now`. Nanoseconds since the epoch.
+  std::int64_t failed_at_ns(const WorkerEnd& end, WallTime now) const;
+  void close_pipes() const;
+  // The loop is ending: every pipe closed and drain timer cancelled, every worker let go.
+  void release();
+
+ private:
+  LocalFailure failure_time(const WorkerProcess& w, WallTime now) const;
+
+  const FileSystem& fs_;
+  std::vector<WorkerPtr> by_rank_;  // this generation's, by local rank
+  std::map<pid_t, WorkerPtr> by_pid_;
+};
+
+}  // namespace tv

@@ -1,0 +1,129 @@
+// WorkerRoster (launcher/supervision/worker_roster.h): the facts the deciders read off a
+// generation's workers, from their wait statuses, their error files' mtimes (a FakeFileSystem)
+// and the loop's clock (SimLoopTime), with no process.
+#include "launcher/supervision/worker_roster.h"
+
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <boost/asio/io_context.hpp>
+#include <csignal>
+#include <memory>
+#include <string>
+
+#include "tests/unit/fakes/fake_file_system.h"
+#include "tests/unit/fakes/sim_loop_time.h"
+#include "tests/unit/supervision/fake_spawner.h"
+
+namespace tv {
+namespace {
+
+using namespace std::chrono_literals;
+using testing::FakeSpawner;
+using testing::SimLoopTime;
+
+std::chrono::system_clock::time_point at_s(int s) {
+  return std::chrono::system_clock::time_point(std::chrono::seconds(1'700'000'000 + s));
+}
+std::int64_t ns_of(std::chrono::system_clock::time_point t) {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count();
+}
+
+class WorkerRosterTest : public ::testing::Test {
+ protected:
+  void SetUp() override { roster_.new_generation(3); }
+  void TearDown() override {
+    roster_.release();
+    time_.run_ready();
+  }
+  // Worker `local_rank` of generation 0, started as a child of the FakeSpawner.
+  std::shared_ptr<WorkerProcess> start(int local_rank) {
+    const std::string dir = "/w/rank_" + std::to_string(local_rank);
+    WorkerProcess::Identity id{local_rank,         local_rank + 8,      0,  dir + "/error.json",
+                               dir + "/heartbeat", dir + "/stacks.txt", "", false};
+    auto w = std::make_shared<WorkerProcess>(io_, time_, spawner_, id, -1, fs_);
+    const pid_t pid = *spawner_.spawn(SpawnRequest{}, nullptr);
+    int out_w = -1, err_w = -1;
+    EXPECT_TRUE(w->open_pipes(&out_w, &err_w));  // attach() closes the write ends
+    w->attach(pid, [] {});
+    roster_.add(w);
+    return w;
+  }
+
+  boost::asio::io_context io_;
+  SimLoopTime time_;
+  FakeSpawner spawner_{io_};
+  testing::FakeFileSystem fs_;
+  WorkerRoster roster_{fs_};
+};
+
+TEST_F(WorkerRosterTest, AnExitIsTakenOnceByItsPidWithItsStatusAndReapTime) {
+  auto w = start(1);
+  EXPECT_EQ(roster_.exited(w->pid() + 100, 0, at_s(1)), nullptr);  // a standby's
+  auto got = roster_.exited(w->pid(), W_EXITCODE(3, 0), at_s(5));
+  ASSERT_EQ(got, w);
+  EXPECT_EQ(*w->wait_status, W_EXITCODE(3, 0));
+  EXPECT_EQ(w->reaped_at, at_s(5));
+  EXPECT_EQ(roster_.exited(w->pid(), 0, at_s(6)), nullptr);  // taken already
+  EXPECT_EQ(roster_.end_of(1).exit_code, 3);
+  EXPECT_EQ(roster_.end_of(0).exit_code, 0);  // never started: no status
+}
+
+TEST_F(WorkerRosterTest, OnlyTheRunningAreLookedAtAndSignalledForStacks) {
+  auto a = start(0);
+  auto b = start(2);
+  roster_.exited(a->pid(), W_EXITCODE(0, SIGKILL), at_s(1));
+  const auto running = roster_.running(false);
+  ASSERT_EQ(running.size(), 1u);
+  EXPECT_EQ(running[0].local_rank, 2);
+  EXPECT_EQ(running[0].rank, 10);
+  const auto targets = roster_.stack_targets();
+  ASSERT_EQ(targets.size(), 1u);
+  EXPECT_EQ(targets[0].pid, b->pid());
+  EXPECT_EQ(targets[0].stacks_path, "/w/rank_2/stacks.txt");
+  EXPECT_EQ(roster_.end_of(0).signal, SIGKILL);
+  roster_.signal(2, SIGTERM);
+  roster_.signal(1, SIGTERM);  // not started: nothing
+  EXPECT_EQ(spawner_.child(b->pid()).signals.front(), SIGTERM);
+}
+
+TEST_F(WorkerRosterTest, ARunningWorkersOlderErrorFileMakesItTheEarliestFailure) {
+  auto reaped = start(0);
+  auto writing = start(1);
+  auto fine = start(2);
+  roster_.exited(reaped->pid(), W_EXITCODE(1, 0), at_s(10));
+  roster_.exited(fine->pid(), 0, at_s(3));  // exit 0 is no failure, however early
+  fs_.add_file("/w/rank_1/error.json", "{}");
+  fs_.touch("/w/rank_1/error.json", ns_of(at_s(7)));
+  const auto running = [](int) { return true; };
+  auto first = roster_.earliest_failure(0, at_s(11), running);
+  ASSERT_TRUE(first);
+  EXPECT_EQ(first->local_rank, 1);
+  EXPECT_TRUE(first->still_running);
+  EXPECT_EQ(first->when(), at_s(7));
+  // One the group no longer counts as running is no candidate without its exit.
+  first = roster_.earliest_failure(0, at_s(11), [](int r) { return r != 1; });
+  ASSERT_TRUE(first);
+  EXPECT_EQ(first->local_rank, 0);
+  EXPECT_FALSE(roster_.earliest_failure(1, at_s(11), running));  // another generation's
+}
+
+TEST_F(WorkerRosterTest, AFailureIsTimedByItsErrorFileElseItsReapAndAHangByNow) {
+  auto a = start(0);
+  auto b = start(1);
+  roster_.exited(a->pid(), W_EXITCODE(1, 0), at_s(20));
+  roster_.exited(b->pid(), W_EXITCODE(1, 0), at_s(20));
+  fs_.add_file("/w/rank_1/error.json", "{}");
+  fs_.touch("/w/rank_1/error.json", ns_of(at_s(12)));
+  WorkerEnd end{0, 1, 0, false, false};
+  EXPECT_EQ(roster_.failed_at_ns(end, at_s(30)), ns_of(at_s(20)));
+  end.local_rank = 1;
+  EXPECT_EQ(roster_.failed_at_ns(end, at_s(30)), ns_of(at_s(12)));
+  end.hang = true;
+  EXPECT_EQ(roster_.failed_at_ns(end, at_s(30)), ns_of(at_s(30)));
+  end = {2, 127, 0, false, true};  // never started
+  EXPECT_EQ(roster_.failed_at_ns(end, at_s(31)), ns_of(at_s(31)));
+}
+
+}  // namespace
+}  // namespace tv
