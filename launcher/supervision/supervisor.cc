@@ -39,7 +39,12 @@ Supervisor::Supervisor(boost::asio::io_context& io, SupervisorConfig cfg, Cluste
                              static_cast<long>(cfg_.grace.count())},
                 *this),
       grace_timer_(io, time),
-      save_timer_(io, time),
+      saves_(io, time, cfg_.save_signal, cfg_.grace, cfg_.wall_clock_ns,
+             {[this](int sig) { group_.forward(sig); }, [this](int sig) { group_.stop(sig); },
+              cfg_.progress_step,
+              [this](const StopSaveOutcome& o) {
+                if (cfg_.observer) cfg_.observer->stop_save(o);
+              }}),
       hang_timer_(io, time),
       hangs_(cfg_.hang_timeout, cfg_.stall),
       roster_(fs()),
@@ -97,7 +102,7 @@ void Supervisor::begin() {
 
 int Supervisor::end() {
   keep_running_.reset();
-  if (stop_save_.waiting()) report_save();  // the workers ended before a save was seen
+  saves_.run_ended();  // the workers ended before a save was seen: it is told
   evidence_.remove_pid_file();
   release_workers();
   report_root_cause();
@@ -265,8 +270,8 @@ void Supervisor::signal_worker(int local_rank, int sig) {
 }
 
 void Supervisor::arm_grace_timer() {
-  if (kill_at_)  // after a save's wait (--save-signal): SIGKILL at the stop + the grace period
-    grace_timer_.expires_at(*kill_at_);
+  if (auto at = saves_.kill_at())  // after a save's wait: SIGKILL at the stop + the grace period
+    grace_timer_.expires_at(*at);
   else
     grace_timer_.expires_after(cfg_.grace);
   grace_timer_.async_wait([this](const boost::system::error_code& ec) {

@@ -9,7 +9,7 @@
 // EvidenceFiles, CollectiveReports). Its own files: supervisor_failure.cc (the facts its
 // workers give the judge, the report with its time and signature, the root cause handed to
 // root_cause_files.h at the end), supervisor_hang.cc (the hang check's events and its verdict
-// carried out), supervisor_save.cc (--save-signal), supervisor_stacks.cc, supervisor_gpu.cc.
+// carried out), supervisor_stacks.cc, supervisor_gpu.cc.
 //
 // A start, a failure and a restart (launcher/supervision/README.md has the whole flow):
 //   Cluster.start(plan) -> find the resume checkpoint (hook) -> WorkerGroup.start -> spawn each
@@ -63,11 +63,11 @@
 #include "launcher/supervision/root_cause_judge.h"
 #include "launcher/supervision/root_cause_wait.h"
 #include "launcher/supervision/run_observer.h"
+#include "launcher/supervision/save_before_stop.h"
 #include "launcher/supervision/side_query.h"
 #include "launcher/supervision/spawner.h"
 #include "launcher/supervision/stacks_collection.h"
 #include "launcher/supervision/standby_set.h"
-#include "launcher/supervision/stop_save.h"
 #include "launcher/supervision/worker_env.h"
 #include "launcher/supervision/worker_group.h"
 #include "launcher/supervision/worker_process.h"
@@ -151,8 +151,8 @@ class Supervisor final : public GroupActions, private NodeRunActions {
   void begin();
   bool over() const { return node_run_.over(); }
   // A complete checkpoint the watcher reported (posted to the loop by cli/): the newest known,
-  // and the save --save-signal waits for (supervisor_save.cc).
-  void checkpoint_complete(const SavedCheckpoint& c);
+  // and the save --save-signal waits for (SaveBeforeStop).
+  void checkpoint_complete(const SavedCheckpoint& c) { saves_.checkpoint_complete(c); }
   int end();
 
   // --hang-timeout auto's events from outside the loop's own sources, on the loop (wired by
@@ -182,14 +182,11 @@ class Supervisor final : public GroupActions, private NodeRunActions {
   void leave(int exit_code, int signal, const std::string& reason) override;
   bool workers_running() const override { return group_.running() > 0; }
   void stop_workers(int sig) override { group_.stop(sig); }
-  // --save-signal: the save signal, then the stop (stop_with) once saved or not
-  // (supervisor_save.cc).
-  void save_then_stop(int sig, int stop_with) override;
+  // --save-signal: the save signal, then the stop (stop_with) once saved or not (SaveBeforeStop).
+  void save_then_stop(int sig, int stop_with) override { saves_.begin(sig, stop_with); }
   void kill_workers_now() override { group_.kill_now(); }
   void report_stopped(int generation) override;
   void end_loop() override { io_.stop(); }
-  void end_save();
-  void report_save();
   void forward_signal(int sig);
   void on_child_exit(pid_t pid, int status);
   // A worker is over once both its exit status and its output are in (its pipes closed, or the
@@ -245,11 +242,7 @@ class Supervisor final : public GroupActions, private NodeRunActions {
   WorkerGroup group_;
   NodeRun node_run_;  // how this node's run goes and ends: the outcome and the exit code
   LoopTimer grace_timer_;
-  LoopTimer save_timer_;                              // the save window's end
-  StopSave stop_save_;                                // --save-signal's wait
-  std::optional<SavedCheckpoint> newest_checkpoint_;  // the watcher's newest report
-  std::optional<LoopClock::time_point> kill_at_;      // the stop + the grace period
-  int stop_after_save_with_ = SIGTERM;
+  SaveBeforeStop saves_;  // --save-signal: the save signal, the wait, the stop after it
   LoopTimer hang_timer_;
   HangCheck hangs_;  // --hang-timeout S or auto: the verdicts and their reasons
   // While the loop runs (begin() to end()): the signal route, and the work guard that keeps
