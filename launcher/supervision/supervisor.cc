@@ -20,7 +20,6 @@
 
 namespace tv {
 namespace {
-constexpr auto kDrainWindow = std::chrono::milliseconds(200);
 // How often the end of a run looks again for a child it has killed or is waiting for (the GPU
 // watch, a standby, a side query): their exits arrive from Init's thread in well under this.
 constexpr auto kEndPoll = std::chrono::microseconds(500);
@@ -47,7 +46,7 @@ Supervisor::Supervisor(boost::asio::io_context& io, SupervisorConfig cfg, Cluste
               }}),
       hang_timer_(io, time),
       hangs_(cfg_.hang_timeout, cfg_.stall),
-      roster_(fs()),
+      roster_(io, fs(), [this](const WorkerPtr& w, const WorkerEnd& e) { worker_over(w, e); }),
       beside_(
           io, time, spawner, cfg_.gpu_health, [this](const GpuHealthEvent& e) { on_gpu_health(e); },
           cfg_.side_queries),
@@ -207,52 +206,18 @@ bool Supervisor::attach_worker(const WorkerPtr& w, pid_t pid) {
   if (cfg_.observer)
     w->set_taps(cfg_.observer->output_tap(local_rank, false),
                 cfg_.observer->output_tap(local_rank, true));
-  // weak: the WorkerProcess owns this callback, a shared_ptr here would keep it alive forever.
-  w->attach(pid, [this, weak = std::weak_ptr<WorkerProcess>(w)] {
-    if (auto self = weak.lock()) on_streams_closed(self);
-  });
-  roster_.add(w);
+  roster_.add(w, pid);
   if (cfg_.observer) cfg_.observer->worker_started(local_rank);
   return true;
 }
 
 void Supervisor::on_child_exit(pid_t pid, int status) {
-  WorkerPtr w = roster_.exited(pid, status, wall_now());
-  if (!w) {
-    if (standbys_) standbys_->on_exit(pid, status);
-    return;  // a standby, or a worker released already (the loop is ending)
-  }
-  // Posted, not called: the other exits Init reaped in the same pass are already queued and get
-  // their status first, so the root cause is chosen among all of them (group_failed).
-  if (!w->streams_open()) return post_worker_over(w);
-  // Let the last lines arrive (they matter for the root cause), but never wait on a pipe that a
-  // surviving grandchild keeps open.
-  w->drain_timer.expires_after(kDrainWindow);
-  w->drain_timer.async_wait([this, w](const boost::system::error_code&) { worker_over(w); });
+  if (roster_.exited(pid, status, wall_now())) return;
+  if (standbys_) standbys_->on_exit(pid, status);  // or a worker released already: nothing
 }
 
-void Supervisor::on_streams_closed(const WorkerPtr& w) {
-  if (w->wait_status) {
-    w->drain_timer.cancel();
-    post_worker_over(w);
-  }
-}
-
-void Supervisor::post_worker_over(const WorkerPtr& w) {
-  boost::asio::post(io_, [this, w] { worker_over(w); });
-}
-
-void Supervisor::worker_over(const WorkerPtr& w) {
-  if (w->over || !w->wait_status) return;
-  w->over = true;
-  // Everything it wrote before it died is in its pipes by now: read it before anything is decided
-  // (the drain window may have ended with a pipe a grandchild holds, or unread).
-  w->drain();
-  const int status = *w->wait_status;
-  WorkerEnd end;
-  end.local_rank = w->id().local_rank;
-  end.exit_code = exit_code_from_status(status);
-  end.signal = signal_from_status(status);
+// The roster's: `w` is over, its exit status and its output in (WorkerRoster).
+void Supervisor::worker_over(const WorkerPtr& w, const WorkerEnd& end) {
   if (cfg_.observer) cfg_.observer->worker_exited(end.local_rank, end.exit_code);
   if (w->id().generation != group_.generation() || !group_.is_running(end.local_rank)) return;
   if (!end.ok() && group_.state() == GroupState::kHealthy)

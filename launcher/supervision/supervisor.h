@@ -189,11 +189,9 @@ class Supervisor final : public GroupActions, private NodeRunActions {
   void end_loop() override { io_.stop(); }
   void forward_signal(int sig);
   void on_child_exit(pid_t pid, int status);
-  // A worker is over once both its exit status and its output are in (its pipes closed, or the
-  // drain window passed): its end then goes to the WorkerGroup, once (WorkerProcess::over).
-  void on_streams_closed(const WorkerPtr& w);
-  void worker_over(const WorkerPtr& w);
-  void post_worker_over(const WorkerPtr& w);
+  // A worker is over once both its exit status and its output are in (WorkerRoster): its end
+  // then goes to the WorkerGroup, once.
+  void worker_over(const WorkerPtr& w, const WorkerEnd& end);
   bool attach_worker(const WorkerPtr& w, pid_t pid);
   // supervisor_hang.cc: hangs_ looks at the running workers each tick; a verdict is carried out.
   void schedule_hang_check();

@@ -1,5 +1,7 @@
 #include "launcher/supervision/worker_roster.h"
 
+#include <boost/asio/post.hpp>
+
 #include "common/process.h"
 #include "launcher/supervision/root_cause.h"
 
@@ -9,19 +11,58 @@ void WorkerRoster::new_generation(int nproc) {
   by_rank_.assign(static_cast<size_t>(nproc), nullptr);
 }
 
-void WorkerRoster::add(const WorkerPtr& w) {
+namespace {
+constexpr auto kDrainWindow = std::chrono::milliseconds(200);
+}  // namespace
+
+void WorkerRoster::add(const WorkerPtr& w, pid_t pid) {
+  // weak: the WorkerProcess owns this callback, a shared_ptr here would keep it alive forever.
+  w->attach(pid, [this, weak = std::weak_ptr<WorkerProcess>(w)] {
+    if (auto self = weak.lock()) streams_closed(self);
+  });
   by_rank_.at(static_cast<size_t>(w->id().local_rank)) = w;
-  by_pid_[w->pid()] = w;
+  by_pid_[pid] = w;
 }
 
-WorkerRoster::WorkerPtr WorkerRoster::exited(pid_t pid, int status, WallTime reaped_at) {
+bool WorkerRoster::exited(pid_t pid, int status, WallTime reaped_at) {
   auto it = by_pid_.find(pid);
-  if (it == by_pid_.end()) return nullptr;
+  if (it == by_pid_.end()) return false;
   WorkerPtr w = std::move(it->second);
   by_pid_.erase(it);
   w->wait_status = status;
   w->reaped_at = reaped_at;
-  return w;
+  if (!w->streams_open()) {
+    post_over(w);
+    return true;
+  }
+  // Let the last lines arrive (they matter for the root cause), but never wait on a pipe that a
+  // surviving grandchild keeps open.
+  w->drain_timer.expires_after(kDrainWindow);
+  w->drain_timer.async_wait([this, w](const boost::system::error_code&) { over(w); });
+  return true;
+}
+
+void WorkerRoster::streams_closed(const WorkerPtr& w) {
+  if (!w->wait_status) return;
+  w->drain_timer.cancel();
+  post_over(w);
+}
+
+void WorkerRoster::post_over(const WorkerPtr& w) {
+  boost::asio::post(io_, [this, w] { over(w); });
+}
+
+void WorkerRoster::over(const WorkerPtr& w) {
+  if (w->over || !w->wait_status) return;
+  w->over = true;
+  // Everything it wrote before it died is in its pipes by now: read it before anything is decided
+  // (the drain window may have ended with a pipe a grandchild holds, or unread).
+  w->drain();
+  WorkerEnd end;
+  end.local_rank = w->id().local_rank;
+  end.exit_code = exit_code_from_status(*w->wait_status);
+  end.signal = signal_from_status(*w->wait_status);
+  on_over_(w, end);
 }
 
 const WorkerRoster::WorkerPtr& WorkerRoster::at(int local_rank) const {

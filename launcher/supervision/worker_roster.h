@@ -1,12 +1,20 @@
-// WorkerRoster: the WorkerProcesses of the running generation, by local rank and by pid, and the
-// facts the deciders read off them: how each ended (its wait status), which are still running
-// and how long each has been silent (HangCheck), which a stacks collection signals, and which
-// failed first (RootCauseJudge's candidates, with their error files' mtimes). The Supervisor
-// adds each worker it starts and hands it each exit; nothing here signals a worker but signal().
+// WorkerRoster: the WorkerProcesses of the running generation, by local rank and by pid; when
+// each is over; and the facts the deciders read off them: how each ended (its wait status), which
+// are still running and how long each has been silent (HangCheck), which a stacks collection
+// signals, and which failed first (RootCauseJudge's candidates, with their error files' mtimes).
+// The Supervisor adds each worker it starts and hands it each exit; nothing here signals a worker
+// but signal().
+//
+// A worker is over once both its exit status and its output are in: its pipes closed, or the
+// drain window (200 ms) passed after its exit, so a grandchild that keeps a pipe open never holds
+// the end. Then what it wrote is drained and its end goes to `on_over`, once, posted to the loop:
+// the other exits Init reaped in the same pass are queued already and get their status first, so
+// the root cause is chosen among all of them.
 #pragma once
 
 #include <sys/types.h>
 
+#include <boost/asio/io_context.hpp>
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -29,16 +37,18 @@ class WorkerRoster {
   using WorkerPtr = std::shared_ptr<WorkerProcess>;
   using WallTime = std::chrono::system_clock::time_point;
 
+  using OnOver = std::function<void(const WorkerPtr&, const WorkerEnd&)>;
   // `fs`: where the error files' mtimes are read; it must outlive the roster.
-  explicit WorkerRoster(const FileSystem& fs) : fs_(fs) {}
+  WorkerRoster(boost::asio::io_context& io, const FileSystem& fs, OnOver on_over)
+      : io_(io), fs_(fs), on_over_(std::move(on_over)) {}
 
   // A generation of `nproc` workers begins: none started yet (the last one's are let go).
   void new_generation(int nproc);
-  // A started worker, by its local rank and its pid.
-  void add(const WorkerPtr& w);
-  // Init reaped `pid`: its worker, with its status and reap time set, taken out of the pid map
-  // (null: no worker of this roster, a standby or one released already).
-  WorkerPtr exited(pid_t pid, int status, WallTime reaped_at);
+  // A started worker, by its local rank and its pid: attached to its pipes (WorkerProcess::attach).
+  void add(const WorkerPtr& w, pid_t pid);
+  // Init reaped `pid`: its worker's status and reap time are set, and it is over once its output
+  // is in. False: no worker of this roster (a standby, or one released already).
+  bool exited(pid_t pid, int status, WallTime reaped_at);
   // The worker of `local_rank` (null: not started).
   const WorkerPtr& at(int local_rank) const;
   void signal(int local_rank, int sig) const;
@@ -62,8 +72,13 @@ class WorkerRoster {
 
  private:
   LocalFailure failure_time(const WorkerProcess& w, WallTime now) const;
+  void streams_closed(const WorkerPtr& w);
+  void post_over(const WorkerPtr& w);
+  void over(const WorkerPtr& w);
 
+  boost::asio::io_context& io_;
   const FileSystem& fs_;
+  OnOver on_over_;
   std::vector<WorkerPtr> by_rank_;  // this generation's, by local rank
   std::map<pid_t, WorkerPtr> by_pid_;
 };

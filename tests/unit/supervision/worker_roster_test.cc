@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <boost/asio/io_context.hpp>
 #include <csignal>
@@ -36,17 +37,20 @@ class WorkerRosterTest : public ::testing::Test {
     roster_.release();
     time_.run_ready();
   }
-  // Worker `local_rank` of generation 0, started as a child of the FakeSpawner.
-  std::shared_ptr<WorkerProcess> start(int local_rank) {
+  // Worker `local_rank` of generation 0, started as a child of the FakeSpawner. `held`: a
+  // grandchild's copies of its pipes' write ends, which keep its streams open after its exit.
+  std::shared_ptr<WorkerProcess> start(int local_rank, std::vector<int>* held = nullptr) {
     const std::string dir = "/w/rank_" + std::to_string(local_rank);
     WorkerProcess::Identity id{local_rank,         local_rank + 8,      0,  dir + "/error.json",
                                dir + "/heartbeat", dir + "/stacks.txt", "", false};
     auto w = std::make_shared<WorkerProcess>(io_, time_, spawner_, id, -1, fs_);
     const pid_t pid = *spawner_.spawn(SpawnRequest{}, nullptr);
     int out_w = -1, err_w = -1;
-    EXPECT_TRUE(w->open_pipes(&out_w, &err_w));  // attach() closes the write ends
-    w->attach(pid, [] {});
-    roster_.add(w);
+    EXPECT_TRUE(w->open_pipes(&out_w, &err_w));
+    if (held) *held = {::dup(out_w), ::dup(err_w)};
+    roster_.add(w, pid);
+    ::close(out_w);  // as WorkerStart does after the spawn: the child has its own copies
+    ::close(err_w);
     return w;
   }
 
@@ -54,19 +58,52 @@ class WorkerRosterTest : public ::testing::Test {
   SimLoopTime time_;
   FakeSpawner spawner_{io_};
   testing::FakeFileSystem fs_;
-  WorkerRoster roster_{fs_};
+  std::vector<WorkerEnd> over_;  // the ends on_over was given, in order
+  WorkerRoster roster_{io_, fs_, [this](const auto&, const WorkerEnd& e) { over_.push_back(e); }};
 };
 
 TEST_F(WorkerRosterTest, AnExitIsTakenOnceByItsPidWithItsStatusAndReapTime) {
   auto w = start(1);
-  EXPECT_EQ(roster_.exited(w->pid() + 100, 0, at_s(1)), nullptr);  // a standby's
-  auto got = roster_.exited(w->pid(), W_EXITCODE(3, 0), at_s(5));
-  ASSERT_EQ(got, w);
+  EXPECT_FALSE(roster_.exited(w->pid() + 100, 0, at_s(1)));  // a standby's
+  EXPECT_TRUE(roster_.exited(w->pid(), W_EXITCODE(3, 0), at_s(5)));
   EXPECT_EQ(*w->wait_status, W_EXITCODE(3, 0));
   EXPECT_EQ(w->reaped_at, at_s(5));
-  EXPECT_EQ(roster_.exited(w->pid(), 0, at_s(6)), nullptr);  // taken already
+  EXPECT_FALSE(roster_.exited(w->pid(), 0, at_s(6)));  // taken already
   EXPECT_EQ(roster_.end_of(1).exit_code, 3);
   EXPECT_EQ(roster_.end_of(0).exit_code, 0);  // never started: no status
+}
+
+// Its pipes are at their end at once (no one holds the write ends): only the exit is missing.
+TEST_F(WorkerRosterTest, AWorkerIsOverOnceItsExitAndItsOutputAreInAndOnlyOnce) {
+  auto w = start(0);
+  time_.run_ready();  // the loop reads the end of both streams
+  EXPECT_FALSE(w->streams_open());
+  EXPECT_TRUE(over_.empty());  // no exit yet
+  roster_.exited(w->pid(), W_EXITCODE(0, SIGSEGV), at_s(1));
+  EXPECT_TRUE(over_.empty());  // posted: the exits reaped with it get their status first
+  time_.run_ready();
+  ASSERT_EQ(over_.size(), 1u);
+  EXPECT_EQ(over_[0].local_rank, 0);
+  EXPECT_EQ(over_[0].signal, SIGSEGV);
+  EXPECT_EQ(over_[0].exit_code, 128 + SIGSEGV);
+  time_.advance(1s);
+  EXPECT_EQ(over_.size(), 1u);
+}
+
+TEST_F(WorkerRosterTest, AnExitWithItsPipesHeldOpenIsOverAfterTheDrainWindow) {
+  std::vector<int> held;
+  auto w = start(1, &held);
+  time_.run_ready();
+  ASSERT_TRUE(w->streams_open());
+  roster_.exited(w->pid(), W_EXITCODE(2, 0), at_s(1));
+  time_.advance(199ms);
+  EXPECT_TRUE(over_.empty());
+  time_.advance(1ms);
+  ASSERT_EQ(over_.size(), 1u);
+  EXPECT_EQ(over_[0].exit_code, 2);
+  for (int fd : held) ::close(fd);
+  time_.run_ready();  // the streams' end now changes nothing
+  EXPECT_EQ(over_.size(), 1u);
 }
 
 TEST_F(WorkerRosterTest, OnlyTheRunningAreLookedAtAndSignalledForStacks) {
