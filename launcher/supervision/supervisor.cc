@@ -51,8 +51,7 @@ Supervisor::Supervisor(boost::asio::io_context& io, SupervisorConfig cfg, Cluste
           io, time, spawner, cfg_.gpu_health, [this](const GpuHealthEvent& e) { on_gpu_health(e); },
           cfg_.side_queries),
       gpu_events_(cfg_.gpu_health_required, cfg_.layout.node_rank),
-      oom_kills_(fs()),
-      cause_wait_(io, time),
+      root_cause_(io, time, fs(), roster_, cfg_.layout, cfg_.grace, root_cause_hooks()),
       stacks_(io, time, spawner, fs(), cfg_.work_dir, cfg_.layout.node_rank),
       reports_(io, time, spawner, {cfg_.executable, cfg_.base_env, cfg_.layout.node_rank}),
       evidence_({cfg_.stacks, cfg_.keep_logs, cfg_.work_dir, cfg_.first_attempt, cfg_.layout,
@@ -125,7 +124,7 @@ Cluster::Events Supervisor::cluster_events() {
     // Another node's root cause: its line for node 0's ledger (its files are on that node).
     if (f.node_rank != cfg_.layout.node_rank && cfg_.observer)
       cfg_.observer->failure_evidence(f.generation, f.summary, {});
-    if (f.node_rank != cfg_.layout.node_rank) claim_local_failure(f.generation);
+    if (f.node_rank != cfg_.layout.node_rank) root_cause_.claim(f.generation);
     // Another node's hang: this node's ranks' stacks too, before they are stopped, so that the
     // job's culprit is decided from every rank (culprit.h).
     if (f.node_rank != cfg_.layout.node_rank && f.exit_code == exit_code::kHang)
@@ -154,7 +153,7 @@ Cluster::Events Supervisor::cluster_events() {
 
 void Supervisor::start_generation(const GenerationPlan& plan) {
   plan_ = plan;
-  oom_kills_.generation_started();
+  root_cause_.generation_started();
   roster_.new_generation(cfg_.layout.nproc_per_node);
   resume_ = cfg_.find_resume ? cfg_.find_resume(plan) : std::nullopt;  // the resume hook
   // A SIGTERM/INT/HUP during the lookup ended it (Init::stop_requested) and is posted to
@@ -166,7 +165,6 @@ void Supervisor::start_generation(const GenerationPlan& plan) {
   if (auto rules = hangs_.generation_started(seconds_now()))
     spdlog::info("generation {}: a hang is {}", plan.generation, *rules);
   if (cfg_.observer && !plan.retried_by.empty()) cfg_.observer->retry_judged(plan.retried_by);
-  cause_wait_.cancel();
   spdlog::info("generation {}: starting {} worker(s), ranks {}-{}, MASTER_ADDR={} MASTER_PORT={}",
                plan.generation, cfg_.layout.nproc_per_node, global_rank(cfg_.layout, 0),
                global_rank(cfg_.layout, cfg_.layout.nproc_per_node - 1), cfg_.layout.master_addr,
@@ -222,15 +220,14 @@ void Supervisor::worker_over(const WorkerPtr& w, const WorkerEnd& end) {
   if (w->id().generation != group_.generation() || !group_.is_running(end.local_rank)) return;
   if (!end.ok() && group_.state() == GroupState::kHealthy)
     spdlog::warn("rank {} ended: exit code {}", w->id().rank, end.exit_code);
-  if (const auto cause = cause_wait_.ended(end); cause.report)
-    report_failure(group_.generation(), *cause.report);
+  root_cause_.worker_ended(end);
   group_.on_worker_end(end);
 }
 
 void Supervisor::signal_worker(int local_rank, int sig) {
   // The root cause is on its way out (its error file is written): its own exit status is the one
   // to report, so its SIGTERM waits (root_cause_wait.h); SIGKILL at the grace period's end stands.
-  if (cause_wait_.holds(local_rank, sig)) return;
+  if (root_cause_.holds(local_rank, sig)) return;
   roster_.signal(local_rank, sig);
 }
 

@@ -3,13 +3,13 @@
 // child exits (from Init, through the Spawner), worker output (WorkerProcess pipes) and timers
 // (grace period, hang checks, output drain) arrive as events; it hands each to the owner that
 // decides (NodeRun: how this node's run ends; WorkerGroup: its workers, all or nothing;
-// HangCheck: a hang; RootCauseJudge, RootCauseWait, OomKills: the root cause; GpuEventReader: a
-// GPU event) and carries out what they decide through the owners of the resources (WorkerStart:
-// a worker's start; WorkerProcess: its pipes; StandbySet, BesideWorkers, StacksCollection,
-// EvidenceFiles, CollectiveReports). Its own files: supervisor_failure.cc (the facts its
-// workers give the judge, the report with its time and signature, the root cause handed to
-// root_cause_files.h at the end), supervisor_hang.cc (the hang check's events and its verdict
-// carried out), supervisor_stacks.cc, supervisor_gpu.cc.
+// HangCheck: a hang; LocalRootCause: this node's root cause and its report; SaveBeforeStop: a
+// save before a stop; GpuEventReader: a GPU event) and carries out what they decide through the
+// owners of the resources (WorkerStart: a worker's start; WorkerRoster: the generation's
+// workers; StandbySet, BesideWorkers, StacksCollection, EvidenceFiles, CollectiveReports). Its
+// own files: supervisor_failure.cc (what LocalRootCause is given, where its report goes),
+// supervisor_hang.cc (the hang check's events and its verdict carried out),
+// supervisor_stacks.cc, supervisor_gpu.cc.
 //
 // A start, a failure and a restart (launcher/supervision/README.md has the whole flow):
 //   Cluster.start(plan) -> find the resume checkpoint (hook) -> WorkerGroup.start -> spawn each
@@ -57,6 +57,7 @@
 #include "launcher/supervision/gpu_health_watch.h"
 #include "launcher/supervision/gpu_verdict.h"
 #include "launcher/supervision/hang_check.h"
+#include "launcher/supervision/local_root_cause.h"
 #include "launcher/supervision/node_run.h"
 #include "launcher/supervision/rank_dirs.h"
 #include "launcher/supervision/root_cause.h"
@@ -220,13 +221,9 @@ class Supervisor final : public GroupActions, private NodeRunActions {
   // `send` gets `ranks` with the last collective each of this node's ranks entered (reports_).
   void report_with_collectives(int generation, std::vector<RankEvidence> ranks,
                                CollectiveReports::Send send);
-  // The failure side (supervisor_failure.cc): the facts this node's workers give the
-  // RootCauseJudge (root_cause_judge.h), and what the Supervisor does with its answer.
-  std::optional<LocalFailure> earliest_failure_of(int generation) const;
-  void claim_local_failure(int generation);
-  void report_failure(int generation, const WorkerEnd& first);
-  // cause_wait_ for `local_rank`, whose SIGTERM is sent when the wait's window passes.
-  void wait_for_cause(int generation, int local_rank, std::optional<WorkerEnd> first_seen);
+  // The failure side (supervisor_failure.cc): what LocalRootCause is given, where its report goes.
+  LocalRootCause::Hooks root_cause_hooks();
+  void send_failure(int generation, NodeFailure f);
   // RunObserver::generation_failed through failed_once_: this node's own failure and the
   // cluster's stop for the same generation both arrive on the failing node.
   void observe_failure(int generation);
@@ -254,9 +251,7 @@ class Supervisor final : public GroupActions, private NodeRunActions {
   GpuEventReader gpu_events_;             // what each GPU health event means for this node's run
   GenerationPlan plan_;
   std::optional<ResumeTarget> resume_;  // this generation's checkpoint
-  OomKills oom_kills_;                  // whether a SIGKILL was the OOM killer's
-  std::vector<FailureRecord> causes_;   // this node's root cause per failed generation
-  RootCauseWait cause_wait_;            // a root cause still exiting: its exit completes the report
+  LocalRootCause root_cause_;           // which worker failed first here, its report, the files
   StacksCollection stacks_;
   CollectiveReports reports_;  // failures and Stopped with their ranks' last collectives
   EvidenceFiles evidence_;     // the worker hook, the pid file, the evidence files and dumps

@@ -669,7 +669,7 @@ TEST_F(SupervisorTest, TheTracebackOnStderrIsTheRootCauseWhicheverPipeWasReadLas
 
 // Rank 0 wrote its error file (torch's @record does so as the exception leaves it) and is still
 // in teardown when rank 1's collateral failure ends first: rank 0 is the root cause, its SIGTERM
-// waits for the root-cause exit window (2 s, supervisor_failure.cc) and its own exit is reported.
+// waits for the root-cause exit window (2 s, local_root_cause.h) and its own exit is reported.
 TEST_F(SupervisorTest, ARootCauseStillExitingIsWaitedForThenReportedWithItsOwnCode) {
   cfg_.layout.nproc_per_node = 3;
   begin();

@@ -12,55 +12,16 @@
 #include <memory>
 #include <string>
 
-#include "tests/unit/fakes/fake_file_system.h"
-#include "tests/unit/fakes/sim_loop_time.h"
-#include "tests/unit/supervision/fake_spawner.h"
+#include "tests/unit/supervision/roster_fixture.h"
 
 namespace tv {
 namespace {
 
 using namespace std::chrono_literals;
-using testing::FakeSpawner;
-using testing::SimLoopTime;
 
-std::chrono::system_clock::time_point at_s(int s) {
-  return std::chrono::system_clock::time_point(std::chrono::seconds(1'700'000'000 + s));
-}
-std::int64_t ns_of(std::chrono::system_clock::time_point t) {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count();
-}
-
-class WorkerRosterTest : public ::testing::Test {
- protected:
-  void SetUp() override { roster_.new_generation(3); }
-  void TearDown() override {
-    roster_.release();
-    time_.run_ready();
-  }
-  // Worker `local_rank` of generation 0, started as a child of the FakeSpawner. `held`: a
-  // grandchild's copies of its pipes' write ends, which keep its streams open after its exit.
-  std::shared_ptr<WorkerProcess> start(int local_rank, std::vector<int>* held = nullptr) {
-    const std::string dir = "/w/rank_" + std::to_string(local_rank);
-    WorkerProcess::Identity id{local_rank,         local_rank + 8,      0,  dir + "/error.json",
-                               dir + "/heartbeat", dir + "/stacks.txt", "", false};
-    auto w = std::make_shared<WorkerProcess>(io_, time_, spawner_, id, -1, fs_);
-    const pid_t pid = *spawner_.spawn(SpawnRequest{}, nullptr);
-    int out_w = -1, err_w = -1;
-    EXPECT_TRUE(w->open_pipes(&out_w, &err_w));
-    if (held) *held = {::dup(out_w), ::dup(err_w)};
-    roster_.add(w, pid);
-    ::close(out_w);  // as WorkerStart does after the spawn: the child has its own copies
-    ::close(err_w);
-    return w;
-  }
-
-  boost::asio::io_context io_;
-  SimLoopTime time_;
-  FakeSpawner spawner_{io_};
-  testing::FakeFileSystem fs_;
-  std::vector<WorkerEnd> over_;  // the ends on_over was given, in order
-  WorkerRoster roster_{io_, fs_, [this](const auto&, const WorkerEnd& e) { over_.push_back(e); }};
-};
+using WorkerRosterTest = testing::RosterFixture;
+using testing::at_s;
+using testing::ns_of;
 
 TEST_F(WorkerRosterTest, AnExitIsTakenOnceByItsPidWithItsStatusAndReapTime) {
   auto w = start(1);
@@ -113,7 +74,7 @@ TEST_F(WorkerRosterTest, OnlyTheRunningAreLookedAtAndSignalledForStacks) {
   const auto running = roster_.running(false);
   ASSERT_EQ(running.size(), 1u);
   EXPECT_EQ(running[0].local_rank, 2);
-  EXPECT_EQ(running[0].rank, 10);
+  EXPECT_EQ(running[0].rank, 8);
   const auto targets = roster_.stack_targets();
   ASSERT_EQ(targets.size(), 1u);
   EXPECT_EQ(targets[0].pid, b->pid());
@@ -130,8 +91,7 @@ TEST_F(WorkerRosterTest, ARunningWorkersOlderErrorFileMakesItTheEarliestFailure)
   auto fine = start(2);
   roster_.exited(reaped->pid(), W_EXITCODE(1, 0), at_s(10));
   roster_.exited(fine->pid(), 0, at_s(3));  // exit 0 is no failure, however early
-  fs_.add_file("/w/rank_1/error.json", "{}");
-  fs_.touch("/w/rank_1/error.json", ns_of(at_s(7)));
+  error_file(1, 7);
   const auto running = [](int) { return true; };
   auto first = roster_.earliest_failure(0, at_s(11), running);
   ASSERT_TRUE(first);
@@ -150,8 +110,7 @@ TEST_F(WorkerRosterTest, AFailureIsTimedByItsErrorFileElseItsReapAndAHangByNow) 
   auto b = start(1);
   roster_.exited(a->pid(), W_EXITCODE(1, 0), at_s(20));
   roster_.exited(b->pid(), W_EXITCODE(1, 0), at_s(20));
-  fs_.add_file("/w/rank_1/error.json", "{}");
-  fs_.touch("/w/rank_1/error.json", ns_of(at_s(12)));
+  error_file(1, 12);
   WorkerEnd end{0, 1, 0, false, false};
   EXPECT_EQ(roster_.failed_at_ns(end, at_s(30)), ns_of(at_s(20)));
   end.local_rank = 1;
