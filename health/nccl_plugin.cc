@@ -10,11 +10,6 @@ namespace {
 
 const char* const kNames[] = {"libnccl-net.so", "libnccl-net-ofi.so", "libnccl-net-aws-ofi.so"};
 
-std::string read_all(const std::string& path) {
-  auto text = read_regular_file(path, kLogFileCap);
-  return text ? *text : std::string();
-}
-
 }  // namespace
 
 std::vector<std::string> plugin_search_dirs(const Environment& env) {
@@ -43,17 +38,29 @@ std::string aws_ofi_version_in(const std::string& bytes) {
   return "";
 }
 
-std::vector<PluginFile> find_net_plugins(const std::vector<std::string>& dirs) {
+std::vector<PluginFile> find_net_plugins(const std::vector<std::string>& dirs,
+                                         const FileSystem& fs) {
   std::vector<PluginFile> found;
-  std::error_code ec;
   for (const auto& dir : dirs)
     for (const char* name : kNames) {
       const std::string path = dir + "/" + name;
-      if (!std::filesystem::exists(path, ec)) continue;
-      bool dup = false;
-      for (const auto& f : found) dup |= std::filesystem::equivalent(f.path, path, ec);
-      if (!dup) found.push_back({path, aws_ofi_version_in(read_all(path))});
+      if (!fs.exists(path)) continue;
+      const auto bytes = fs.read(path, kLogFileCap);
+      found.push_back({path, aws_ofi_version_in(bytes.value_or(""))});
     }
+  return found;
+}
+
+// The real files, each once: a later name of a file already found (std::filesystem::equivalent:
+// the same device and inode) is dropped.
+std::vector<PluginFile> find_net_plugins(const std::vector<std::string>& dirs) {
+  std::vector<PluginFile> found;
+  std::error_code ec;
+  for (auto& file : find_net_plugins(dirs, RealFileSystem())) {
+    bool dup = false;
+    for (const auto& f : found) dup |= std::filesystem::equivalent(f.path, file.path, ec);
+    if (!dup) found.push_back(std::move(file));
+  }
   return found;
 }
 

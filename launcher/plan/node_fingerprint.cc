@@ -29,9 +29,9 @@ std::string field(const std::string& text, const std::string& key) {
 }
 
 // aws-ofi-nccl's version from the first plugin file that names one; "none" when NCCL finds no
-// net plugin file.
-std::string aws_ofi_version(const Environment& env) {
-  const auto found = find_net_plugins(plugin_search_dirs(env));
+// net plugin file. Read through the plan's file system.
+std::string aws_ofi_version(const Environment& env, const FileSystem& fs) {
+  const auto found = find_net_plugins(plugin_search_dirs(env), fs);
   for (const auto& f : found)
     if (!f.version.empty()) return f.version;
   return found.empty() ? "none" : kUnknown;
@@ -76,7 +76,7 @@ rdzv::Fingerprint node_fingerprint(const Environment& env, const std::optional<T
               {"driver", or_unknown(proc ? driver_version_in(*proc) : "")},
               {"cuda", or_unknown(torch ? torch->cuda : "")},
               {"nccl", or_unknown(torch ? torch->nccl : "")},
-              {"aws-ofi-nccl", aws_ofi_version(env)},
+              {"aws-ofi-nccl", aws_ofi_version(env, fs)},
               {"torch", or_unknown(torch ? torch->text : "")},
               {"gpu", or_unknown(gpu_models(fs))}};
   rdzv::set_compared_variables(fp, env);

@@ -2,9 +2,9 @@
 // docs/coordination.md, "Node fingerprint"), from facts already gathered and from files: the
 // torch child's answer (torch, its CUDA, the NCCL wheel beside it: health/torch_version.h), the
 // kernel driver's /proc/driver/nvidia files (the driver version, each GPU's model), aws-ofi-nccl's
-// version from its file's bytes (health/nccl_plugin.h), the environment and trainvisor's own
-// version. No child is started and no vendor library is loaded: nothing is added to the start
-// path but a few file reads.
+// version from its file's bytes (health/nccl_plugin.h), both read through `fs`, the environment
+// and trainvisor's own version. No child is started and no vendor library is loaded: nothing is
+// added to the start path but a few file reads.
 #pragma once
 
 #include <optional>

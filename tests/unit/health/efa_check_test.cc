@@ -105,6 +105,23 @@ TEST(NcclPlugin, VersionFromBytes) {
   EXPECT_EQ(aws_ofi_version_in("nothing"), "");
 }
 
+// Through a FileSystem: each of NCCL's names in each folder, in that order, with its bytes'
+// version; what is not there is not listed.
+TEST(NcclPlugin, FoundThroughTheFileSystemInSearchOrder) {
+  testing::FakeFileSystem fs;
+  fs.add_file("/b/libnccl-net-ofi.so", "Using aws-ofi-nccl 1.18.0");
+  fs.add_file("/a/libnccl-net-aws-ofi.so", "");
+  fs.add_file("/a/libnccl-net.so", "Initializing aws-ofi-nccl 1.13.2-aws");
+  const auto found = find_net_plugins({"/a", "/b", "/none"}, fs);
+  ASSERT_EQ(found.size(), 3u);
+  EXPECT_EQ(found[0].path, "/a/libnccl-net.so");
+  EXPECT_EQ(found[0].version, "1.13.2-aws");
+  EXPECT_EQ(found[1].path, "/a/libnccl-net-aws-ofi.so");
+  EXPECT_EQ(found[1].version, "");
+  EXPECT_EQ(found[2].path, "/b/libnccl-net-ofi.so");
+  EXPECT_EQ(found[2].version, "1.18.0");
+}
+
 TEST(NcclPlugin, NoneDisables) {
   Environment env;
   env.set("NCCL_NET_PLUGIN", "none");

@@ -46,5 +46,20 @@ TEST(NodeFingerprint, WhatCannotBeReadIsUnknown) {
     EXPECT_EQ(fp.facts.at(fact), "unknown") << fact;
 }
 
+// The net plugin's files are the file system's given, never the disk's: none in the fake is
+// "none" whatever this machine has in /usr/lib or /opt/amazon.
+TEST(NodeFingerprint, TheNetPluginFromTheFileSystemGiven) {
+  const FakeFileSystem none;
+  EXPECT_EQ(node_fingerprint({}, std::nullopt, none, "1.2.3").facts.at("aws-ofi-nccl"), "none");
+  FakeFileSystem fs;
+  const Environment env{{"LD_LIBRARY_PATH", "/fake/a:/fake/b"}};
+  fs.add_file("/fake/a/libnccl-net.so", "no version in these bytes");
+  EXPECT_EQ(node_fingerprint(env, std::nullopt, fs, "1.2.3").facts.at("aws-ofi-nccl"), "unknown");
+  // The first file that names a version, in NCCL's search order.
+  fs.add_file("/fake/b/libnccl-net-ofi.so", "Initializing aws-ofi-nccl 1.14.0 ...");
+  fs.add_file("/opt/amazon/ofi-nccl/lib/libnccl-net-ofi.so", "Initializing aws-ofi-nccl 1.2.0");
+  EXPECT_EQ(node_fingerprint(env, std::nullopt, fs, "1.2.3").facts.at("aws-ofi-nccl"), "1.14.0");
+}
+
 }  // namespace
 }  // namespace tv
