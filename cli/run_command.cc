@@ -341,7 +341,8 @@ std::vector<std::string> own_directories(const std::string& dir) {
   return out;
 }
 
-Status make_work_dir(const Options& o, const Environment& env, WorkDir& wd) {
+Status make_work_dir(const Options& o, const Environment& env, const std::string& cwd,
+                     WorkDir& wd) {
   if (auto v = o.get("log-dir")) {
     std::error_code ec;
     std::filesystem::create_directories(v->value, ec);
@@ -349,7 +350,7 @@ Status make_work_dir(const Options& o, const Environment& env, WorkDir& wd) {
       return Error{exit_code::kConfig,
                    v->origin + "=\"" + v->value + "\": cannot create directory: " + ec.message()};
     warn_if_shared(v->value, v->origin);
-    wd.path = absolute_path(v->value);
+    wd.path = absolute_path(v->value, cwd);
     wd.first_attempt = first_free_attempt(own_directories(wd.path));
     if (wd.first_attempt > 0)
       spdlog::info(
@@ -365,7 +366,7 @@ Status make_work_dir(const Options& o, const Environment& env, WorkDir& wd) {
                  std::string(env.has("TMPDIR") ? "TMPDIR" : "TMPDIR (unset)") + "=\"" + tmpdir +
                      "\": cannot create a temporary directory there (" + std::strerror(errno) +
                      "): expected a writable directory (or pass --log-dir)"};
-  wd.path = absolute_path(tmpl);
+  wd.path = absolute_path(tmpl, cwd);
   wd.temporary = true;
   return ok_status();
 }
@@ -494,9 +495,18 @@ Status change_to_workdir(const Options& o) {
   return ok_status();
 }
 
-// The machine plan_run reads: the files, GPUs and address given, PATH, this binary and a child of
-// the workers' python for its torch.
-PlanFacts real_plan_facts(const FileSystem& fs, const GpuCounter& gpus, const HostAddress& host) {
+// trainvisor's current directory, read once run has entered --workdir (or SageMaker's code
+// directory): it never changes after. "" when it cannot be read (relative paths stay as given).
+std::string current_directory() {
+  std::error_code ec;
+  std::string cwd = std::filesystem::current_path(ec).string();
+  return ec ? "" : cwd;
+}
+
+// The machine plan_run reads: the files, GPUs and address given, PATH, this binary, a child of
+// the workers' python for its torch, and the current directory.
+PlanFacts real_plan_facts(const FileSystem& fs, const GpuCounter& gpus, const HostAddress& host,
+                          const std::string& cwd) {
   return {.fs = fs,
           .gpus = gpus,
           .host = host,
@@ -504,7 +514,8 @@ PlanFacts real_plan_facts(const FileSystem& fs, const GpuCounter& gpus, const Ho
           .torch = [](const std::string& python,
                       const Environment& env) { return detect_torch_version(python, env); },
           .self_exe = self_exe,
-          .version = TRAINVISOR_VERSION};
+          .version = TRAINVISOR_VERSION,
+          .cwd = cwd};
 }
 
 void print_help() {
@@ -536,10 +547,11 @@ int run_command(const Args& args, const Environment& env) {
   if (auto s = change_to_workdir(*opts); !s) return refuse(s.error());
   if (auto s = resolve_sagemaker_train(*opts, env); !s) return refuse(s.error());
   init.set_phase("topology resolution");
+  const std::string cwd = current_directory();
   const RealFileSystem fs;
   const RealGpuCounter gpus(env);
   const RealHostAddress host;
-  auto plan = plan_run(*opts, env, real_plan_facts(fs, gpus, host));
+  auto plan = plan_run(*opts, env, real_plan_facts(fs, gpus, host, cwd));
   if (!plan) return refuse(plan.error());
   if (const std::string& why = plan->topology.not_training; !why.empty()) {
     // docs/platforms/sagemaker.md, "Heterogeneous clusters": SageMaker ends the job when every
@@ -584,7 +596,7 @@ int run_command(const Args& args, const Environment& env) {
   init.set_phase("start");
   goodput.enter(Phase::kRendezvous);
   WorkDir wd;
-  if (auto s = make_work_dir(*opts, env, wd); !s) return refuse(s.error());
+  if (auto s = make_work_dir(*opts, env, cwd, wd); !s) return refuse(s.error());
   plan->sup.work_dir = wd.path;
   plan->sup.keep_logs = opts->has("log-dir");
   plan->sup.json_worker_lines = *log_format == LogFormat::kJson;

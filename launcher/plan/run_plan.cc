@@ -27,13 +27,13 @@ Result<milliseconds> seconds_option(const Options& o, const std::string& name) {
 }
 
 // Every path a worker is given is absolute: a worker that changes directory (Hydra does) still
-// finds its error file, heartbeat and checkpoints. The current directory is trainvisor's, which
-// never changes.
-std::string absolute_path(const std::string& path) {
-  std::error_code ec;
-  auto abs = std::filesystem::absolute(path, ec);
-  if (ec) return path;
-  std::string out = abs.lexically_normal().string();
+// finds its error file, heartbeat and checkpoints. The current directory is trainvisor's
+// (PlanFacts::cwd), which never changes. As std::filesystem::absolute was: "" stays "" (its
+// invalid argument), and a relative path stays as given when the directory is unknown.
+std::string absolute_path(const std::string& path, const std::string& cwd) {
+  const std::filesystem::path p(path);
+  if (path.empty() || (p.is_relative() && cwd.empty())) return path;
+  std::string out = (std::filesystem::path(cwd) / p).lexically_normal().string();
   while (out.size() > 1 && out.back() == '/') out.pop_back();
   return out;
 }
@@ -64,9 +64,10 @@ Result<std::optional<OtlpConfig>> read_otlp_setup(const Options& o, const Enviro
   return setup.config;
 }
 
-std::optional<std::string> checkpoint_dir(const Options& o, const FileSystem& fs) {
+std::optional<std::string> checkpoint_dir(const Options& o, const PlanFacts& facts) {
   auto v = o.get("checkpoint-dir");
-  return checkpoint_dir_rule(v ? std::optional(absolute_path(v->value)) : std::nullopt, fs);
+  return checkpoint_dir_rule(v ? std::optional(absolute_path(v->value, facts.cwd)) : std::nullopt,
+                             facts.fs);
 }
 
 // The torch the workers import (a child of their python: PlanFacts::torch), which decides the
@@ -177,7 +178,7 @@ Status read_health_and_checkpoints(const Options& o, const PlanFacts& facts,
   p.preflight = *pf;
   p.require_transport = *rt;
   p.min_busbw = *bw;
-  p.ckpt_dir = checkpoint_dir(o, fs);
+  p.ckpt_dir = checkpoint_dir(o, facts);
   if (p.ckpt_dir && !fs.is_directory(*p.ckpt_dir))
     spdlog::warn(
         "--checkpoint-dir {}: no such directory on this node: nothing to resume from until the "

@@ -3,11 +3,11 @@
 // ports (rendezvous = master port + 1, kept apart from the workers' MASTER_PORT), the restart,
 // resume and hang rules, the signal rule (Slurm delivers to the whole step) and the workers'
 // environment. Nothing runs, listens or writes here; the facts of the machine (files, GPUs, this
-// host's address, the programs on PATH, this binary's path, the workers' torch) come through
-// `PlanFacts`, so tests give fakes. Through it one child may run: the workers' python, asked for
-// its torch version (health/torch_version.h), when their command is python. The rules it calls are
-// run_rules.h's, master_port.h's and node_fingerprint.h's; cli/run_command.cc parses, calls
-// plan_run with the real facts and wires what it returns.
+// host's address, the programs on PATH, this binary's path, the workers' torch, the current
+// directory) come through `PlanFacts`, so tests give fakes. Through it one child may run: the
+// workers' python, asked for its torch version (health/torch_version.h), when their command is
+// python. The rules it calls are run_rules.h's, master_port.h's and node_fingerprint.h's;
+// cli/run_command.cc parses, calls plan_run with the real facts and wires what it returns.
 #pragma once
 
 #include <chrono>
@@ -72,15 +72,20 @@ struct PlanFacts {
       torch;
   std::function<std::string()> self_exe;  // this binary, for the GPU watch child
   std::string version;                    // trainvisor's own, in the node fingerprint
+  // trainvisor's current directory, read once --workdir (or SageMaker's code directory) is
+  // entered: a relative path is made absolute against it; "" when it could not be read.
+  std::string cwd;
 };
 
 // A bad value is one error naming it (64 for usage, 78 for configuration), before anything
 // starts.
 Result<RunPlan> plan_run(const Options& o, const Environment& env, const PlanFacts& facts);
 
-// `path` made absolute against trainvisor's current directory, which never changes: a worker that
-// changes directory (Hydra does) still finds its error file, heartbeat and checkpoints.
-std::string absolute_path(const std::string& path);
+// `path` made absolute against `cwd` (trainvisor's current directory, which never changes: a worker
+// that changes directory, as Hydra does, still finds its error file, heartbeat and checkpoints),
+// lexically normal and without a trailing '/'. Pure: nothing is read, no link is followed. An
+// empty path, or a relative one when `cwd` is "" (unknown), is returned as given.
+std::string absolute_path(const std::string& path, const std::string& cwd);
 
 // The duration option `name` in seconds, as milliseconds (bounded by its row: never wraps).
 Result<std::chrono::milliseconds> seconds_option(const Options& o, const std::string& name);

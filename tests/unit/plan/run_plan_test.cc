@@ -1,8 +1,9 @@
 // plan_run (launcher/plan/run_plan.h): what `run` decides from its options, the environment the
 // platform injects and the machine's facts (an in-memory file system, a fixed GPU count and
-// address, PATH and the workers' torch as answers), before anything starts. No child runs: the
-// torch is the fake's answer, and each python asked for it is recorded. The options are parsed
-// with run's own table (cli/run_options.cc), as run_command does.
+// address, PATH and the workers' torch as answers, a current directory that is not this test's),
+// before anything starts. No child runs: the torch is the fake's answer, and each python asked for
+// it is recorded. The options are parsed with run's own table (cli/run_options.cc), as run_command
+// does.
 #include "launcher/plan/run_plan.h"
 
 #include <gtest/gtest.h>
@@ -47,7 +48,8 @@ class RunPlanTest : public ::testing::Test {
           return torch;
         },
         .self_exe = [] { return std::string("/usr/bin/trainvisor"); },
-        .version = "9.9.9"};
+        .version = "9.9.9",
+        .cwd = cwd};
   }
   RunPlan ok(std::vector<std::string> args) {
     auto p = plan(std::move(args));
@@ -77,7 +79,27 @@ class RunPlanTest : public ::testing::Test {
                                                 {"python3", "/usr/bin/python3"}};
   std::optional<TorchVersion> torch;     // the workers' python's answer
   std::vector<std::string> asked_torch;  // each python asked
+  std::string cwd = "/jobs/42";          // trainvisor's current directory (not this test's)
 };
+
+// As the workers' paths are made absolute: against the directory given, by the path's text alone.
+TEST(AbsolutePath, AgainstTheDirectoryGivenByTheTextAlone) {
+  const struct {
+    const char* path;
+    const char* cwd;
+    const char* absolute;
+  } table[] = {
+      {"ckpt", "/jobs/42", "/jobs/42/ckpt"},
+      {"./runs/../ckpt/", "/jobs/42", "/jobs/42/ckpt"},
+      {"/data//ckpt/.", "/jobs/42", "/data/ckpt"},
+      {".", "/jobs/42", "/jobs/42"},
+      {"/", "/jobs/42", "/"},
+      {"ckpt", "", "ckpt"},  // the directory unknown: as given
+      {"", "/jobs/42", ""},  // nothing named stays nothing
+  };
+  for (const auto& row : table)
+    EXPECT_EQ(absolute_path(row.path, row.cwd), row.absolute) << row.path << " in " << row.cwd;
+}
 
 TEST_F(RunPlanTest, TheOperatorsPortOnTheMetricsPortBecomesAFreshMasterPort) {
   env.set("PET_MASTER_PORT", "29500");
@@ -217,6 +239,24 @@ TEST_F(RunPlanTest, TheFingerprintCarriesThisVersionAndTheWorkersTorch) {
   EXPECT_EQ(facts.at("trainvisor"), "9.9.9");
   EXPECT_EQ(facts.at("torch"), "2.5.1+cu124");
   EXPECT_EQ(facts.at("cuda"), "12.4");
+}
+
+TEST_F(RunPlanTest, ARelativeCheckpointDirectoryIsUnderTrainvisorsDirectoryNotTheTests) {
+  const RunPlan p = ok({"--nproc-per-node", "1", "--checkpoint-dir", "ckpt"});
+  ASSERT_TRUE(p.ckpt_dir.has_value());
+  EXPECT_EQ(*p.ckpt_dir, "/jobs/42/ckpt");  // PlanFacts::cwd, not this process's directory
+  ASSERT_TRUE(p.resume.has_value());
+  EXPECT_EQ(p.resume->dir, "/jobs/42/ckpt");
+}
+
+TEST_F(RunPlanTest, TheFingerprintReadsTheNetPluginThroughThePlansFileSystem) {
+  // A plugin file only the fake holds, on the LD_LIBRARY_PATH the workers get.
+  env.set("LD_LIBRARY_PATH", "/fake/ofi/lib");
+  fs.add_file("/fake/ofi/lib/libnccl-net-ofi.so", "NET/OFI Initializing aws-ofi-nccl 1.99.0-fake");
+  const RunPlan p = ok(
+      {"--nnodes", "2", "--node-rank", "1", "--nproc-per-node", "1", "--master-addr", "10.0.0.1"});
+  ASSERT_TRUE(p.fingerprint.has_value());
+  EXPECT_EQ(p.fingerprint->facts.at("aws-ofi-nccl"), "1.99.0-fake");
 }
 
 TEST_F(RunPlanTest, TheResumeLookupIsTheWorkersExperimentsUnlessOneIsNamed) {
