@@ -112,28 +112,7 @@ int Supervisor::end() {
 Cluster::Events Supervisor::cluster_events() {
   Cluster::Events ev;
   ev.start = [this](const GenerationPlan& plan) { node_run_.start(plan); };
-  ev.stop = [this](const NodeFailure& f) {
-    if (f.node_rank != cfg_.layout.node_rank)
-      spdlog::warn("node {} failed in generation {}: stopping this node's workers", f.node_rank,
-                   f.generation);
-    // Another node's hang verdict: this node's ranks waited in the same collective, so the time
-    // since its own last step is a hang's here too (the ledger is node 0's, whichever node saw it).
-    if (f.node_rank != cfg_.layout.node_rank && f.exit_code == exit_code::kHang && cfg_.observer)
-      cfg_.observer->generation_hung(f.generation, HangCheck::node_silence(roster_.running(false)));
-    observe_failure(f.generation);
-    // Another node's root cause: its line for node 0's ledger (its files are on that node).
-    if (f.node_rank != cfg_.layout.node_rank && cfg_.observer)
-      cfg_.observer->failure_evidence(f.generation, f.summary, {});
-    if (f.node_rank != cfg_.layout.node_rank) root_cause_.claim(f.generation);
-    // Another node's hang: this node's ranks' stacks too, before they are stopped, so that the
-    // job's culprit is decided from every rank (culprit.h).
-    if (f.node_rank != cfg_.layout.node_rank && f.exit_code == exit_code::kHang)
-      return stacks_then("on node " + std::to_string(f.node_rank) + "'s hang",
-                         [this, g = f.generation] {
-                           if (group_.generation() == g) group_.stop(SIGTERM);
-                         });
-    group_.stop(SIGTERM);
-  };
+  ev.stop = [this](const NodeFailure& f) { on_cluster_stop(f); };
   ev.done = [this] { node_run_.done(); };
   ev.give_up = [this](const NodeFailure& f) {
     spdlog::error("giving up after {} restart(s): {}", f.generation, f.summary);

@@ -1,8 +1,12 @@
 // The Supervisor's failure side: what LocalRootCause (local_root_cause.h), which decides this
 // node's root cause, is given of the run, and where its report goes: the log, the observer (the
-// goodput ledger) and the cluster, with this node's ranks' last collectives.
+// goodput ledger) and the cluster, with this node's ranks' last collectives; and the cluster's
+// stop of a failed generation, this node's own failure or another node's.
 #include <spdlog/spdlog.h>
 
+#include <csignal>
+
+#include "common/exit_codes.h"
 #include "launcher/supervision/supervisor.h"
 
 namespace tv {
@@ -41,6 +45,34 @@ void Supervisor::send_failure(int generation, NodeFailure f) {
                             f.ranks = std::move(ranks);
                             cluster_.report_failure(f);
                           });
+}
+
+// The cluster stops the generation for this node's own failure (its report came back) or for
+// another node's.
+void Supervisor::on_cluster_stop(const NodeFailure& f) {
+  if (f.node_rank != cfg_.layout.node_rank) return on_peer_failure(f);
+  observe_failure(f.generation);
+  group_.stop(SIGTERM);
+}
+
+// Another node failed. The ledger (node 0's, whichever node saw it) hears it here too: a hang's
+// silence (this node's ranks waited in the same collective, so the time since its own last step
+// is a hang's here too) and its root-cause line (its files are on that node). A worker here that
+// had failed already may have failed first: it is claimed. A hang: this node's ranks' stacks too,
+// before they are stopped, so that the job's culprit is decided from every rank (culprit.h).
+void Supervisor::on_peer_failure(const NodeFailure& f) {
+  spdlog::warn("node {} failed in generation {}: stopping this node's workers", f.node_rank,
+               f.generation);
+  const bool hang = f.exit_code == exit_code::kHang;
+  if (hang && cfg_.observer)
+    cfg_.observer->generation_hung(f.generation, HangCheck::node_silence(roster_.running(false)));
+  observe_failure(f.generation);
+  if (cfg_.observer) cfg_.observer->failure_evidence(f.generation, f.summary, {});
+  root_cause_.claim(f.generation);
+  if (!hang) return group_.stop(SIGTERM);
+  stacks_then("on node " + std::to_string(f.node_rank) + "'s hang", [this, g = f.generation] {
+    if (group_.generation() == g) group_.stop(SIGTERM);
+  });
 }
 
 // RunObserver::generation_failed through failed_once_: this node's own failure and the cluster's
