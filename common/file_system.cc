@@ -1,5 +1,6 @@
 #include "common/file_system.h"
 
+#include <glob.h>
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -58,6 +59,23 @@ std::optional<std::uint64_t> RealFileSystem::regular_size(const std::string& pat
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return std::nullopt;
   return static_cast<std::uint64_t>(st.st_size);
+}
+
+std::optional<std::vector<std::string>> RealFileSystem::glob(const std::string& pattern) const {
+  glob_t g{};
+  const int rc = ::glob(pattern.c_str(), GLOB_ERR, nullptr, &g);
+  std::vector<std::string> matches;
+  for (std::size_t i = 0; rc == 0 && i < g.gl_pathc; ++i) matches.emplace_back(g.gl_pathv[i]);
+  ::globfree(&g);
+  if (rc != 0 && rc != GLOB_NOMATCH) return std::nullopt;
+  return matches;
+}
+
+std::optional<std::string> RealFileSystem::weakly_canonical(const std::string& path) const {
+  std::error_code ec;
+  fs::path resolved = fs::weakly_canonical(path, ec);
+  if (ec) return std::nullopt;
+  return resolved.string();
 }
 
 }  // namespace tv

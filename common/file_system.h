@@ -34,6 +34,13 @@ class FileSystem {
   virtual std::optional<std::int64_t> modified_ns(const std::string& path) const = 0;
   // The size of the regular file at path (a link's target's); nullopt for anything else.
   virtual std::optional<std::uint64_t> regular_size(const std::string& path) const = 0;
+  // What a glob(3) pattern matches now (GLOB_ERR), sorted; empty when nothing does; nullopt when
+  // a directory it names cannot be read. A relative pattern's matches are relative.
+  virtual std::optional<std::vector<std::string>> glob(const std::string& pattern) const = 0;
+  // path with every link, "." and ".." resolved in the part of it that exists, the rest appended
+  // lexically (std::filesystem::weakly_canonical: the path need not exist); nullopt when it cannot
+  // be resolved (a loop of links, a part that cannot be looked at).
+  virtual std::optional<std::string> weakly_canonical(const std::string& path) const = 0;
 };
 
 class RealFileSystem final : public FileSystem {
@@ -46,6 +53,8 @@ class RealFileSystem final : public FileSystem {
                                   std::string* why) const override;
   std::optional<std::int64_t> modified_ns(const std::string& path) const override;
   std::optional<std::uint64_t> regular_size(const std::string& path) const override;
+  std::optional<std::vector<std::string>> glob(const std::string& pattern) const override;
+  std::optional<std::string> weakly_canonical(const std::string& path) const override;
 };
 
 }  // namespace tv

@@ -20,7 +20,9 @@ namespace fs = std::filesystem;
 
 // A sysfs-like tree: class/infiniband/efa_0/device/{vendor,big,driver -> drivers/efa}.
 struct Tree {
-  fs::path root = fs::temp_directory_path() / ("tv-fs-" + std::to_string(::getpid()));
+  // Without a link above it: the real one's weakly_canonical would resolve one the fake lacks.
+  fs::path root =
+      fs::weakly_canonical(fs::temp_directory_path()) / ("tv-fs-" + std::to_string(::getpid()));
   std::string dev = (root / "class/infiniband/efa_0/device").string();
   std::string driver_dir = (root / "drivers/efa").string();
   testing::FakeFileSystem fake;
@@ -121,6 +123,39 @@ TEST(FileSystem, RegularSizesAnswerAlike) {
     EXPECT_EQ(t.fake.regular_size(path), real.regular_size(path)) << path;
   EXPECT_EQ(real.regular_size(t.dev + "/big"), 100u);
   EXPECT_EQ(real.regular_size("/dev/null"), std::nullopt);  // a device: never read for its size
+}
+
+// A glob's matches (a "/" and a leading "." only literally; the directories too), through both:
+// the same paths in the same order; none where nothing matches.
+TEST(FileSystem, GlobsMatchAlike) {
+  Tree t;
+  const RealFileSystem real;
+  t.file(t.driver_dir + "/.hidden", "");
+  const std::string r = t.root.string();
+  EXPECT_EQ(real.glob(t.dev + "/*"),
+            (std::vector<std::string>{t.dev + "/big", t.dev + "/driver", t.dev + "/vendor"}));
+  EXPECT_EQ(real.glob(r + "/none*"), std::vector<std::string>{});
+  for (const std::string& pattern :
+       {t.dev + "/*", r + "/*", r + "/*/infiniband/*/device/v*", t.dev + "/[bv]*", r + "/*/efa",
+        t.driver_dir + "/*", t.driver_dir + "/.h*", r + "/*/*/efa_?", r + "/none*", r + "/*ss"})
+    EXPECT_EQ(t.fake.glob(pattern), real.glob(pattern)) << pattern;
+}
+
+// A path with its links, "." and ".." resolved where it exists, the rest appended: the same
+// through both (a ".." after a link is its target's parent); a loop of links is no answer.
+TEST(FileSystem, WeaklyCanonicalPathsAnswerAlike) {
+  Tree t;
+  const RealFileSystem real;
+  const std::string r = t.root.string();
+  fs::create_symlink("loop", r + "/loop");
+  t.fake.add_link(r + "/loop", "loop");
+  EXPECT_EQ(real.weakly_canonical(t.dev + "/driver/bind"), t.driver_dir + "/bind");
+  EXPECT_EQ(real.weakly_canonical(r + "/loop/x"), std::nullopt);
+  for (const std::string& path :
+       {r, t.dev + "/driver", t.dev + "/driver/bind", t.dev + "/driver/none/x/../y",
+        t.dev + "/../device/./vendor", t.dev + "/driver/../efa/bind", r + "/none/../drivers",
+        r + "/drivers/efa/", t.dev + "/vendor", r + "/loop/x", r + "/loop"})
+    EXPECT_EQ(t.fake.weakly_canonical(path), real.weakly_canonical(path)) << path;
 }
 
 }  // namespace

@@ -1,5 +1,10 @@
 #include "tests/unit/fakes/fake_file_system.h"
 
+#include <fnmatch.h>
+
+#include <deque>
+#include <filesystem>
+
 namespace tv::testing {
 namespace {
 
@@ -62,6 +67,84 @@ std::optional<std::uint64_t> FakeFileSystem::regular_size(const std::string& pat
   const auto it = files_.find(path);
   if (it == files_.end()) return std::nullopt;
   return it->second.size();
+}
+
+std::optional<std::vector<std::string>> FakeFileSystem::glob(const std::string& pattern) const {
+  std::set<std::string> paths;  // every path held and every directory above one
+  auto add = [&](const std::string& path) {
+    for (auto end = path.size(); end != std::string::npos && end > 0;
+         end = path.rfind('/', end - 1))
+      if (!paths.insert(path.substr(0, end)).second) break;
+  };
+  for (const auto& [p, _] : files_) add(p);
+  for (const auto& [p, _] : links_) add(p);
+  for (const auto& p : nodes_) add(p);
+  std::vector<std::string> matches;
+  for (const auto& p : paths)
+    if (::fnmatch(pattern.c_str(), p.c_str(), FNM_PATHNAME | FNM_PERIOD) == 0) matches.push_back(p);
+  return matches;
+}
+
+// Links are followed physically, as the kernel does: a ".." after a link is its target's parent.
+// At most 40 links (Linux's MAXSYMLINKS), then a loop.
+FakeFileSystem::Found FakeFileSystem::resolve(const std::string& path, std::string& out) const {
+  namespace fs = std::filesystem;
+  if (!fs::path(path).is_absolute()) return Found::kMissing;
+  std::deque<std::string> rest;
+  for (const auto& part : fs::path(path).relative_path()) rest.push_back(part.string());
+  fs::path done = "/";
+  for (int links = 0; !rest.empty();) {
+    const std::string part = rest.front();
+    rest.pop_front();
+    if (part.empty() || part == ".") continue;
+    if (part == "..") {
+      done = done.parent_path();
+      continue;
+    }
+    const fs::path next = done / part;
+    if (auto target = read_link(next.string())) {
+      if (++links > 40) return Found::kLoop;
+      const fs::path t(*target);
+      std::vector<std::string> parts;
+      for (const auto& q : t.relative_path()) parts.push_back(q.string());
+      rest.insert(rest.begin(), parts.begin(), parts.end());
+      if (t.is_absolute()) done = "/";
+      continue;
+    }
+    if (!exists(next.string())) return Found::kMissing;
+    done = next;
+  }
+  out = done.string();
+  return Found::kThere;
+}
+
+// As libstdc++'s: the longest leading part that exists (through its links) is resolved, the rest
+// appended and the whole made lexically normal.
+std::optional<std::string> FakeFileSystem::weakly_canonical(const std::string& path) const {
+  namespace fs = std::filesystem;
+  std::string resolved;
+  switch (resolve(path, resolved)) {
+    case Found::kThere:
+      return resolved;
+    case Found::kLoop:
+      return std::nullopt;
+    case Found::kMissing:
+      break;
+  }
+  const fs::path p(path);
+  fs::path head;
+  auto it = p.begin();
+  for (; it != p.end(); ++it) {
+    std::string ignored;
+    const Found f = resolve((head / *it).string(), ignored);
+    if (f == Found::kLoop) return std::nullopt;
+    if (f == Found::kMissing) break;
+    head /= *it;
+  }
+  fs::path out;
+  if (!head.empty() && resolve(head.string(), resolved) == Found::kThere) out = resolved;
+  for (; it != p.end(); ++it) out /= *it;
+  return out.lexically_normal().string();
 }
 
 }  // namespace tv::testing

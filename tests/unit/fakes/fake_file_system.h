@@ -1,6 +1,9 @@
-// The in-memory FileSystem of the unit tests (topology, supervision, health): files, symbolic
-// links and device nodes in maps; directories are implied by the paths under them. A link exists
-// and has its target for read_link, but is not followed (reading it is "No such file"). Its other
+// The in-memory FileSystem of the unit tests (topology, supervision, health, plan): files,
+// symbolic links and device nodes in maps; directories are implied by the paths under them. A link
+// exists and has its target for read_link, but is not followed (reading it is "No such file"; a
+// glob does not look below it) except by weakly_canonical, which resolves links by their text as
+// the real one does. glob matches its own paths with fnmatch(3), a "/" and a leading "." only
+// literally, as glob(3) does. It has no current directory: a relative path is not there. Its other
 // answers, refusals included, are the real one's (tests/unit/common/file_system_test.cc compares
 // the two).
 #pragma once
@@ -36,10 +39,16 @@ class FakeFileSystem final : public FileSystem {
                                   std::string* why) const override;
   std::optional<std::int64_t> modified_ns(const std::string& path) const override;
   std::optional<std::uint64_t> regular_size(const std::string& path) const override;
+  std::optional<std::vector<std::string>> glob(const std::string& pattern) const override;
+  std::optional<std::string> weakly_canonical(const std::string& path) const override;
   // Appends to a file (making it exist): a worker writing its stacks or its log.
   void append(const std::string& path, const std::string& text) { files_[path] += text; }
 
  private:
+  enum class Found { kThere, kMissing, kLoop };
+  // An absolute path with every link, "." and ".." resolved, where every part of it exists.
+  Found resolve(const std::string& path, std::string& out) const;
+
   std::map<std::string, std::string> files_;
   std::map<std::string, std::string> links_;
   std::set<std::string> nodes_;
