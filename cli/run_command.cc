@@ -74,11 +74,12 @@ constexpr std::size_t kSkippedNamed = 20;  // paths the export's one warning nam
 
 // The run succeeded: --export's copy decides the exit code. A failed copy is 73 with its reason
 // in the failure file and the termination log, so a job whose model is missing never reads as
-// complete (SageMaker would upload an empty model.tar.gz and mark the job Completed).
-int export_after_success(const RunPlan& p) {
+// complete (SageMaker would upload an empty model.tar.gz and mark the job Completed). `fs` and
+// `cwd` are the ones plan_run was given (the real file system, the directory run is in).
+int export_after_success(const RunPlan& p, const FileSystem& fs, const std::string& cwd) {
   if (!p.export_what) return exit_code::kOk;
   Init::instance().set_phase("export");
-  auto r = export_model(*p.export_what, p.export_dir,
+  auto r = export_model(*p.export_what, p.export_dir, fs, cwd,
                         incomplete_checkpoints_under(*p.export_what, p.ckpt_format));
   if (r) {
     spdlog::info("export: {} file(s), {} bytes from {} into {} ({})", r->files, r->bytes,
@@ -610,7 +611,7 @@ int run_command(const Args& args, const Environment& env) {
   auto watcher = watch_checkpoints(io, *plan, goodput, supervisor);
   int code = supervisor.run();  // signals are the supervisor's while it runs
   if (watcher) watcher->stop();
-  if (code == exit_code::kOk) code = export_after_success(*plan);
+  if (code == exit_code::kOk) code = export_after_success(*plan, fs, cwd);
   init.set_phase("exit");
   (*obs)->report();
   return code;

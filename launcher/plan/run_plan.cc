@@ -205,17 +205,19 @@ Status read_health_and_checkpoints(const Options& o, const PlanFacts& facts,
 
 // --export's target: --export-dir, else SageMaker's SM_MODEL_DIR, else /opt/ml/model where
 // SageMaker's resource config is (a bring-your-own-container job has no SM_* variables).
-Status read_export(const Options& o, const Environment& env, const FileSystem& fs, RunPlan& p) {
+Status read_export(const Options& o, const Environment& env, const PlanFacts& facts, RunPlan& p) {
   auto what = o.get("export");
   if (!what) return ok_status();
   p.export_what = what->value;
   const auto dir = o.get("export-dir");
   auto target = export_dir_rule(
-      {*what, dir ? std::optional(dir->value) : std::nullopt, o.text("resource-config")}, env, fs);
+      {*what, dir ? std::optional(dir->value) : std::nullopt, o.text("resource-config")}, env,
+      facts.fs);
   if (!target) return target.error();
   p.export_dir = *target;
-  // Copying the export directory into itself: refused before anything starts.
-  if (auto overlap = export_overlap(p.export_what.value(), p.export_dir))
+  // Copying the export directory into itself: refused before anything starts (both paths' links
+  // and a glob's matches through the FileSystem, a relative path against the cwd fact).
+  if (auto overlap = export_overlap(p.export_what.value(), p.export_dir, facts.fs, facts.cwd))
     return Error{exit_code::kConfig, *overlap};
   return ok_status();
 }
@@ -267,7 +269,7 @@ Result<RunPlan> plan_run(const Options& o, const Environment& env, const PlanFac
       !s)
     return s.error();
   if (auto s = read_timing(o, env, p); !s) return s.error();
-  if (auto s = read_export(o, env, fs, p); !s) return s.error();
+  if (auto s = read_export(o, env, facts, p); !s) return s.error();
   if (auto s = read_health_and_checkpoints(o, facts, *argv, p); !s) return s.error();
   for (auto* step : {read_rendezvous, read_warm_standby})
     if (auto s = step(o, p); !s) return s.error();

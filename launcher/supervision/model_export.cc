@@ -1,6 +1,5 @@
 #include "launcher/supervision/model_export.h"
 
-#include <glob.h>
 #include <stdlib.h>
 
 #include <algorithm>
@@ -28,31 +27,41 @@ struct Source {
 
 bool is_glob(const std::string& what) { return what.find_first_of("*?[") != std::string::npos; }
 
-// glob(3)'s return code and its matches.
-int glob_matches(const std::string& what, std::vector<fs::path>& out) {
-  glob_t g{};
-  const int rc = ::glob(what.c_str(), GLOB_ERR, nullptr, &g);
-  for (size_t i = 0; rc == 0 && i < g.gl_pathc; ++i) out.emplace_back(g.gl_pathv[i]);
-  ::globfree(&g);
-  return rc;
+// What `pattern` matches now, each match as glob(3) run in `cwd` names it (a relative pattern's
+// relative); nullopt when a directory it names cannot be read.
+std::optional<std::vector<std::string>> glob_in(const std::string& pattern, const FileSystem& files,
+                                                const std::string& cwd) {
+  if (cwd.empty() || fs::path(pattern).is_absolute()) return files.glob(pattern);
+  const std::string dir = cwd.ends_with('/') ? cwd : cwd + "/";
+  std::string escaped;  // cwd's own wildcards are its name's letters
+  for (const char c : dir) {
+    if (std::strchr("*?[\\", c)) escaped += '\\';
+    escaped += c;
+  }
+  auto matches = files.glob(escaped + pattern);
+  if (matches)
+    for (auto& m : *matches)
+      if (m.starts_with(dir)) m.erase(0, dir.size());
+  return matches;
 }
 
 // A glob's matches, none followed: a match is below the path named, as a directory's entry is.
-Result<std::vector<Source>> glob_sources(const std::string& what) {
-  std::vector<fs::path> matches;
-  const int rc = glob_matches(what, matches);
-  std::vector<Source> out;
-  for (auto& m : matches) out.push_back({std::move(m), false});
-  if (rc == GLOB_NOMATCH || (rc == 0 && out.empty()))
+Result<std::vector<Source>> glob_sources(const std::string& what, const FileSystem& files,
+                                         const std::string& cwd) {
+  auto matches = glob_in(what, files, cwd);
+  if (!matches) return failed("--export " + what + ": cannot read a directory it names");
+  if (matches->empty())
     return failed("--export " + what + ": matched nothing: expected the files to export");
-  if (rc != 0) return failed("--export " + what + ": cannot read a directory it names");
+  std::vector<Source> out;
+  for (auto& m : *matches) out.push_back({std::move(m), false});
   return out;
 }
 
 // The sources `what` names: a directory's entries, a file, or a pattern's matches. Only the path
 // named is followed when it is a link (the seeds' `logs` is one); nothing below it ever is.
-Result<std::vector<Source>> sources(const std::string& what) {
-  if (is_glob(what)) return glob_sources(what);
+Result<std::vector<Source>> sources(const std::string& what, const FileSystem& files,
+                                    const std::string& cwd) {
+  if (is_glob(what)) return glob_sources(what, files, cwd);
   std::vector<Source> out;
   std::error_code ec;
   const auto st = fs::status(what, ec);  // the named source may be a link (logs -> checkpoints)
@@ -73,11 +82,12 @@ bool is_trainvisor_file(const std::string& name) { return name.starts_with(".tra
 
 namespace {
 
-// `p` with every link resolved that exists (the path need not exist yet).
-fs::path resolved(const fs::path& p) {
-  std::error_code ec;
-  fs::path r = fs::weakly_canonical(p, ec);
-  return ec ? fs::absolute(p).lexically_normal() : r;
+// `p`, a relative one against `cwd`, with every link resolved that exists (the path need not
+// exist yet).
+fs::path resolved(const fs::path& p, const FileSystem& files, const std::string& cwd) {
+  const fs::path absolute = cwd.empty() ? p : fs::path(cwd) / p;
+  if (auto r = files.weakly_canonical(absolute.string())) return *r;
+  return absolute.lexically_normal();
 }
 
 bool holds(const fs::path& outer, const fs::path& inner) {
@@ -161,18 +171,22 @@ Status move_into_place(const fs::path& staging, const fs::path& target, ExportRe
 
 }  // namespace
 
-std::optional<std::string> export_overlap(const std::string& what, const std::string& target) {
-  const fs::path into = resolved(target);
+std::optional<std::string> export_overlap(const std::string& what, const std::string& target,
+                                          const FileSystem& files, const std::string& cwd) {
+  const fs::path into = resolved(target, files, cwd);
   const bool glob = is_glob(what);
   std::vector<fs::path> named;
-  if (glob)
-    glob_matches(what, named);  // what matches now; nothing yet is no overlap
-  else
+  if (glob) {
+    for (auto& m : glob_in(what, files, cwd).value_or(std::vector<std::string>{}))
+      named.emplace_back(std::move(m));  // what matches now; nothing yet is no overlap
+  } else {
     named.emplace_back(what);
+  }
   for (const auto& src : named) {
     // The path named is followed (a link to the logs); a match never is: its directory is.
     const fs::path dir = src.has_parent_path() ? src.parent_path() : fs::path(".");
-    const fs::path from = glob ? resolved(dir) / src.filename() : resolved(src);
+    const fs::path from =
+        glob ? resolved(dir, files, cwd) / src.filename() : resolved(src, files, cwd);
     const std::string s = src.string(), head = "--export " + what + ": ";
     const std::string noun = glob ? "the match " : "the source ";
     if (from == into)
@@ -186,13 +200,14 @@ std::optional<std::string> export_overlap(const std::string& what, const std::st
 }
 
 Result<ExportReport> export_model(const std::string& what, const std::string& target,
+                                  const FileSystem& files, const std::string& cwd,
                                   const ExportExclude& exclude) {
-  auto srcs = sources(what);
+  auto srcs = sources(what, files, cwd);
   if (!srcs) return srcs.error();
   std::error_code ec;
   fs::create_directories(target, ec);
   if (ec) return failed(target + ": cannot create the export directory: " + reason(ec));
-  if (auto overlap = export_overlap(what, target)) return failed(*overlap);
+  if (auto overlap = export_overlap(what, target, files, cwd)) return failed(*overlap);
   remove_stale_staging(target);
   std::string tmpl = (fs::path(target) / (std::string(kStagingPrefix) + "XXXXXX")).string();
   if (!::mkdtemp(tmpl.data()))

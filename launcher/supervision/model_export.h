@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "common/file_system.h"
 #include "common/result.h"
 
 namespace tv {
@@ -40,15 +41,20 @@ bool is_trainvisor_file(const std::string& name);
 
 // Why exporting `what` into `target` would copy the target into itself: the path named (or a
 // glob's match, as it exists now) is the target or holds it, or a match is already an entry of
-// it. The message names both paths; nullopt when they are apart. `run` refuses the overlap (78)
-// before anything starts; export_model checks it again at the end.
-std::optional<std::string> export_overlap(const std::string& what, const std::string& target);
+// it. The message names both paths; nullopt when they are apart. Both are read through `files`
+// (their links resolved, a glob's matches), a relative one against `cwd` (run's current
+// directory; "" leaves it as given). `run` refuses the overlap (78) before anything starts
+// (plan_run, on PlanFacts); export_model checks it again at the end.
+std::optional<std::string> export_overlap(const std::string& what, const std::string& target,
+                                          const FileSystem& files, const std::string& cwd);
 
 // `what`: a directory (its entries are exported), a file, or a glob(3) pattern (each match by its
-// base name). Errors (exit_code::kExportFailed): nothing matched, a source vanished, the target
+// base name, expanded through `files`; `cwd` as export_overlap's, the process's current
+// directory). Errors (exit_code::kExportFailed): nothing matched, a source vanished, the target
 // cannot be made or written; the message names the path and the reason, and says what the target
 // holds afterwards.
 Result<ExportReport> export_model(const std::string& what, const std::string& target,
+                                  const FileSystem& files, const std::string& cwd,
                                   const ExportExclude& exclude = {});
 
 }  // namespace tv

@@ -169,6 +169,37 @@ TEST_F(RunPlanTest, TheExportGoesToSageMakersModelDirectoryAndNeverIntoItself) {
   EXPECT_NE(none.message.find("--export-dir"), std::string::npos) << none.message;
 }
 
+// --export's overlap check reads the fake and the cwd fact, never this machine: a link only the
+// fake holds, a glob's match only the fake holds, a relative path under the cwd fact.
+TEST_F(RunPlanTest, TheExportsOverlapIsReadThroughTheFileSystemAndTheCwdFact) {
+  auto export_into = [&](const std::string& what, const std::string& dir) {
+    return plan({"--nproc-per-node", "1", "--export", what, "--export-dir", dir});
+  };
+  auto expect_refused = [&](const std::string& what, const std::string& dir,
+                            const std::string& text) {
+    const auto p = export_into(what, dir);
+    ASSERT_FALSE(p.ok()) << what << " into " << dir;
+    EXPECT_EQ(p.error().exit_code, exit_code::kConfig);
+    EXPECT_NE(p.error().message.find(text), std::string::npos) << p.error().message;
+  };
+  fs.add_file("/out/model/weights.pt", "");
+  EXPECT_TRUE(export_into("/ckpt/latest", "/out/model").ok());
+  fs.add_link("/ckpt/latest", "/out");
+  expect_refused("/ckpt/latest", "/out/model",
+                 "the source /ckpt/latest holds the export directory /out/model");
+
+  EXPECT_TRUE(export_into("/runs/model/*.pt", "/runs/model").ok());
+  fs.add_file("/runs/model/old.pt", "");
+  expect_refused("/runs/model/*.pt", "/runs/model",
+                 "the match /runs/model/old.pt is already in the export directory");
+
+  expect_refused("out", "/jobs/42/out/model",
+                 "the source out holds the export directory /jobs/42/out/model");
+  expect_refused("/jobs/42/out", "out", "the export directory out is the source /jobs/42/out");
+  cwd = "/jobs/7";
+  EXPECT_TRUE(export_into("out", "/jobs/42/out/model").ok());
+}
+
 TEST_F(RunPlanTest, TheDefaultTerminationLogIsUsedOnlyWhereKubernetesMountedIt) {
   EXPECT_EQ(ok({"--nproc-per-node", "1"}).sup.termination_log, "");
   fs.add_file("/dev/termination-log", "");
