@@ -25,6 +25,7 @@ import re
 import shutil
 import sys
 import time
+import zipfile
 
 SCEN = os.environ["SCEN_DIR"]
 RANK = int(os.environ["RANK"])
@@ -57,10 +58,14 @@ def resume_point():
 
 
 def newest_on_disk():
+    """The newest complete checkpoint's step. skrl's torch.save writes agent_N.pt in place, so a
+    rank stopped in the middle of a save (a lost node's SIGTERM, a crash) leaves a torn file: a
+    zip without its end record, which the launcher rightly never resumes from."""
     steps = []
     for d, _, files in os.walk(ROOT):
         if LAYOUT == "skrl":
-            steps += [int(m.group(1)) for f in files if (m := re.fullmatch(r"agent_(\d+)\.pt", f))]
+            steps += [int(m.group(1)) for f in files if (m := re.fullmatch(r"agent_(\d+)\.pt", f))
+                      and zipfile.is_zipfile(os.path.join(d, f))]
         elif "latest_checkpoint.txt" in files:
             with open(os.path.join(d, "latest_checkpoint.txt")) as f:
                 m = re.fullmatch(r"iter_(\d+)\s*", f.read())
