@@ -3,7 +3,6 @@
 // watch, the observability, the Cluster and the Supervisor together in that order.
 #include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -40,7 +39,6 @@
 #include "launcher/observability/gpu_peak.h"
 #include "launcher/plan/run_plan.h"
 #include "launcher/rendezvous/network_cluster.h"
-#include "launcher/supervision/attempt_number.h"
 #include "launcher/supervision/local_cluster.h"
 #include "launcher/supervision/model_export.h"
 #include "launcher/supervision/node_run.h"
@@ -48,6 +46,7 @@
 #include "launcher/supervision/sagemaker_train.h"
 #include "launcher/supervision/spawner.h"
 #include "launcher/supervision/supervisor.h"
+#include "launcher/supervision/work_dir.h"
 #include "launcher/supervision/worker_command.h"
 #include "launcher/topology/gpu_count.h"
 #include "launcher/topology/host_address.h"
@@ -303,75 +302,6 @@ BannerFacts banner_facts(RunPlan& p, const Environment& env, const std::string& 
   return f;
 }
 
-// Error files and heartbeats need a directory: --log-dir, else a private temp dir removed at exit.
-struct WorkDir {
-  std::string path;
-  bool temporary = false;
-  int first_attempt = 0;  // generation 0's attempt_<k> (launcher/supervision/attempt_number.h)
-  ~WorkDir() {
-    std::error_code ec;
-    if (temporary) std::filesystem::remove_all(path, ec);
-  }
-};
-
-// A --log-dir that other users can write without the sticky bit lets them rename what trainvisor
-// makes there (attempt_<k>) and put their own in its place between two runs: said once.
-void warn_if_shared(const std::string& dir, const std::string& origin) {
-  struct stat st {};
-  if (::stat(dir.c_str(), &st) != 0 || !(st.st_mode & (S_IWGRP | S_IWOTH)) ||
-      (st.st_mode & S_ISVTX))
-    return;
-  spdlog::warn(
-      "{}=\"{}\": writable by other users without the sticky bit (mode {:04o}): they can rename "
-      "the attempt directories trainvisor makes there; use a private directory or chmod +t it "
-      "(docs/supervision.md, \"Files trainvisor creates\")",
-      origin, dir, st.st_mode & 07777);
-}
-
-// The entries of `dir` that are directories of this user (not links, not another user's): an
-// earlier container's attempt_<k>. A link or a stranger's directory planted at attempt_0 is not
-// one, so generation 0 still opens attempt_0 and is refused there (78, docs/supervision.md).
-std::vector<std::string> own_directories(const std::string& dir) {
-  std::vector<std::string> out;
-  for (auto& name : RealFileSystem().list(dir)) {
-    struct stat st {};
-    const std::string path = dir + "/" + name;
-    if (::lstat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == ::geteuid())
-      out.push_back(std::move(name));
-  }
-  return out;
-}
-
-Status make_work_dir(const Options& o, const Environment& env, const std::string& cwd,
-                     WorkDir& wd) {
-  if (auto v = o.get("log-dir")) {
-    std::error_code ec;
-    std::filesystem::create_directories(v->value, ec);
-    if (ec)
-      return Error{exit_code::kConfig,
-                   v->origin + "=\"" + v->value + "\": cannot create directory: " + ec.message()};
-    warn_if_shared(v->value, v->origin);
-    wd.path = absolute_path(v->value, cwd);
-    wd.first_attempt = first_free_attempt(own_directories(wd.path));
-    if (wd.first_attempt > 0)
-      spdlog::info(
-          "{} {}: attempt_0 to attempt_{} are an earlier run's; generation 0 writes attempt_{}",
-          v->origin, wd.path, wd.first_attempt - 1, wd.first_attempt);
-    return ok_status();
-  }
-  // Not std::filesystem::temp_directory_path(): it throws when TMPDIR is not a directory.
-  const std::string tmpdir = env.has("TMPDIR") ? *env.get("TMPDIR") : "/tmp";
-  std::string tmpl = tmpdir + "/trainvisor-XXXXXX";
-  if (!::mkdtemp(tmpl.data()))
-    return Error{exit_code::kConfig,
-                 std::string(env.has("TMPDIR") ? "TMPDIR" : "TMPDIR (unset)") + "=\"" + tmpdir +
-                     "\": cannot create a temporary directory there (" + std::strerror(errno) +
-                     "): expected a writable directory (or pass --log-dir)"};
-  wd.path = absolute_path(tmpl, cwd);
-  wd.temporary = true;
-  return ok_status();
-}
-
 // The banner's resume item: the checkpoint, or the lookup's own reason for none (nothing yet,
 // nothing complete, an unknown layout, runs of other experiments, runs that cannot be ordered).
 std::string resume_item(const Selection& found, const std::string& dir) {
@@ -596,12 +526,12 @@ int run_command(const Args& args, const Environment& env) {
   log_banner(banner_facts(*plan, env, resume));
   init.set_phase("start");
   goodput.enter(Phase::kRendezvous);
-  WorkDir wd;
-  if (auto s = make_work_dir(*opts, env, cwd, wd); !s) return refuse(s.error());
-  plan->sup.work_dir = wd.path;
+  WorkDir wd;  // error files and heartbeats need a directory: --log-dir, else a temporary one
+  if (auto s = wd.open(opts->get("log-dir"), env, cwd); !s) return refuse(s.error());
+  plan->sup.work_dir = wd.path();
   plan->sup.keep_logs = opts->has("log-dir");
   plan->sup.json_worker_lines = *log_format == LogFormat::kJson;
-  plan->sup.first_attempt = wd.first_attempt;
+  plan->sup.first_attempt = wd.first_attempt();
 
   std::unique_ptr<Cluster> cluster = std::move(network);
   if (!cluster) cluster = make_cluster(io, *plan);

@@ -78,4 +78,12 @@ std::optional<std::string> RealFileSystem::weakly_canonical(const std::string& p
   return resolved.string();
 }
 
+std::string absolute_path(const std::string& path, const std::string& cwd) {
+  const std::filesystem::path p(path);
+  if (path.empty() || (p.is_relative() && cwd.empty())) return path;
+  std::string out = (std::filesystem::path(cwd) / p).lexically_normal().string();
+  while (out.size() > 1 && out.back() == '/') out.pop_back();
+  return out;
+}
+
 }  // namespace tv

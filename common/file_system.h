@@ -57,4 +57,10 @@ class RealFileSystem final : public FileSystem {
   std::optional<std::string> weakly_canonical(const std::string& path) const override;
 };
 
+// `path` made absolute against `cwd` (trainvisor's current directory, which never changes: a worker
+// that changes directory, as Hydra does, still finds its error file, heartbeat and checkpoints),
+// lexically normal and without a trailing '/'. Pure: nothing is read, no link is followed. An
+// empty path, or a relative one when `cwd` is "" (unknown), is returned as given.
+std::string absolute_path(const std::string& path, const std::string& cwd);
+
 }  // namespace tv

@@ -30,14 +30,6 @@ Result<milliseconds> seconds_option(const Options& o, const std::string& name) {
 // finds its error file, heartbeat and checkpoints. The current directory is trainvisor's
 // (PlanFacts::cwd), which never changes. As std::filesystem::absolute was: "" stays "" (its
 // invalid argument), and a relative path stays as given when the directory is unknown.
-std::string absolute_path(const std::string& path, const std::string& cwd) {
-  const std::filesystem::path p(path);
-  if (path.empty() || (p.is_relative() && cwd.empty())) return path;
-  std::string out = (std::filesystem::path(cwd) / p).lexically_normal().string();
-  while (out.size() > 1 && out.back() == '/') out.pop_back();
-  return out;
-}
-
 namespace {
 
 std::string job_run_id(const Options& o, const Topology& t) {

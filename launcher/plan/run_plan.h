@@ -81,12 +81,6 @@ struct PlanFacts {
 // starts.
 Result<RunPlan> plan_run(const Options& o, const Environment& env, const PlanFacts& facts);
 
-// `path` made absolute against `cwd` (trainvisor's current directory, which never changes: a worker
-// that changes directory, as Hydra does, still finds its error file, heartbeat and checkpoints),
-// lexically normal and without a trailing '/'. Pure: nothing is read, no link is followed. An
-// empty path, or a relative one when `cwd` is "" (unknown), is returned as given.
-std::string absolute_path(const std::string& path, const std::string& cwd);
-
 // The duration option `name` in seconds, as milliseconds (bounded by its row: never wraps).
 Result<std::chrono::milliseconds> seconds_option(const Options& o, const std::string& name);
 

@@ -158,5 +158,24 @@ TEST(FileSystem, WeaklyCanonicalPathsAnswerAlike) {
     EXPECT_EQ(t.fake.weakly_canonical(path), real.weakly_canonical(path)) << path;
 }
 
+// As the workers' paths are made absolute: against the directory given, by the path's text alone.
+TEST(AbsolutePath, AgainstTheDirectoryGivenByTheTextAlone) {
+  const struct {
+    const char* path;
+    const char* cwd;
+    const char* absolute;
+  } table[] = {
+      {"ckpt", "/jobs/42", "/jobs/42/ckpt"},
+      {"./runs/../ckpt/", "/jobs/42", "/jobs/42/ckpt"},
+      {"/data//ckpt/.", "/jobs/42", "/data/ckpt"},
+      {".", "/jobs/42", "/jobs/42"},
+      {"/", "/jobs/42", "/"},
+      {"ckpt", "", "ckpt"},  // the directory unknown: as given
+      {"", "/jobs/42", ""},  // nothing named stays nothing
+  };
+  for (const auto& row : table)
+    EXPECT_EQ(absolute_path(row.path, row.cwd), row.absolute) << row.path << " in " << row.cwd;
+}
+
 }  // namespace
 }  // namespace tv

@@ -82,25 +82,6 @@ class RunPlanTest : public ::testing::Test {
   std::string cwd = "/jobs/42";          // trainvisor's current directory (not this test's)
 };
 
-// As the workers' paths are made absolute: against the directory given, by the path's text alone.
-TEST(AbsolutePath, AgainstTheDirectoryGivenByTheTextAlone) {
-  const struct {
-    const char* path;
-    const char* cwd;
-    const char* absolute;
-  } table[] = {
-      {"ckpt", "/jobs/42", "/jobs/42/ckpt"},
-      {"./runs/../ckpt/", "/jobs/42", "/jobs/42/ckpt"},
-      {"/data//ckpt/.", "/jobs/42", "/data/ckpt"},
-      {".", "/jobs/42", "/jobs/42"},
-      {"/", "/jobs/42", "/"},
-      {"ckpt", "", "ckpt"},  // the directory unknown: as given
-      {"", "/jobs/42", ""},  // nothing named stays nothing
-  };
-  for (const auto& row : table)
-    EXPECT_EQ(absolute_path(row.path, row.cwd), row.absolute) << row.path << " in " << row.cwd;
-}
-
 TEST_F(RunPlanTest, TheOperatorsPortOnTheMetricsPortBecomesAFreshMasterPort) {
   env.set("PET_MASTER_PORT", "29500");
   const RunPlan p = ok({"--nproc-per-node", "1", "--metrics-port", "29500"});
