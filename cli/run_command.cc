@@ -197,24 +197,15 @@ Status run_multinode_preflight(RunPlan& p, const PreflightConfig& cfg, bool gpus
 Status run_preflight_if_asked(RunPlan& p, const Environment& env, boost::asio::io_context& io,
                               std::unique_ptr<NetworkCluster>& cluster) {
   const Topology& t = p.topology;
-  const bool efa = efa_devices_present();
-  const TransportDecision transport = decide_require_transport(
-      p.require_transport, {t.nnodes, efa, t.instance_type, t.origin_of("instance_type")});
-  const PreflightLevel level = resolve_preflight_level(p.preflight, t.nnodes, efa);
-  if (!transport.reason.empty())
+  const PreflightLevel level = p.preflight_level;  // plan_run's (plan_preflight)
+  if (!p.transport.reason.empty())
     spdlog::info("--require-transport {} -> {} ({})", transport_word(p.require_transport),
-                 transport_word(transport.resolved), transport.reason);
-  for (const auto& [k, v] : transport_worker_env(transport.resolved, env))
-    p.sup.layout.extra.emplace(k, v);
+                 transport_word(p.transport.resolved), p.transport.reason);
   if (level == PreflightLevel::kNone) return ok_status();
   PreflightConfig cfg;
   cfg.level = level;
-  // GPUs are expected only on a node that has some (health/preflight.h, resolve_expected_gpus):
-  // CPU-only (gloo) jobs still pass, a GPU node without its driver fails.
-  const int visible = RealGpuCounter(env).count();
-  const bool gpus = visible > 0;
-  cfg.expected_gpus = resolve_expected_gpus(p.topology.nproc_per_node, visible,
-                                            nvidia_gpu_functions(RealFileSystem()));
+  const bool gpus = p.visible_gpus > 0;
+  cfg.expected_gpus = p.expected_gpus;
   cfg.nnodes = p.topology.nnodes;
   cfg.require_transport = p.require_transport;
   cfg.instance_type = t.instance_type;

@@ -6,7 +6,9 @@
 #include <filesystem>
 
 #include "common/exit_codes.h"
+#include "health/efa_check.h"
 #include "health/nccl_locate.h"
+#include "health/preflight.h"
 #include "launcher/plan/master_port.h"
 #include "launcher/plan/node_fingerprint.h"
 #include "launcher/plan/run_choices.h"
@@ -238,6 +240,24 @@ ListenersAsked listeners(const Options& o, const RunPlan& p) {
           o.get("metrics-port")};
 }
 
+// The preflight's plan (RunPlan::transport, preflight_level, expected_gpus). The GPUs are read
+// only when a preflight runs: the PCI bus's functions are no read for the launch path.
+void plan_preflight(const Environment& env, const PlanFacts& facts, RunPlan& p) {
+  const Topology& t = p.topology;
+  const bool efa = !find_rdma_devices(facts.fs).efa.empty();
+  p.transport = decide_require_transport(
+      p.require_transport, {t.nnodes, efa, t.instance_type, t.origin_of("instance_type")});
+  p.preflight_level = resolve_preflight_level(p.preflight, t.nnodes, efa);
+  for (const auto& [k, v] : transport_worker_env(p.transport.resolved, env))
+    p.sup.layout.extra.emplace(k, v);
+  if (p.preflight_level == PreflightLevel::kNone) return;
+  // GPUs are expected only on a node that has some (resolve_expected_gpus): CPU-only (gloo) jobs
+  // still pass, a GPU node without its driver fails.
+  p.visible_gpus = facts.gpus.count();
+  p.expected_gpus =
+      resolve_expected_gpus(t.nproc_per_node, p.visible_gpus, nvidia_gpu_functions(facts.fs));
+}
+
 }  // namespace
 
 Result<RunPlan> plan_run(const Options& o, const Environment& env, const PlanFacts& facts) {
@@ -303,6 +323,7 @@ Result<RunPlan> plan_run(const Options& o, const Environment& env, const PlanFac
   p.sup.failure_file = o.text("failure-file");
   p.sup.signals_reach_workers = signals_reach_workers_rule(env);
   p.sup.termination_log = termination_log_rule(o.get("termination-log"), fs);
+  plan_preflight(env, facts, p);
   return p;
 }
 

@@ -39,9 +39,17 @@ struct RunPlan {
   Topology topology;
   SupervisorConfig sup;
   RestartPolicy policy;
-  PreflightLevel preflight = PreflightLevel::kAuto;
+  PreflightLevel preflight = PreflightLevel::kAuto;  // as asked
   TransportRule require_transport = TransportRule::kAuto;
   double min_busbw = 0;
+  // health/preflight.h's rules on this node's facts: the transport resolved (`auto`: by the
+  // nodes and the EFA devices; its variables are in sup.layout.extra), the level the preflight
+  // runs at (`auto`: full across nodes over EFA), and, when it runs, the GPUs this node shows
+  // (device nodes) and the count it expects of them (-1: no count check).
+  TransportDecision transport;
+  PreflightLevel preflight_level = PreflightLevel::kNone;
+  int visible_gpus = 0;
+  int expected_gpus = -1;
   Interpreter interpreter;            // of `script.py` and `-m MOD` (the banner says which)
   std::optional<TorchVersion> torch;  // the workers' torch, when their command is python
   std::optional<GpuHealthSnapshot> preflight_gpus;  // what the preflight's NVML read (the banner's)

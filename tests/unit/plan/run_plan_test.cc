@@ -14,6 +14,7 @@
 
 #include "cli/run_options.h"
 #include "common/exit_codes.h"
+#include "health/transport.h"
 #include "tests/unit/fakes/fake_file_system.h"
 #include "tests/unit/topology/fixed_inputs.h"
 
@@ -95,6 +96,35 @@ TEST_F(RunPlanTest, OnePortNamedForTheMasterAndTheMetricsByTrainvisorsOptionsIsR
       refused({"--nproc-per-node", "1", "--master-port", "29500", "--metrics-port", "29500"});
   EXPECT_EQ(e.exit_code, exit_code::kConfig);
   EXPECT_NE(e.message.find("29500"), std::string::npos) << e.message;
+}
+
+// The preflight's plan from this node's facts, read through the plan's file system: an EFA device
+// on a job of two nodes makes `auto` the full preflight over EFA (NCCL_NET for the workers); a GPU
+// on the PCI bus with no driver (no device node) is expected all the same.
+TEST_F(RunPlanTest, ThePreflightsTransportLevelAndGpusComeFromTheNodesFacts) {
+  const std::string dev = "/sys/class/infiniband/rdmap16s27/device";
+  fs.add_link(dev + "/driver", "../../../../bus/pci/drivers/efa");
+  fs.add_file(dev + "/vendor", "0x1d0f\n");
+  const std::vector<std::string> two_nodes = {"--nnodes",         "2", "--node-rank",   "1",
+                                              "--nproc-per-node", "2", "--master-addr", "10.0.0.1"};
+  RunPlan p = ok(two_nodes);
+  EXPECT_EQ(p.transport.resolved, TransportRule::kEfa);
+  EXPECT_EQ(p.preflight_level, PreflightLevel::kFull);
+  EXPECT_EQ(p.sup.layout.extra.at("NCCL_NET"), kEfaNcclNet);
+  EXPECT_EQ(p.expected_gpus, -1);  // no NVIDIA GPU on this node's bus: its workers use the CPU
+  fs.add_file("/sys/bus/pci/devices/0000:00:1e.0/vendor", "0x10de\n");
+  fs.add_file("/sys/bus/pci/devices/0000:00:1e.0/class", "0x030200\n");
+  p = ok(two_nodes);
+  EXPECT_EQ(p.visible_gpus, 0);
+  EXPECT_EQ(p.expected_gpus, 2);  // the driver is missing, the GPUs are not
+  env.set("NCCL_NET", "Socket");  // the operator's own choice stands
+  EXPECT_FALSE(ok(two_nodes).sup.layout.extra.contains("NCCL_NET"));
+  p = ok({"--nproc-per-node", "2"});  // one node: any transport, the basic checks
+  EXPECT_EQ(p.transport.resolved, TransportRule::kAny);
+  EXPECT_EQ(p.preflight_level, PreflightLevel::kBasic);
+  p = ok({"--nproc-per-node", "2", "--preflight", "none"});
+  EXPECT_EQ(p.preflight_level, PreflightLevel::kNone);
+  EXPECT_EQ(p.expected_gpus, -1);  // not read: no preflight runs
 }
 
 TEST_F(RunPlanTest, OnSeveralNodesTheRendezvousPortIsTheMasterPortPlusOne) {
