@@ -1,6 +1,9 @@
 #include "launcher/supervision/model_export.h"
 
+#include <fcntl.h>
 #include <stdlib.h>
+#include <sys/file.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -132,6 +135,29 @@ Status copy_entry(const fs::path& src, const fs::path& dst, bool follow, ExportR
   return ok_status();
 }
 
+// The target directory locked against another node's export into it (flock(2) on the directory
+// itself: nothing is added to what SageMaker uploads). Nodes that share one export directory (a
+// shared file system) export one after the other, each whole, so neither removes the other's
+// staging nor renames into a place the other is filling; the kernel drops the lock of a holder
+// that died. A file system without flock on directories is exported into unlocked, as before.
+class TargetLock {
+ public:
+  explicit TargetLock(const fs::path& target)
+      : fd_(::open(target.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC)) {
+    if (fd_ < 0) return;
+    while (::flock(fd_, LOCK_EX) != 0 && errno == EINTR) {
+    }
+  }
+  ~TargetLock() {
+    if (fd_ >= 0) ::close(fd_);  // closing the only descriptor releases the lock
+  }
+  TargetLock(const TargetLock&) = delete;
+  TargetLock& operator=(const TargetLock&) = delete;
+
+ private:
+  int fd_;
+};
+
 // A staging directory of an export that was interrupted (a signal, a lost node) is removed.
 void remove_stale_staging(const fs::path& target) {
   std::error_code ec;
@@ -208,6 +234,7 @@ Result<ExportReport> export_model(const std::string& what, const std::string& ta
   fs::create_directories(target, ec);
   if (ec) return failed(target + ": cannot create the export directory: " + reason(ec));
   if (auto overlap = export_overlap(what, target, files, cwd)) return failed(*overlap);
+  const TargetLock lock(target);  // held until the staging directory is gone
   remove_stale_staging(target);
   std::string tmpl = (fs::path(target) / (std::string(kStagingPrefix) + "XXXXXX")).string();
   if (!::mkdtemp(tmpl.data()))

@@ -202,3 +202,30 @@ cp "$DCP/__0_0.distcp" "$LOGS/outputs/checkpoint/step-20/"
     assert not (model / "outputs/checkpoint/step-20").exists(), "a DCP save without .metadata"
     assert "left out 2 incomplete checkpoint path(s)" in p.stderr, p.stderr
     assert "agent_200.pt" in p.stderr and "step-20" in p.stderr
+
+
+def test_nodes_sharing_the_export_directory_each_export_whole(tmp_path):
+    """Every node exports its own files (docs/export.md); nodes whose export directory is one
+    shared directory (FSx on Kubeflow, a scenario's one model directory) used to remove each
+    other's staging directory or rename into a place the other was filling: 73 on a job that
+    succeeded. Each export now holds the directory (flock) and runs whole."""
+    model = tmp_path / "model"
+    src = tmp_path / "ckpt"
+    for d in range(40):  # many entries: a wide window between one export's staging and its moves
+        (src / f"run{d}").mkdir(parents=True)
+        for f in range(10):
+            (src / f"run{d}" / f"agent_{f}.pt").write_bytes(os.urandom(4096))
+    procs = []
+    for node in range(4):
+        cmd = [str(tvtest.BIN), "run", "--preflight", "none", "--nproc-per-node", "1",
+               "--max-restarts", "0", "--failure-file", str(tmp_path / f"failure{node}"),
+               "--export", str(src), "--export-dir", str(model), "--", "/bin/true"]
+        procs.append(subprocess.Popen(cmd, env=tvtest.base_env(), stdout=subprocess.PIPE,
+                                      stderr=subprocess.STDOUT, text=True))
+    outs = [p.communicate(timeout=120)[0] for p in procs]
+    assert [p.returncode for p in procs] == [0] * 4, outs
+    assert sorted(os.listdir(model)) == sorted(f"run{d}" for d in range(40))
+    for d in range(40):
+        for f in range(10):
+            rel = f"run{d}/agent_{f}.pt"
+            assert (model / rel).read_bytes() == (src / rel).read_bytes(), rel
