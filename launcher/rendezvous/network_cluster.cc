@@ -208,7 +208,7 @@ void NetworkCluster::leave(int signal, const std::string& reason) {
                                           : ": " + reason;
   if (agent_)
     agent_->leave("node " + std::to_string(config_.node_rank) + " is shutting down" + on, signal);
-  if (coordinator_) coordinator_->shutdown("node 0 is shutting down" + on, signal);
+  if (coordinator_) coordinator_->lost("node 0 is shutting down" + on, signal);
 }
 
 bool NetworkCluster::flushed() const {

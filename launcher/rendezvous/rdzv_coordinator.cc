@@ -457,8 +457,6 @@ void RdzvCoordinator::finish(const JobEnd& end) {
 
 void RdzvCoordinator::lost(const std::string& why, int signal) { machine_.lost(why, signal); }
 
-void RdzvCoordinator::shutdown(const std::string& why, int signal) { lost(why, signal); }
-
 void RdzvCoordinator::on_agent_gone(int rank, const std::string& why) {
   if (finished()) return;
   if (machine_.generation() == 0 && machine_.state() == State::kGathering) {

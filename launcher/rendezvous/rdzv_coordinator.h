@@ -49,8 +49,9 @@ class RdzvCoordinator final : private JobActions {
   // The preflight phase, asked after the coordinator was made (a node that learnt it is node 0
   // by binding the port, docs/coordination.md, "Node ranks"); before any node joined.
   void set_preflight_unique_id(const std::string& hex);
-  // Tells every agent the job is lost (why), stops accepting.
-  void shutdown(const std::string& why, int signal);
+  // The job is lost (why; `signal`: the stop signal node 0 left on, 0 none): every agent is told,
+  // nothing more is accepted.
+  void lost(const std::string& why, int signal = 0);
   // `fn` once every queued frame is written (or after a 2 s cap), on the io_context.
   void when_flushed(std::function<void()> fn);
   bool flushed() const;  // every agent's connection has nothing queued
@@ -98,7 +99,6 @@ class RdzvCoordinator final : private JobActions {
   void on_probe_result(int rank, const rdzv::Message& m);
   void try_start();
   void broadcast(rdzv::MsgType type, const nlohmann::json& body);
-  void lost(const std::string& why, int signal = 0);
   bool finished() const { return machine_.state() == State::kFinished; }
 
   // JobActions: the machine's decisions, relayed to every node.

@@ -38,7 +38,7 @@ void LocalRootCause::group_failed(int generation, const WorkerEnd& first_seen) {
   if (!first_seen.hang && !first_seen.start_failed) cause = earliest(generation);
   if (!cause) return report(generation, first_seen);
   if (cause->still_running) {
-    // Reported when it ends (worker_ended): its exit status belongs in the root cause.
+    // Reported when it ends (worker_over): its exit status belongs in the root cause.
     wait_for(generation, cause->local_rank, first_seen);
     spdlog::info("rank {} wrote its error file before rank {} failed: waiting for it to exit",
                  global_rank(layout_, cause->local_rank),
@@ -60,7 +60,7 @@ void LocalRootCause::claim(int generation) {
                global_rank(layout_, cause->local_rank));
 }
 
-void LocalRootCause::worker_ended(const WorkerEnd& end) {
+void LocalRootCause::worker_over(const WorkerEnd& end) {
   if (const auto cause = wait_.ended(end); cause.report) report(hooks_.generation(), *cause.report);
 }
 

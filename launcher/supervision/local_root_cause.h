@@ -67,7 +67,7 @@ class LocalRootCause {
   // too, with its time (the job names whichever failed first: JobStateMachine::failure).
   void claim(int generation);
   // A worker of the running generation is over: the waited root cause's exit is reported.
-  void worker_ended(const WorkerEnd& end);
+  void worker_over(const WorkerEnd& end);
   // Whether `sig` to `local_rank` is held: the root cause on its way out keeps its exit status.
   bool holds(int local_rank, int sig) const { return wait_.holds(local_rank, sig); }
   const std::vector<FailureRecord>& causes() const { return causes_; }

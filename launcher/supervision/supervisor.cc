@@ -199,8 +199,8 @@ void Supervisor::worker_over(const WorkerPtr& w, const WorkerEnd& end) {
   if (w->id().generation != group_.generation() || !group_.is_running(end.local_rank)) return;
   if (!end.ok() && group_.state() == GroupState::kHealthy)
     spdlog::warn("rank {} ended: exit code {}", w->id().rank, end.exit_code);
-  root_cause_.worker_ended(end);
-  group_.on_worker_end(end);
+  root_cause_.worker_over(end);
+  group_.worker_over(end);
 }
 
 void Supervisor::signal_worker(int local_rank, int sig) {

@@ -42,10 +42,10 @@ void WorkerGroup::start(const GenerationPlan& plan) {
     running_[r] = actions_.start_worker(end.local_rank, plan, &end);
     if (!running_[r]) failed_starts.push_back(end);
   }
-  for (const auto& end : failed_starts) on_worker_end(end);
+  for (const auto& end : failed_starts) worker_over(end);
 }
 
-void WorkerGroup::on_worker_end(const WorkerEnd& end) {
+void WorkerGroup::worker_over(const WorkerEnd& end) {
   running_.at(end.local_rank) = false;
   if (state_ == GroupState::kHealthy) {
     if (!end.ok()) return fail(end);
@@ -56,7 +56,7 @@ void WorkerGroup::on_worker_end(const WorkerEnd& end) {
     }
     return;
   }
-  if (state_ == GroupState::kStopping && running() == 0) finish_stopping();
+  if (state_ == GroupState::kStopping && running() == 0) enter_stopped();
 }
 
 void WorkerGroup::on_worker_hang(int local_rank) {
@@ -71,7 +71,7 @@ void WorkerGroup::on_worker_hang(int local_rank) {
 void WorkerGroup::fail(const WorkerEnd& end) {
   state_ = GroupState::kStopping;  // first: a re-entrant stop() from the report is a no-op
   actions_.group_failed(generation_, end);
-  signal_or_finish(SIGTERM);
+  signal_or_enter_stopped(SIGTERM);
 }
 
 void WorkerGroup::stop(int sig) {
@@ -90,17 +90,17 @@ void WorkerGroup::stop(int sig) {
 
 void WorkerGroup::begin_stopping(int sig) {
   state_ = GroupState::kStopping;
-  signal_or_finish(sig);
+  signal_or_enter_stopped(sig);
 }
 
-void WorkerGroup::signal_or_finish(int sig) {
-  if (running() == 0) return finish_stopping();
+void WorkerGroup::signal_or_enter_stopped(int sig) {
+  if (running() == 0) return enter_stopped();
   for (size_t r = 0; r < running_.size(); ++r)
     if (running_[r]) actions_.signal_worker(static_cast<int>(r), sig);
   actions_.arm_grace_timer();
 }
 
-void WorkerGroup::finish_stopping() {
+void WorkerGroup::enter_stopped() {
   actions_.cancel_grace_timer();
   actions_.cleanup_descendants();
   state_ = GroupState::kStopped;

@@ -56,8 +56,8 @@ class WorkerGroup {
   WorkerGroup(int nproc, GroupActions& actions);
 
   void start(const GenerationPlan& plan);
-  // A worker's exit status has been collected (and its output drained).
-  void on_worker_end(const WorkerEnd& end);
+  // A worker is over: its exit status collected and its output drained (WorkerRoster).
+  void worker_over(const WorkerEnd& end);
   // A worker is alive but has been silent past the hang timeout.
   void on_worker_hang(int local_rank);
   // Stop every worker with `sig` (SIGTERM for a restart; the received signal on shutdown).
@@ -74,8 +74,8 @@ class WorkerGroup {
  private:
   void fail(const WorkerEnd& end);
   void begin_stopping(int sig);
-  void signal_or_finish(int sig);
-  void finish_stopping();
+  void signal_or_enter_stopped(int sig);
+  void enter_stopped();
 
   GroupActions& actions_;
   std::vector<bool> running_;

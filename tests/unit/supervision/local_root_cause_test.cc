@@ -85,7 +85,7 @@ TEST_F(LocalRootCauseTest, ARootCauseStillExitingIsWaitedForItsSigtermHeldThenSe
   time_.advance(RootCauseWait::kWindow);
   EXPECT_EQ(spawner_.child(b->pid()).signals.front(), SIGTERM);  // overdue: the held SIGTERM
   roster_.exited(b->pid(), W_EXITCODE(0, SIGTERM), at_s(12));
-  cause_.worker_ended(roster_.end_of(1));
+  cause_.worker_over(roster_.end_of(1));
   ASSERT_EQ(sent_.size(), 1u);
   EXPECT_EQ(sent_[0].exit_code, 128 + SIGTERM);  // its own status, at its error file's time
   EXPECT_EQ(sent_[0].failed_at_ns, ns_of(at_s(5)));

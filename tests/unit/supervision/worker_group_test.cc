@@ -54,9 +54,9 @@ TEST(WorkerGroup, AllExitZeroSucceeds) {
   WorkerGroup g(2, a);
   g.start({0, 29500, ""});
   EXPECT_EQ(g.state(), GroupState::kHealthy);
-  g.on_worker_end(exited(1, 0));
+  g.worker_over(exited(1, 0));
   EXPECT_EQ(g.state(), GroupState::kHealthy);
-  g.on_worker_end(exited(0, 0));
+  g.worker_over(exited(0, 0));
   EXPECT_EQ(g.state(), GroupState::kSucceeded);
   EXPECT_EQ(a.log,
             (std::vector<std::string>{"start 0 g0", "start 1 g0", "cleanup", "succeeded g0"}));
@@ -66,11 +66,11 @@ TEST(WorkerGroup, OneFailureStopsTheOthersThenReportsStopped) {
   FakeActions a;
   WorkerGroup g(3, a);
   g.start({0, 1, ""});
-  g.on_worker_end(exited(1, 3));
+  g.worker_over(exited(1, 3));
   EXPECT_EQ(g.state(), GroupState::kStopping);
   EXPECT_EQ(g.running(), 2);
-  g.on_worker_end(exited(0, 128 + SIGTERM));
-  g.on_worker_end(exited(2, 128 + SIGTERM));
+  g.worker_over(exited(0, 128 + SIGTERM));
+  g.worker_over(exited(2, 128 + SIGTERM));
   EXPECT_EQ(g.state(), GroupState::kStopped);
   EXPECT_EQ(a.log, (std::vector<std::string>{"start 0 g0", "start 1 g0", "start 2 g0",
                                              "failed g0 r1 c3", "signal 0 15", "signal 2 15", "arm",
@@ -83,7 +83,7 @@ TEST(WorkerGroup, ReentrantStopFromFailureReportIsHarmless) {
   a.group = &g;
   a.stop_from_failed = true;
   g.start({0, 1, ""});
-  g.on_worker_end(exited(0, 1));
+  g.worker_over(exited(0, 1));
   // Single worker: it is already gone, so the group is stopped exactly once.
   EXPECT_EQ(a.log, (std::vector<std::string>{"start 0 g0", "failed g0 r0 c1", "cancel", "cleanup",
                                              "stopped g0"}));
@@ -93,7 +93,7 @@ TEST(WorkerGroup, GraceExpiryKillsWhatIsLeft) {
   FakeActions a;
   WorkerGroup g(2, a);
   g.start({0, 1, ""});
-  g.on_worker_end(exited(0, 1));
+  g.worker_over(exited(0, 1));
   a.log.clear();
   g.on_grace_expired();
   EXPECT_EQ(a.log, (std::vector<std::string>{"signal 1 9"}));
@@ -118,7 +118,7 @@ TEST(WorkerGroup, StartFailureIsAFailure) {
   g.start({0, 1, ""});
   EXPECT_EQ(a.log.at(2), "failed g0 r0 c127");
   EXPECT_EQ(g.state(), GroupState::kStopping);
-  g.on_worker_end(exited(1, 143));
+  g.worker_over(exited(1, 143));
   EXPECT_EQ(g.state(), GroupState::kStopped);
 }
 
@@ -128,7 +128,7 @@ TEST(WorkerGroup, StopWithReceivedSignalThenRestart) {
   g.start({0, 1, ""});
   g.stop(SIGINT);
   EXPECT_EQ(a.log.at(1), "signal 0 2");
-  g.on_worker_end(exited(0, 130));
+  g.worker_over(exited(0, 130));
   EXPECT_EQ(g.state(), GroupState::kStopped);
   g.start({1, 2, ""});
   EXPECT_EQ(g.state(), GroupState::kHealthy);
@@ -139,7 +139,7 @@ TEST(WorkerGroup, StopWhenNothingRunsReportsAtOnce) {
   FakeActions a;
   WorkerGroup g(1, a);
   g.start({0, 1, ""});
-  g.on_worker_end(exited(0, 0));
+  g.worker_over(exited(0, 0));
   a.log.clear();
   g.stop(SIGTERM);  // another node failed after this one succeeded
   EXPECT_EQ(a.log, (std::vector<std::string>{"stopped g0"}));
@@ -156,7 +156,7 @@ TEST(WorkerGroup, ForwardReachesOnlyRunningWorkers) {
   FakeActions a;
   WorkerGroup g(2, a);
   g.start({0, 1, ""});
-  g.on_worker_end(exited(0, 0));
+  g.worker_over(exited(0, 0));
   a.log.clear();
   g.forward(SIGUSR1);
   EXPECT_EQ(a.log, (std::vector<std::string>{"signal 1 " + std::to_string(SIGUSR1)}));
