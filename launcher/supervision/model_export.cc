@@ -1,6 +1,7 @@
 #include "launcher/supervision/model_export.h"
 
 #include <fcntl.h>
+#include <spdlog/spdlog.h>
 #include <stdlib.h>
 #include <sys/file.h>
 #include <unistd.h>
@@ -144,7 +145,9 @@ class TargetLock {
  public:
   explicit TargetLock(const fs::path& target)
       : fd_(::open(target.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC)) {
-    if (fd_ < 0) return;
+    if (fd_ < 0 || ::flock(fd_, LOCK_EX | LOCK_NB) == 0 || errno != EWOULDBLOCK) return;
+    spdlog::info("export: waiting for another export into {} to finish (a node sharing it)",
+                 target.string());
     while (::flock(fd_, LOCK_EX) != 0 && errno == EINTR) {
     }
   }

@@ -1,9 +1,11 @@
 """`--export DIR_OR_GLOB` (docs/export.md): after the workers succeed, the real binary copies real
 files into the export directory, atomically per entry, never through a link, and a copy that
 fails is exit 73 with the reason in the failure file, never silent."""
+import fcntl
 import os
 import shutil
 import subprocess
+import time
 
 import pytest
 
@@ -230,3 +232,30 @@ def test_nodes_sharing_the_export_directory_each_export_whole(tmp_path):
         for f in range(10):
             rel = f"run{d}/part_{f}.bin"
             assert (model / rel).read_bytes() == (src / rel).read_bytes(), rel
+
+
+def test_an_export_waits_for_the_one_holding_the_directory_and_says_so(tmp_path):
+    """Another holder of the export directory's lock (a node sharing it, mid-export): the export
+    says that it waits, writes nothing meanwhile, and runs whole once the directory is free."""
+    model = tmp_path / "model"
+    model.mkdir()
+    held = os.open(model, os.O_RDONLY | os.O_DIRECTORY)
+    fcntl.flock(held, fcntl.LOCK_EX)
+    log = tmp_path / "log"
+    cmd = [str(tvtest.BIN), "run", "--preflight", "none", "--nproc-per-node", "1",
+           "--max-restarts", "0", "--export", str(tmp_path / "logs"), "--export-dir", str(model),
+           "--", "/bin/sh", "-c", WORKER]
+    with open(log, "w") as out:
+        p = subprocess.Popen(cmd, env=tvtest.base_env(LOGS=tmp_path / "logs", AGENT=AGENT),
+                             stdout=out, stderr=subprocess.STDOUT)
+    try:
+        deadline = time.monotonic() + 60
+        while "waiting for another export into" not in log.read_text():
+            assert p.poll() is None, log.read_text()
+            assert time.monotonic() < deadline, log.read_text()
+            time.sleep(0.02)
+        assert os.listdir(model) == [], "it wrote into a directory another export holds"
+    finally:
+        os.close(held)  # the lock goes with the only descriptor
+    assert p.wait(timeout=60) == 0, log.read_text()
+    assert (model / "skrl/run1/checkpoints/best_agent.pt").read_bytes() == AGENT.read_bytes()
