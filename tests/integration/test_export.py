@@ -4,6 +4,7 @@ fails is exit 73 with the reason in the failure file, never silent."""
 import fcntl
 import os
 import shutil
+import signal
 import subprocess
 import time
 
@@ -259,3 +260,28 @@ def test_an_export_waits_for_the_one_holding_the_directory_and_says_so(tmp_path)
         os.close(held)  # the lock goes with the only descriptor
     assert p.wait(timeout=60) == 0, log.read_text()
     assert (model / "skrl/run1/checkpoints/best_agent.pt").read_bytes() == AGENT.read_bytes()
+
+
+def test_a_sigterm_while_an_export_waits_is_143_and_writes_nothing(tmp_path):
+    model = tmp_path / "model"
+    model.mkdir()
+    held = os.open(model, os.O_RDONLY | os.O_DIRECTORY)
+    fcntl.flock(held, fcntl.LOCK_EX)
+    log = tmp_path / "log"
+    cmd = [str(tvtest.BIN), "run", "--preflight", "none", "--nproc-per-node", "1",
+           "--export", str(tmp_path / "logs"), "--export-dir", str(model), "--", "/bin/sh", "-c",
+           WORKER]
+    try:
+        with open(log, "w") as out:
+            p = subprocess.Popen(cmd, env=tvtest.base_env(LOGS=tmp_path / "logs", AGENT=AGENT),
+                                 stdout=out, stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + 60
+        while "waiting for another export into" not in log.read_text():
+            assert p.poll() is None and time.monotonic() < deadline, log.read_text()
+            time.sleep(0.02)
+        p.send_signal(signal.SIGTERM)
+        assert p.wait(timeout=60) == 143, log.read_text()
+    finally:
+        os.close(held)
+    assert "received SIGTERM during export: exiting 143" in log.read_text()
+    assert os.listdir(model) == []
