@@ -98,6 +98,13 @@ class Node:
         except subprocess.TimeoutExpired:
             raise AssertionError(f"node {self.index} did not exit:\n{self.text()[-3000:]}")
 
+    def why(self):
+        """What a failed exit is about, whatever the log's length: the node's warnings and errors
+        and its failure file (a log's last lines are its summary table)."""
+        lines = [l for l in self.text().splitlines() if re.search(r" [WE]\] ", l)]
+        failure = self.failure.read_text(errors="replace") if self.failure.exists() else "(none)"
+        return f"node {self.index}: " + "\n".join(lines[-30:]) + f"\nfailure file: {failure}"
+
     def gpu_watch(self):
         """The pid of this node's GPU health watch (a child of trainvisor), or None."""
         return next((c for c in children(self.pid) if "gpu-watch" in cmdline(c)), None)

@@ -91,7 +91,7 @@ def test_a_seed_jobs_life(tmp_path, name):
     job.check_resumed_newest(first)
     job.wait_checkpoint_after(max(r["resume_step"] for r in first.values()))
     job.plan("finish")
-    assert job.exits() == [0, 0], [n.text()[-2000:] for n in job.nodes]
+    assert job.exits() == [0, 0], [n.why() for n in job.nodes]
     job.check_nothing_killed_that_workers_did_not_leave()
     totals = job.check_ledger_adds_up()
     assert totals["containers"] == 4, totals
