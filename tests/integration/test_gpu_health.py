@@ -211,17 +211,28 @@ def watch_pids():
 
 
 def start_watched(tmp_path, **fake):
-    """A run of one long worker with the watch on, once the watch is up: (process, deadline)."""
+    """A run of one long worker with the watch on, once the watch is up: (process, deadline). Up
+    means trainvisor has heard from it ("watching"): a signal sent as soon as its pid shows could
+    find the child between fork and exec, before the watch has taken its signals over (CI saw a
+    SIGTERM there). Its stderr goes to a file: ended(p) waits and reads it."""
     argv = [BIN, "run", "--preflight", "none", "--nproc-per-node", "1", "--gpu-health", "on",
             "--gpu-health-interval", "0.1", "--no-python", "--",
             *tvtest.helper("tv_slow_printer", 100, 600)]
     p = subprocess.Popen(argv, env=env(tmp_path, **fake), stdout=subprocess.DEVNULL,
-                         stderr=subprocess.PIPE, text=True)
+                         stderr=open(tmp_path / "stderr", "w"))
+    p.err_file = tmp_path / "stderr"
     deadline = time.monotonic() + DEADLINE_S
-    while not watch_pids():
-        assert time.monotonic() < deadline and p.poll() is None, "the watch never started"
+    while "GPU health watch: watching" not in p.err_file.read_text() or not watch_pids():
+        assert time.monotonic() < deadline and p.poll() is None, (
+            "the watch never started: " + p.err_file.read_text())
         time.sleep(0.02)
     return p, deadline
+
+
+def ended(p):
+    """A start_watched run's stderr, once it has exited."""
+    p.wait(timeout=DEADLINE_S)
+    return p.err_file.read_text()
 
 
 def test_a_watch_that_dies_is_started_again(tmp_path):
@@ -233,7 +244,7 @@ def test_a_watch_that_dies_is_started_again(tmp_path):
         assert time.monotonic() < deadline and p.poll() is None, "the watch was not started again"
         time.sleep(0.02)
     p.terminate()
-    err = p.communicate(timeout=DEADLINE_S)[1]
+    err = ended(p)
     assert p.returncode == 143, err
     assert "GPU health watch ended (wait status 9): starting it again in 1 s" in err
     assert tvtest.left_behind(tvtest.MARKER, tvtest.SESSION) == []
@@ -249,7 +260,7 @@ def test_the_watch_outlives_the_signals_slurm_sends_every_process_of_a_step(tmp_
     os.kill(watch, signal.SIGUSR1)
     os.kill(watch, signal.SIGTERM)
     xid.write_text("0:79")
-    err = p.communicate(timeout=DEADLINE_S)[1]
+    err = ended(p)
     assert p.returncode == 74, err
     assert "Xid 79" in err, err
     assert "GPU health watch ended" not in err, err
@@ -271,5 +282,5 @@ def test_the_watch_runs_behind_the_workers_at_idle_priority(tmp_path):
     assert nice(watch) == 19, "the GPU watch is not at nice 19"
     assert all(nice(w) == os.getpriority(os.PRIO_PROCESS, 0) for w in workers)
     p.terminate()
-    p.communicate(timeout=DEADLINE_S)
+    ended(p)
     assert p.returncode == 143
