@@ -24,14 +24,44 @@ ln -sf /etc/hostname "$LOGS/skrl/run1/outside"
 '''
 
 
+def command(failure, *args, worker=WORKER):
+    return [str(tvtest.BIN), "run", "--preflight", "none", "--nproc-per-node", "1",
+            "--max-restarts", "0", "--failure-file", str(failure), *args, "--", "/bin/sh", "-c",
+            worker]
+
+
+def worker_env(tmp_path, **env):
+    return tvtest.base_env(LOGS=tmp_path / "logs", AGENT=AGENT, **env)
+
+
 def run(tmp_path, *args, env=None, worker=WORKER):
     failure = tmp_path / "failure"
-    cmd = [str(tvtest.BIN), "run", "--preflight", "none", "--nproc-per-node", "1",
-           "--max-restarts", "0", "--failure-file", str(failure), *args, "--", "/bin/sh", "-c",
-           worker]
-    p = subprocess.run(cmd, env=tvtest.base_env(LOGS=tmp_path / "logs", AGENT=AGENT, **(env or {})),
-                       capture_output=True, text=True, timeout=120)
+    p = subprocess.run(command(failure, *args, worker=worker),
+                       env=worker_env(tmp_path, **(env or {})), capture_output=True, text=True,
+                       timeout=120)
     return p, failure
+
+
+def start_waiting_export(tmp_path, model):
+    """A run whose export finds `model` held (the caller holds its lock), once it says it waits:
+    (process, its log)."""
+    log = tmp_path / "log"
+    with open(log, "w") as out:
+        p = subprocess.Popen(command(tmp_path / "failure", "--export", str(tmp_path / "logs"),
+                                     "--export-dir", str(model)),
+                             env=worker_env(tmp_path), stdout=out, stderr=subprocess.STDOUT)
+    deadline = time.monotonic() + 60  # a guard, not a figure
+    while "waiting for another export into" not in log.read_text():
+        assert p.poll() is None and time.monotonic() < deadline, log.read_text()
+        time.sleep(0.02)
+    return p, log
+
+
+def held(directory):
+    """A descriptor of `directory` holding its exclusive flock (the lock goes when it is closed)."""
+    fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    return fd
 
 
 def test_directory_is_copied_whole_without_following_links(tmp_path):
@@ -219,13 +249,10 @@ def test_nodes_sharing_the_export_directory_each_export_whole(tmp_path):
         for f in range(10):
             (src / f"run{d}" / f"part_{f}.bin").write_bytes(os.urandom(4096))
     for _ in range(3):  # unlocked, one round in two or three failed here
-        procs = []
-        for node in range(4):
-            cmd = [str(tvtest.BIN), "run", "--preflight", "none", "--nproc-per-node", "1",
-                   "--max-restarts", "0", "--failure-file", str(tmp_path / f"failure{node}"),
-                   "--export", str(src), "--export-dir", str(model), "--", "/bin/true"]
-            procs.append(subprocess.Popen(cmd, env=tvtest.base_env(), stdout=subprocess.PIPE,
-                                          stderr=subprocess.STDOUT, text=True))
+        procs = [subprocess.Popen(command(tmp_path / f"failure{node}", "--export", str(src),
+                                          "--export-dir", str(model), worker="true"),
+                                  env=tvtest.base_env(), stdout=subprocess.PIPE,
+                                  stderr=subprocess.STDOUT, text=True) for node in range(4)]
         outs = [p.communicate(timeout=120)[0] for p in procs]
         assert [p.returncode for p in procs] == [0] * 4, outs
     assert sorted(os.listdir(model)) == sorted(f"run{d}" for d in range(40))
@@ -240,24 +267,12 @@ def test_an_export_waits_for_the_one_holding_the_directory_and_says_so(tmp_path)
     says that it waits, writes nothing meanwhile, and runs whole once the directory is free."""
     model = tmp_path / "model"
     model.mkdir()
-    held = os.open(model, os.O_RDONLY | os.O_DIRECTORY)
-    fcntl.flock(held, fcntl.LOCK_EX)
-    log = tmp_path / "log"
-    cmd = [str(tvtest.BIN), "run", "--preflight", "none", "--nproc-per-node", "1",
-           "--max-restarts", "0", "--export", str(tmp_path / "logs"), "--export-dir", str(model),
-           "--", "/bin/sh", "-c", WORKER]
-    with open(log, "w") as out:
-        p = subprocess.Popen(cmd, env=tvtest.base_env(LOGS=tmp_path / "logs", AGENT=AGENT),
-                             stdout=out, stderr=subprocess.STDOUT)
+    lock = held(model)
     try:
-        deadline = time.monotonic() + 60
-        while "waiting for another export into" not in log.read_text():
-            assert p.poll() is None, log.read_text()
-            assert time.monotonic() < deadline, log.read_text()
-            time.sleep(0.02)
+        p, log = start_waiting_export(tmp_path, model)
         assert os.listdir(model) == [], "it wrote into a directory another export holds"
     finally:
-        os.close(held)  # the lock goes with the only descriptor
+        os.close(lock)
     assert p.wait(timeout=60) == 0, log.read_text()
     assert (model / "skrl/run1/checkpoints/best_agent.pt").read_bytes() == AGENT.read_bytes()
 
@@ -265,23 +280,12 @@ def test_an_export_waits_for_the_one_holding_the_directory_and_says_so(tmp_path)
 def test_a_sigterm_while_an_export_waits_is_143_and_writes_nothing(tmp_path):
     model = tmp_path / "model"
     model.mkdir()
-    held = os.open(model, os.O_RDONLY | os.O_DIRECTORY)
-    fcntl.flock(held, fcntl.LOCK_EX)
-    log = tmp_path / "log"
-    cmd = [str(tvtest.BIN), "run", "--preflight", "none", "--nproc-per-node", "1",
-           "--export", str(tmp_path / "logs"), "--export-dir", str(model), "--", "/bin/sh", "-c",
-           WORKER]
+    lock = held(model)
     try:
-        with open(log, "w") as out:
-            p = subprocess.Popen(cmd, env=tvtest.base_env(LOGS=tmp_path / "logs", AGENT=AGENT),
-                                 stdout=out, stderr=subprocess.STDOUT)
-        deadline = time.monotonic() + 60
-        while "waiting for another export into" not in log.read_text():
-            assert p.poll() is None and time.monotonic() < deadline, log.read_text()
-            time.sleep(0.02)
+        p, log = start_waiting_export(tmp_path, model)
         p.send_signal(signal.SIGTERM)
         assert p.wait(timeout=60) == 143, log.read_text()
     finally:
-        os.close(held)
+        os.close(lock)
     assert "received SIGTERM during export: exiting 143" in log.read_text()
     assert os.listdir(model) == []

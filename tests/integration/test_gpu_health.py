@@ -218,8 +218,9 @@ def start_watched(tmp_path, **fake):
     argv = [BIN, "run", "--preflight", "none", "--nproc-per-node", "1", "--gpu-health", "on",
             "--gpu-health-interval", "0.1", "--no-python", "--",
             *tvtest.helper("tv_slow_printer", 100, 600)]
-    p = subprocess.Popen(argv, env=env(tmp_path, **fake), stdout=subprocess.DEVNULL,
-                         stderr=open(tmp_path / "stderr", "w"))
+    with open(tmp_path / "stderr", "w") as err:
+        p = subprocess.Popen(argv, env=env(tmp_path, **fake), stdout=subprocess.DEVNULL,
+                             stderr=err)
     p.err_file = tmp_path / "stderr"
     deadline = time.monotonic() + DEADLINE_S
     while "GPU health watch: watching" not in p.err_file.read_text() or not watch_pids():
