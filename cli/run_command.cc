@@ -303,24 +303,27 @@ std::string resume_item(const Selection& found, const std::string& dir) {
 }
 
 // The resume hook: the newest complete checkpoint at each (re)start, told to the goodput
-// accountant. The first lookup runs here, before the supervisor, in the phase "resume lookup":
-// a SIGTERM during it (a lookup over 100,000 files takes seconds) ends the run at once through
-// Init (143, no child left), as in every phase before the supervisor; generation 0 takes its
-// answer. No worker of the job runs anywhere before generation 0, so nothing writes in between.
+// accountant. The first lookup runs here, before the supervisor, in the phase "resume lookup",
+// off this thread while `io` runs (cli/resume_hook.h): a SIGTERM during it (a lookup over
+// 100,000 files takes seconds; a hung NFS directory, forever) ends the run at once through Init
+// (143, no child left), as in every phase before the supervisor; generation 0 takes its answer.
+// No worker of the job runs anywhere before generation 0, so nothing writes in between.
 // Returns the banner's resume item: the checkpoint generation 0 resumes, or why none (the same
 // reason the lookup gives: checkpoint/resume.h, Selection::why_none).
-std::string hook_resume(RunPlan& p, GoodputAccountant& goodput, Observability& obs) {
+std::string hook_resume(RunPlan& p, GoodputAccountant& goodput, Observability& obs,
+                        boost::asio::io_context& io) {
   if (!p.ckpt_dir) return "nothing (no --checkpoint-dir)";
   if (!p.resume) return "nothing (--resume none)";
-  // A later generation's lookup runs on the Supervisor's loop, where a signal is posted, not
+  // A later generation's lookup runs off the Supervisor's loop, where a signal is posted, not
   // acted on: the flag Init sets on its signal thread ends that lookup early (supervisor.cc
-  // on_start then starts nothing).
+  // then starts nothing).
   p.resume->stop = &Init::instance().stop_requested();
   Init::instance().set_phase("resume lookup");
-  Selection found = first_resume_lookup(*p.resume, obs);
+  Selection found = first_resume_lookup(*p.resume, obs, io);
   std::string said = resume_item(found, *p.ckpt_dir);
   p.sup.find_resume =
       resume_hook(*p.resume, p.resume_arg, goodput, obs, std::move(found.checkpoint));
+  p.sup.resume_dir = *p.ckpt_dir;
   return said;
 }
 
@@ -513,7 +516,7 @@ int run_command(const Args& args, const Environment& env) {
     return refuse(e);
   }
   // The first lookup: a signal during it ends the run at once.
-  const std::string resume = hook_resume(*plan, goodput, **obs);
+  const std::string resume = hook_resume(*plan, goodput, **obs, io);
   log_banner(banner_facts(*plan, env, resume));
   init.set_phase("start");
   goodput.enter(Phase::kRendezvous);
