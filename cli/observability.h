@@ -14,6 +14,7 @@
 #include "launcher/observability/goodput.h"
 #include "launcher/observability/gpu_health_metrics.h"
 #include "launcher/observability/ledger_file.h"
+#include "launcher/observability/ledger_writer.h"
 #include "launcher/observability/metrics.h"
 #include "launcher/observability/metrics_server.h"
 #include "launcher/observability/otlp_exporter.h"
@@ -90,7 +91,8 @@ class Observability final : public RunObserver {
   std::optional<std::int64_t> generation_step_;
   std::function<void(std::int64_t)> on_step_;
   std::map<std::string, int> retry_decisions_;  // by the RootCauseJudge's rule
-  std::optional<LedgerFile> ledger_;
+  std::unique_ptr<LedgerWriter> ledger_;        // node 0: written off the loop
+  bool stopped_by_signal_ = false;              // ending(128+N): the last write waits little
   std::optional<StopSaveRecord> stop_save_;
   std::vector<GenerationRecord> generations_;  // this container's, for `trainvisor report`
   std::string failure_file_;                   // written at the end of the run
