@@ -17,8 +17,9 @@ namespace {
 
 using namespace std::chrono_literals;
 
-ContainerRecord record(double heartbeat, bool ended) {
+ContainerRecord record(double heartbeat, bool ended, int index = 0) {
   ContainerRecord c;
+  c.index = index;
   c.started_unix = 1700000000;
   c.heartbeat_unix = heartbeat;
   c.ended = ended;
@@ -62,7 +63,7 @@ TEST(LedgerWriter, WritesInOrderOffTheCallersThreadAndFinishesWithTheLastRecord)
   EXPECT_EQ(next.index(), 1);
   EXPECT_EQ(next.prior().records.size(), 1u);
   EXPECT_EQ(next.marks().size(), 1u);
-  EXPECT_TRUE(next.finish(record(1700000040, true), 10s));
+  EXPECT_TRUE(next.finish(record(1700000040, true, next.index()), 10s));
   EXPECT_EQ(read_back(d, "job-1").records.size(), 2u);
 }
 
