@@ -70,7 +70,7 @@ def ckpt_jobs(tmp_path):
 
 def test_a_slow_resume_lookup_on_node_0_loses_no_node_at_a_restart(ckpt_jobs):
     job = ckpt_jobs(2, nproc=1, peer_timeout=2)
-    slow = slowed(job.ckpt, 3_000_000, job.tmp / "strace.log")  # 3 s per call, peer timeout 2 s
+    slow = slowed(job.ckpt, 5_000_000, job.tmp / "strace.log")  # 5 s a call: a 20 s lookup
     node0 = job.start(0, mn.worker(job, "fail-last"), prefix=slow)
     node1 = job.start(1, mn.worker(job, "fail-last"))
     mn.expect_rc(job, node1, 0)
