@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include <boost/asio/post.hpp>
+#include <condition_variable>
 #include <exception>
 #include <thread>
 
@@ -57,6 +58,23 @@ class ThreadOffLoop final : public OffLoop {
 };
 
 }  // namespace
+
+bool run_bounded(std::function<void()> work, std::chrono::milliseconds deadline) {
+  struct Done {
+    std::mutex mutex;
+    std::condition_variable cv;
+    bool over = false;
+  };
+  auto done = std::make_shared<Done>();
+  std::thread([done, work = std::move(work)] {
+    work();
+    std::lock_guard lock(done->mutex);
+    done->over = true;
+    done->cv.notify_all();
+  }).detach();
+  std::unique_lock lock(done->mutex);
+  return done->cv.wait_for(lock, deadline, [&done] { return done->over; });
+}
 
 OffLoop& real_off_loop() {
   static ThreadOffLoop loop;

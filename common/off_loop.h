@@ -10,6 +10,7 @@
 #pragma once
 
 #include <boost/asio/io_context.hpp>
+#include <chrono>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -57,6 +58,11 @@ class OffLoop {
 
 // One detached thread per call (a lookup every restart, a ledger write every minute: a few).
 OffLoop& real_off_loop();
+
+// Runs `work` on a thread of its own and waits for it at most `deadline` (a write at the end of a
+// run, whose loop has stopped): true when it was over by then; false: it is left behind, so it
+// must own everything it uses.
+bool run_bounded(std::function<void()> work, std::chrono::milliseconds deadline);
 
 // Posts `then` to `io` unless the call of `s` was dropped; it runs there unless dropped before.
 // What every OffLoop does with its work's answer (the test fake too).

@@ -4,12 +4,20 @@
 // stop of a failed generation, this node's own failure or another node's.
 #include <spdlog/spdlog.h>
 
+#include <atomic>
 #include <csignal>
+#include <memory>
 
 #include "common/exit_codes.h"
+#include "common/off_loop.h"
+#include "launcher/supervision/root_cause_files.h"
 #include "launcher/supervision/supervisor.h"
 
 namespace tv {
+namespace {
+constexpr std::chrono::milliseconds kEndWriteDeadline{10000};
+constexpr std::chrono::milliseconds kEndWriteStopDeadline{500};
+}  // namespace
 
 LocalRootCause::Hooks Supervisor::root_cause_hooks() {
   LocalRootCause::Hooks h;
@@ -92,11 +100,24 @@ void Supervisor::observe_failure(int generation) {
 // The table of this node's root causes in the log; the orchestrator's files (root_cause_files.h),
 // with the evidence as the files are now, the dumps read in a child Python (after the loop:
 // blocks).
+// The failure file and the termination log, written beside this thread with a deadline (their
+// paths may be on a slow or hung file system): 10 s, 0.5 s after a stop signal, whose end must
+// come within the grace period. Past it the run ends without them, saying so.
 void Supervisor::report_root_cause() {
-  const bool written =
-      root_cause_.write_files(node_run_.outcome(), {cfg_.failure_file, cfg_.termination_log},
-                              [this](int g) { return evidence_of(g) + evidence_.nccl_summary(g); });
-  if (written && cfg_.observer) cfg_.observer->root_cause_file(cfg_.failure_file);
+  const auto texts = root_cause_.end_texts(
+      node_run_.outcome(), [this](int g) { return evidence_of(g) + evidence_.nccl_summary(g); });
+  if (!texts) return;
+  const auto deadline =
+      node_run_.stop_signal_seen() != 0 ? kEndWriteStopDeadline : kEndWriteDeadline;
+  auto written = std::make_shared<std::atomic<bool>>(false);
+  const RootCausePaths paths{cfg_.failure_file, cfg_.termination_log};
+  if (!run_bounded([paths, t = *texts, written] { *written = write_root_cause_files(paths, t); },
+                   deadline))
+    return spdlog::warn(
+        "failure file {}: not written {} ms after the run's end; exiting without it (a slow or "
+        "hung file system?)",
+        cfg_.failure_file, deadline.count());
+  if (*written && cfg_.observer) cfg_.observer->root_cause_file(cfg_.failure_file);
 }
 
 }  // namespace tv

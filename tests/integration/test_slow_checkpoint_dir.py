@@ -7,9 +7,10 @@ calls that name the checkpoint directory or the job's ledger file (`-P`):
 - a restart of a 2-node job whose node 0 looks up its resume checkpoint for seconds per file
   call (--peer-timeout 2 s): no node is lost, the job restarts and both nodes end 0 (before: both
   exited 75, "node 0 silent");
-- a SIGTERM while the directory is hung (each call held far longer than the test's wait): the run
-  ends 143 without waiting for the hung calls (before: the watcher's join and the ledger's last
-  write held the exit until the calls returned).
+- a SIGTERM while the directory (and the failure file's path) is hung (each call held far longer
+  than the test's wait): the run ends 143 without waiting for the hung calls (before: the
+  watcher's join, the ledger's last write and the failure file held the exit until the calls
+  returned).
 No timed assertion: the waits only stop a hang. Environment: as tests/integration/test_multinode.py.
 """
 import os
@@ -37,10 +38,11 @@ def ledger_name(job_id):
     return f".trainvisor-ledger-{h:016x}.json"
 
 
-def slowed(ckpt, delay_us, log):
-    """strace's options that delay each file call naming `ckpt` or the job's ledger."""
-    return ["strace", "-f", "-qq", "-o", str(log), "-P", str(ckpt), "-P",
-            str(ckpt / ledger_name(RUN_ID)), "-e", f"trace={FILE_CALLS}",
+def slowed(ckpt, delay_us, log, also=()):
+    """strace's options that delay each file call naming `ckpt`, the job's ledger or `also`."""
+    paths = [ckpt, ckpt / ledger_name(RUN_ID), *also]
+    return ["strace", "-f", "-qq", "-o", str(log), *[a for p in paths for a in ("-P", str(p))],
+            "-e", f"trace={FILE_CALLS}",
             "-e", f"inject={FILE_CALLS}:delay_enter={delay_us}"]
 
 
@@ -52,9 +54,12 @@ class CkptJob(mn.Job):
         super().__init__(tmp, *args, **kw)
         self.ckpt = tmp / "ckpt"
         self.ckpt.mkdir()
+        self.fail = tmp / "fail"  # the failure file's own directory (strace -P matches it)
+        self.fail.mkdir()
 
     def argv(self, rank, command, **kw):
         a = super().argv(rank, command, **kw)
+        a[a.index("--failure-file") + 1] = str(self.fail / f"failure{rank}")
         at = a.index("--no-python")
         return a[:at] + ["--checkpoint-dir", str(self.ckpt), "--run-id", RUN_ID,
                          "--ledger-interval", "1"] + a[at:]
@@ -112,9 +117,10 @@ def test_a_sigterm_with_a_hung_checkpoint_directory_ends_the_run(ckpt_jobs):
     job = ckpt_jobs(1, nproc=1)
     proc = job.start(0, mn.worker(job, "sleep"))
     wait_for_line(proc.log_path, "generation 0: starting", proc)
-    # From now on every call naming the directory or the ledger hangs for 10 minutes.
+    # From now on every call naming the directory, the ledger or the failure file hangs for 10
+    # minutes.
     trace = job.tmp / "strace.log"
-    hang = slowed(job.ckpt, 600_000_000, trace)
+    hang = slowed(job.ckpt, 600_000_000, trace, also=[job.fail])
     strace = subprocess.Popen(hang[:1] + ["-p", str(proc.pid)] + hang[1:],
                               stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
     try:
@@ -133,3 +139,24 @@ def test_a_sigterm_with_a_hung_checkpoint_directory_ends_the_run(ckpt_jobs):
     assert job.wait(proc) == 143, mn.output(proc)
     out = mn.output(proc)
     assert "left behind" in out or "exiting without it" in out, out
+
+
+def test_a_hung_failure_file_path_does_not_hold_the_exit(ckpt_jobs):
+    """The failure file is written beside the main thread and waited for at most 10 s: a path on
+    a hung file system is reported and the run ends."""
+    job = ckpt_jobs(1, nproc=1, max_restarts=0)
+    failure = job.fail / "failure0"
+    hang = ["strace", "-f", "-qq", "-o", str(job.tmp / "strace.log"), "-P", str(job.fail), "-e",
+            f"trace={FILE_CALLS}", "-e", f"inject={FILE_CALLS}:delay_enter=600000000"]
+    strace = job.start(0, mn.worker(job, "fail-last"), prefix=hang)
+    try:
+        wait_for_line(strace.log_path, "giving up", strace, timeout=180)
+        with open(f"/proc/{strace.pid}/task/{strace.pid}/children") as f:
+            trainvisor = int(f.read().split()[0])
+        over = main_thread_exited(trainvisor)  # a hang: 600 s
+    finally:
+        strace.kill()  # it holds the hung thread until it goes (see main_thread_exited)
+        strace.wait()
+    out = mn.output(strace)
+    assert over, out
+    assert f"failure file {failure}: not written 10000 ms after the run's end" in out, out
