@@ -196,8 +196,13 @@ void NetworkCluster::report_failure(const NodeFailure& failure) {
   if (agent_) agent_->send_failure(failure);
 }
 
-void NetworkCluster::report_stopped(int generation, const std::vector<RankEvidence>& ranks) {
-  if (agent_) agent_->send_stopped(generation, ranks);
+void NetworkCluster::report_stopped(int generation, const std::vector<RankEvidence>& ranks,
+                                    std::optional<std::int64_t> step) {
+  if (agent_) agent_->send_stopped(generation, ranks, step);
+}
+
+std::vector<NodeFailure> NetworkCluster::judged_root_causes() const {
+  return coordinator_ ? coordinator_->root_causes() : std::vector<NodeFailure>{};
 }
 
 void NetworkCluster::leave(int signal, const std::string& reason) {

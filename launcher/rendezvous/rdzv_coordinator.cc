@@ -330,7 +330,8 @@ void RdzvCoordinator::on_agent_message(int rank, const Message& m) {
       return machine_.failure(f, time_.now());
     }
     case MsgType::kStopped:
-      return machine_.stopped(rank, m.generation, rdzv::ranks_from(m.body, rank));
+      return machine_.stopped(rank, m.generation, rdzv::ranks_from(m.body, rank),
+                              rdzv::stopped_step(m.body));
     case MsgType::kProbeResult:
       return on_probe_result(rank, m);
     case MsgType::kLeave:

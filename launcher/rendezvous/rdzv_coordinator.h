@@ -58,6 +58,8 @@ class RdzvCoordinator final : private JobActions {
 
   // Introspection for tests and figures.
   int generation() const { return machine_.generation(); }
+  // The job's root cause of each judged generation (JobStateMachine::root_causes).
+  std::vector<NodeFailure> root_causes() const { return machine_.root_causes(); }
   int joined() const;
 
  private:

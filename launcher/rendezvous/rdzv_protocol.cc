@@ -134,7 +134,8 @@ bool is_fallback(const json& body) {
 // A failure's exit code is never 0: a peer must not turn a failed job into a success.
 bool is_failure(const json& body) {
   return is_int_in(body, "exit_code", 1, 255) && is_text(body, "summary", kMaxText) &&
-         is_signature(body) && is_decision(body) && is_fallback(body);
+         (!body.contains("rank") || is_int_in(body, "rank", 0, 1 << 20)) && is_signature(body) &&
+         is_decision(body) && is_fallback(body);
 }
 
 bool is_unique_id(const json& body) {
@@ -167,6 +168,8 @@ bool body_valid(MsgType type, const json& body) {
       return is_failure(body) && is_int_in(body, "failed_node", 0, 1 << 20);
     case MsgType::kFailure:
       return is_failure(body);
+    case MsgType::kStopped:
+      return !body.contains("step") || is_int_in(body, "step", 0, kMaxStep);
     case MsgType::kPreflight:
       return is_unique_id(body);
     case MsgType::kProbeResult:
@@ -372,6 +375,7 @@ json failure_body(const NodeFailure& f) {
                {"failed_node", f.node_rank},
                {"failed_at_ns", std::max<std::int64_t>(f.failed_at_ns, 0)},
                {"signature", sig}};
+  if (f.rank >= 0) body["rank"] = f.rank;
   if (!f.verdict.empty()) body["verdict"] = f.verdict.substr(0, kMaxText);
   if (!f.verdict_rule.empty()) body["verdict_rule"] = f.verdict_rule.substr(0, 64);
   if (!f.resumed_from.empty()) body["resumed_from"] = f.resumed_from.substr(0, kMaxText);
@@ -393,6 +397,11 @@ json failure_body(const NodeFailure& f) {
   return body;
 }
 
+std::optional<std::int64_t> stopped_step(const json& body) {
+  if (!is_int_in(body, "step", 0, kMaxStep)) return std::nullopt;
+  return body["step"].get<std::int64_t>();
+}
+
 namespace {
 FailureSignature signature_from(const json& body) {
   FailureSignature s;
@@ -412,6 +421,7 @@ NodeFailure failure_from(const Message& m) {
   f.node_rank = json_field(m.body, "failed_node", m.node_rank);
   f.exit_code = json_field(m.body, "exit_code", 1);
   f.summary = peer_text(m.body, "summary");
+  f.rank = json_field(m.body, "rank", -1);
   f.failed_at_ns = std::max<std::int64_t>(json_field(m.body, "failed_at_ns", std::int64_t{0}), 0);
   f.signature = signature_from(m.body);
   f.verdict = peer_text(m.body, "verdict");

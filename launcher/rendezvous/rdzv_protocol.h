@@ -19,6 +19,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <span>
@@ -59,7 +60,7 @@ enum class MsgType : uint8_t {
                //  "fingerprint"? (an object: fingerprint.h; a version 2 addition)}
   kSuccess = 17,      // {}: this node's workers of `generation` exited 0
   kFailure = 18,      // {"exit_code", "summary"}
-  kStopped = 19,      // {}: this node's workers of `generation` are gone
+  kStopped = 19,      // {"ranks"?, "step"?}: this node's workers of `generation` are gone
   kLeave = 20,        // {"why", "signal"?}: this agent is leaving (on that signal)
   kProbeResult = 21,  // {"passed": bool, "summary"}: this node's preflight verdict
   // both ways
@@ -149,6 +150,10 @@ nlohmann::json ranks_json(const std::vector<RankEvidence>& ranks);
 // Entries that are not well-formed are left out; node_rank is the sender's, never the body's.
 std::vector<RankEvidence> ranks_from(const nlohmann::json& body, int node_rank);
 nlohmann::json failure_body(const NodeFailure& f);
+// A Stopped's {"step"}: the last progress step its node's workers printed in the generation
+// (none: no progress line there, or a frame from before the field; never negative).
+inline constexpr std::int64_t kMaxStep = std::numeric_limits<std::int64_t>::max();
+std::optional<std::int64_t> stopped_step(const nlohmann::json& body);
 NodeFailure failure_from(const Message& m);  // for kStop / kGiveUp / kFailure (validated)
 // Text a peer sent (summaries, reasons) made safe for a log line, a failure file or a termination
 // message: control characters escaped (\n, \t, \xNN), at most kMaxText bytes. Every text field
