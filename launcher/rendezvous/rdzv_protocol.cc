@@ -306,6 +306,7 @@ json ranks_json(const std::vector<RankEvidence>& ranks) {
   std::size_t bytes = 0;  // as sent: a frame of control characters grows sixfold when escaped
   for (std::size_t i = 0; i < ranks.size() && i < kMaxRanks; ++i) {
     json r = {{"rank", ranks[i].rank},
+              {"node", ranks[i].node_rank},
               {"frame", ranks[i].frame.substr(0, kMaxFrame)},
               {"silent", ranks[i].silent}};
     if (const auto& c = ranks[i].collective; c.seq >= 0)
@@ -332,7 +333,7 @@ LastCollective collective_from(const json& r) {
 }
 }  // namespace
 
-std::vector<RankEvidence> ranks_from(const json& body, int node_rank) {
+std::vector<RankEvidence> ranks_from(const json& body, int node_rank, bool node_from_body) {
   std::vector<RankEvidence> out;
   auto it = body.find("ranks");
   if (it == body.end() || !it->is_array()) return out;
@@ -340,7 +341,9 @@ std::vector<RankEvidence> ranks_from(const json& body, int node_rank) {
     if (out.size() == kMaxRanks) break;
     if (!r.is_object() || !is_int_in(r, "rank", 0, 1 << 20) || !is_text(r, "frame", kMaxFrame))
       continue;
-    out.push_back({r["rank"].get<int>(), node_rank, peer_text(r, "frame"),
+    const int node =
+        node_from_body && is_int_in(r, "node", 0, 1 << 20) ? r["node"].get<int>() : node_rank;
+    out.push_back({r["rank"].get<int>(), node, peer_text(r, "frame"),
                    json_field(r, "silent", false), collective_from(r)});
   }
   return out;
@@ -427,7 +430,8 @@ NodeFailure failure_from(const Message& m) {
   f.verdict = peer_text(m.body, "verdict");
   f.verdict_rule = peer_text(m.body, "verdict_rule");
   f.resumed_from = peer_text(m.body, "resumed_from");
-  f.ranks = ranks_from(m.body, f.node_rank);
+  // A stop or a give-up from the coordinator may relay every node's ranks (JobStateMachine).
+  f.ranks = ranks_from(m.body, f.node_rank, m.type != MsgType::kFailure);
   f.culprit = peer_text(m.body, "culprit");
   if (auto it = m.body.find("fallbacks"); it != m.body.end() && it->is_array())
     for (const auto& t : *it)

@@ -167,6 +167,7 @@ void JobStateMachine::after_stop() {
     std::vector<RankEvidence> all;
     for (const auto& [rank, e] : evidence_) all.push_back(e);
     const char* what = root.exit_code == exit_code::kHang ? "hung" : "failed";
+    root.ranks = all;  // every node's files list where every rank was (root_cause_files.h)
     if (auto c = decide_culprit(all)) {
       root.culprit = *c;
       spdlog::error("job: generation {} {}: {}", gen_, what, root.culprit);

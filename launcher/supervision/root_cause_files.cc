@@ -26,18 +26,20 @@ std::string cause_of(const std::string& summary) {
                                                                   : summary;
 }
 
-// Another node's hang: where each of its ranks was when it took their stacks.
-std::string peer_stacks(const NodeFailure& root) {
+// A hang: where each rank was when its node took its stacks (the give-up relays every node's),
+// but those of `skip_node` (this node's own root cause: its evidence lists them already).
+std::string hang_stacks(const NodeFailure& root, int skip_node) {
   std::string lines;
   for (const auto& r : root.ranks) {
+    if (r.node_rank == skip_node) continue;
     if (r.frame.empty() && !r.silent) continue;  // a last collective alone: no stack
     lines += "  rank " + std::to_string(r.rank) + " (node " + std::to_string(r.node_rank) + "): " +
              (r.silent ? std::string("wrote no stack within 3 s") : "main thread in " + r.frame) +
              "\n";
   }
   if (lines.empty()) return "";
-  return "stacks on hang (attempt " + std::to_string(root.generation) + ", node " +
-         std::to_string(root.node_rank) + "'s):\n" + lines;
+  return "stacks on hang (attempt " + std::to_string(root.generation) + ", " +
+         (skip_node < 0 ? "every node" : "the other nodes") + "):\n" + lines;
 }
 
 }  // namespace
@@ -60,11 +62,11 @@ std::optional<RootCauseTexts> root_cause_texts(
     const std::function<std::string(int generation)>& evidence) {
   if (!ending.failure) return std::nullopt;
   const NodeFailure& root = *ending.failure;
-  std::string text = root.summary + "\n" + peer_stacks(root);
+  std::string text = root.summary + "\n" + hang_stacks(root, -1);
   for (const auto& c : causes)
     if (c.generation == root.generation && c.node_rank == root.node_rank) {
       FailureRecord own = c;
-      own.evidence = evidence(c.generation);
+      own.evidence = evidence(c.generation) + hang_stacks(root, c.node_rank);
       text = detail_text(own);
     }
   if (ending.kind == Ending::Kind::kNodeFault) text = ending.fault + "\n";

@@ -4,9 +4,10 @@
 // generations' causes too). Which text: the job's root cause as NodeRun's ending holds it, with
 // this node's own record (its traceback, its evidence) only when the root cause is this node's
 // (a collateral failure here is not the reason another node's failure gets), a node fault's own
-// text, and the judge's decision lines (with_decision); another node's root cause carries the
-// stacks that node took on its hang (NodeFailure::ranks: where each of its ranks was), so the
-// frame the job waited for is in every node's files. root_cause_texts decides, pure;
+// text, and the judge's decision lines (with_decision); a hang's give-up carries where every
+// node's ranks were when their stacks were taken (NodeFailure::ranks, JobStateMachine), listed
+// after the root cause's own (another node's: all of them), so the frame the job waited for is
+// in every node's files. root_cause_texts decides, pure;
 // write_root_cause_files writes (write_root_cause_file: never a link, nothing that blocks).
 #pragma once
 

@@ -127,8 +127,12 @@ def test_node_0s_failure_file_holds_the_frame_of_node_1s_hang(tmp_path):
     assert "main thread in load_batch (" in own, (own, logs[1])
     report = (tmp_path / "failure0").read_text()
     assert report.startswith("rank 1 (node 1, local 0): hang"), (report, logs[0])
-    assert "stacks on hang (attempt 0, node 1's):\n  rank 1 (node 1): main thread in " \
-           "load_batch (" in report, report
+    stacks = report[report.index("stacks on hang (attempt 0, every node):\n"):]
+    assert "\n  rank 1 (node 1): main thread in load_batch (" in stacks, report
+    assert "\n  rank 0 (node 0): main thread in all_reduce (" in stacks, report
     assert "worker.py:" in report, report
+    # Node 1's own root cause: its own stacks, then node 0's.
+    assert "stacks on hang (attempt 0, the other nodes):\n  rank 0 (node 0): main thread in " \
+           "all_reduce (" in own, own
     # Node 0's log names the job's root cause too.
     assert "root causes:" in logs[0], logs[0]

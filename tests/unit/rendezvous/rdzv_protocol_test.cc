@@ -287,6 +287,19 @@ TEST(RdzvProtocol, UnknownTypeAndWrongDirectionRejected) {
   EXPECT_EQ(d.status, Decoded::kBad);
 }
 
+// The give-up relays every node's ranks, each with its node (every node's failure file lists
+// where every rank was); an agent's failure speaks only for its own node, whatever it claims.
+TEST(RdzvProtocol, TheGiveUpRelaysEachRanksNodeAnAgentOnlyItsOwn) {
+  NodeFailure f = node_failure(0, 1, 124, "rank 1 (node 1, local 0): hang");
+  f.ranks = {{0, 0, "all_reduce (/w/t.py:3)", false, {}},
+             {1, 1, "load_batch (/w/t.py:9)", false, {}}};
+  const auto relayed = failure_from(Message{MsgType::kGiveUp, 0, 0, 0, failure_body(f)});
+  EXPECT_EQ(relayed.ranks, f.ranks);
+  const auto claimed = failure_from(Message{MsgType::kFailure, 1, 0, 0, failure_body(f)});
+  ASSERT_EQ(claimed.ranks.size(), 2u);
+  EXPECT_EQ(claimed.ranks[0].node_rank, 1);  // the sender's, not the body's 0
+}
+
 // A Stopped carries its node's last progress step (issue 53: the judge on node 0 reads the job's
 // progress from every node); one without it (no progress line there, an older frame) is valid.
 TEST(RdzvProtocol, AStoppedCarriesItsNodesStepOrNone) {
