@@ -50,6 +50,7 @@
 #include "launcher/supervision/worker_command.h"
 #include "launcher/topology/gpu_count.h"
 #include "launcher/topology/host_address.h"
+#include "launcher/topology/resource_config.h"
 #include "launcher/topology/step_claim.h"
 #include "launcher/topology/topology.h"
 
@@ -390,13 +391,16 @@ void resolve_gpu_peak(ObservabilityConfig& c, const Environment& env) {
 }
 
 // `train` (SageMaker's `docker run IMAGE train`) with no such program: the training toolkit's
-// convention decides the command (launcher/supervision/sagemaker_train.h), run from /opt/ml/code.
+// convention decides the command (launcher/supervision/sagemaker_train.h), run from the code
+// directory. Its files are where the topology's resource config is (sagemaker_layout: /opt/ml, or
+// around --resource-config / TRAINVISOR_RESOURCE_CONFIG).
 Status resolve_sagemaker_train(Options& o, const Environment& env) {
   if (o.positional.size() != 1 || o.positional[0] != "train" || o.flag("module"))
     return ok_status();
   auto found = find_executable("train", env);
   if (found || found.error().exit_code != exit_code::kNotFound) return ok_status();
-  const SageMakerPaths paths;
+  const SageMakerLayout layout = sagemaker_layout(o.value_or("resource-config", ""));
+  const SageMakerPaths paths{layout.hyperparameters, layout.code_dir};
   auto cmd = sagemaker_train_command(RealFileSystem(), paths);
   if (!cmd) return cmd.error();
   if (::chdir(paths.code_dir.c_str()) != 0)
