@@ -39,6 +39,7 @@
 #include "launcher/observability/gpu_peak.h"
 #include "launcher/plan/run_plan.h"
 #include "launcher/rendezvous/network_cluster.h"
+#include "launcher/rendezvous/rdzv_descriptors.h"
 #include "launcher/supervision/local_cluster.h"
 #include "launcher/supervision/model_export.h"
 #include "launcher/supervision/node_run.h"
@@ -489,6 +490,10 @@ int run_command(const Args& args, const Environment& env) {
   auto step_claim = claim_slurm_step(plan->topology, env);
   if (!step_claim) return refuse(step_claim.error());
   if (auto s = check_open_files(plan->topology.nproc_per_node); !s) return refuse(s.error());
+  // Node 0 of a multi-node job: its descriptors for every node, decided before the rendezvous.
+  if (const Topology& t = plan->topology; t.nnodes > 1 && !t.rank_by_rendezvous && t.node_rank == 0)
+    if (auto s = coordinator_descriptors_possible(t.nnodes, t.nproc_per_node); !s)
+      return refuse(s.error());
   if (auto v = opts->get("link-logs"); v && plan->ckpt_dir)
     if (auto s = link_logs(v->value, *plan->ckpt_dir); !s) spdlog::warn("{}", s.error().message);
   boost::asio::io_context io;
