@@ -47,9 +47,9 @@ void NetworkCluster::start_agent() {
   if (coordinator_ && !coordinator_->listening()) {
     if (auto st = coordinator_->listen(); !st) {
       finished_ = true;
-      asio::post(io_, [this, why = st.error().message] {
-        if (joined_) return events_.lost(why, 0);
-        preflight_over(Error{exit_code::kTempFail, why});
+      asio::post(io_, [this, e = st.error()] {
+        if (joined_) return events_.lost(e.message, 0);
+        preflight_over(e);  // 75 when it cannot listen, 71 short of descriptors
       });
       return;
     }
@@ -196,8 +196,13 @@ void NetworkCluster::report_failure(const NodeFailure& failure) {
   if (agent_) agent_->send_failure(failure);
 }
 
-void NetworkCluster::report_stopped(int generation, const std::vector<RankEvidence>& ranks) {
-  if (agent_) agent_->send_stopped(generation, ranks);
+void NetworkCluster::report_stopped(int generation, const std::vector<RankEvidence>& ranks,
+                                    std::optional<std::int64_t> step) {
+  if (agent_) agent_->send_stopped(generation, ranks, step);
+}
+
+std::vector<NodeFailure> NetworkCluster::judged_root_causes() const {
+  return coordinator_ ? coordinator_->root_causes() : std::vector<NodeFailure>{};
 }
 
 void NetworkCluster::leave(int signal, const std::string& reason) {

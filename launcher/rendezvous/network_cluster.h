@@ -78,7 +78,9 @@ class NetworkCluster final : public Cluster {
   void join(Events events) override;
   void report_success(int generation) override;
   void report_failure(const NodeFailure& failure) override;
-  void report_stopped(int generation, const std::vector<RankEvidence>& ranks) override;
+  void report_stopped(int generation, const std::vector<RankEvidence>& ranks,
+                      std::optional<std::int64_t> step) override;
+  std::vector<NodeFailure> judged_root_causes() const override;
   void leave(int signal, const std::string& reason) override;
   bool flushed() const override;
 

@@ -72,10 +72,12 @@ class LocalRootCause {
   bool holds(int local_rank, int sig) const { return wait_.holds(local_rank, sig); }
   const std::vector<FailureRecord>& causes() const { return causes_; }
   // The end of the run: the texts of the failure file and the termination log for `ending` (the
-  // table to the log first); `evidence`: generation g's lines as the files are now. The
+  // table to the log first: the job's root causes where this node judged them, `judged`, else
+  // this node's: root_cause_table); `evidence`: generation g's lines as the files are now. The
   // Supervisor writes them (beside its thread, with a deadline: report_root_cause).
   std::optional<RootCauseTexts> end_texts(
-      const Ending& ending, const std::function<std::string(int generation)>& evidence) const;
+      const Ending& ending, const std::function<std::string(int generation)>& evidence,
+      const std::vector<NodeFailure>& judged = {}) const;
 
  private:
   std::optional<LocalFailure> earliest(int generation) const;

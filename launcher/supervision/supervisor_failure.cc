@@ -97,15 +97,16 @@ void Supervisor::observe_failure(int generation) {
   if (failed_once_.first(generation) && cfg_.observer) cfg_.observer->generation_failed(generation);
 }
 
-// The table of this node's root causes in the log; the orchestrator's files (root_cause_files.h),
-// with the evidence as the files are now, the dumps read in a child Python (after the loop:
-// blocks).
-// The failure file and the termination log, written beside this thread with a deadline (their
-// paths may be on a slow or hung file system): 10 s, 0.5 s after a stop signal, whose end must
-// come within the grace period. Past it the run ends without them, saying so.
+// The table of the job's root causes (where this node judged them: node 0) or this node's in the
+// log; the orchestrator's files (root_cause_files.h), with the evidence as the files are now, the
+// dumps read in a child Python (after the loop: blocks). The files are written beside this
+// thread with a deadline (their paths may be on a slow or hung file system): 10 s, 0.5 s after a
+// stop signal, whose end must come within the grace period; past it the run ends without them,
+// saying so.
 void Supervisor::report_root_cause() {
   const auto texts = root_cause_.end_texts(
-      node_run_.outcome(), [this](int g) { return evidence_of(g) + evidence_.nccl_summary(g); });
+      node_run_.outcome(), [this](int g) { return evidence_of(g) + evidence_.nccl_summary(g); },
+      cluster_.judged_root_causes());
   if (!texts) return;
   const auto deadline =
       node_run_.stop_signal_seen() != 0 ? kEndWriteStopDeadline : kEndWriteDeadline;
