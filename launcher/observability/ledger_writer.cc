@@ -13,7 +13,8 @@ namespace tv {
 
 // Under `mutex` except `file`, which only the writing thread touches once it runs.
 struct LedgerWriter::Shared {
-  explicit Shared(LedgerFile f) : file(std::move(f)), prior(file.prior()), marks(file.marks()) {}
+  explicit Shared(LedgerFile f)
+      : file(std::move(f)), prior(file.prior()), marks(file.marks()), index(file.index()) {}
   LedgerFile file;
   std::mutex mutex;
   std::condition_variable wake;  // a record to write, or the end
@@ -24,10 +25,11 @@ struct LedgerWriter::Shared {
   bool ending = false;
   Ledger prior;
   std::vector<PoisonMark> marks;
+  int index;
 };
 
 LedgerWriter::LedgerWriter(LedgerFile file)
-    : path_(file.path()), index_(file.index()), s_(std::make_shared<Shared>(std::move(file))) {
+    : path_(file.path()), s_(std::make_shared<Shared>(std::move(file))) {
   std::thread([s = s_] { run(s); }).detach();
 }
 
@@ -35,6 +37,11 @@ LedgerWriter::~LedgerWriter() {
   std::lock_guard lock(s_->mutex);
   s_->ending = true;
   s_->wake.notify_all();
+}
+
+int LedgerWriter::index() const {
+  std::lock_guard lock(s_->mutex);
+  return s_->index;
 }
 
 Ledger LedgerWriter::prior() const {
@@ -88,9 +95,11 @@ void LedgerWriter::run(const std::shared_ptr<Shared>& sp) {
     s.file.write(record);  // reads the file again first: the other containers' records
     Ledger prior = s.file.prior();
     std::vector<PoisonMark> all = s.file.marks();
+    const int index = s.file.index();
     lock.lock();
     s.prior = std::move(prior);
     s.marks = std::move(all);
+    s.index = index;
     for (const auto& m : s.new_marks) add_mark(s.marks, m);  // marked meanwhile
     s.writing = false;
     if (!s.next) s.idle.notify_all();

@@ -29,8 +29,8 @@ class LedgerWriter {
   LedgerWriter& operator=(const LedgerWriter&) = delete;
 
   const std::string& path() const { return path_; }
-  int index() const { return index_; }
-  Ledger prior() const;                   // the other containers, as the last write read them
+  int index() const;     // this container's, as the last write left it (another may have taken it)
+  Ledger prior() const;  // the other containers, as the last write read them
   std::vector<PoisonMark> marks() const;  // theirs and this container's
   void mark(PoisonMark m);                // in every write from the next one on
   void write(ContainerRecord current);    // queued; returns at once
@@ -42,7 +42,6 @@ class LedgerWriter {
   struct Shared;
   static void run(const std::shared_ptr<Shared>& s);
   std::string path_;
-  int index_;
   std::shared_ptr<Shared> s_;
 };
 
