@@ -5,6 +5,7 @@
 #pragma once
 
 #include <boost/asio/io_context.hpp>
+#include <chrono>
 #include <map>
 #include <memory>
 #include <optional>
@@ -35,6 +36,11 @@ class Observability final : public RunObserver {
   GoodputAccountant& accountant() { return accountant_; }
   // End of run: the summary table on stderr (spdlog) and --summary-file.
   void report();
+  // The ledger's writes asked for so far are on disk (waited for at most `deadline`); true
+  // without a ledger.
+  bool ledger_settled(std::chrono::milliseconds deadline) const {
+    return !ledger_ || ledger_->wait_idle(deadline);
+  }
 
   void generation_started(int generation) override;
   void generation_failed(int generation) override;

@@ -79,6 +79,11 @@ bool LedgerWriter::finish(ContainerRecord current, std::chrono::milliseconds dea
   return false;
 }
 
+bool LedgerWriter::wait_idle(std::chrono::milliseconds deadline) const {
+  std::unique_lock lock(s_->mutex);
+  return s_->idle.wait_for(lock, deadline, [this] { return !s_->next && !s_->writing; });
+}
+
 void LedgerWriter::run(const std::shared_ptr<Shared>& sp) {
   Shared& s = *sp;
   std::unique_lock lock(s.mutex);

@@ -37,6 +37,9 @@ class LedgerWriter {
   // The last record: written, waited for at most `deadline`. False when it was not over by then
   // (the thread is left behind, with a warning naming the file and the deadline).
   bool finish(ContainerRecord current, std::chrono::milliseconds deadline);
+  // Nothing queued and nothing being written, waited for at most `deadline` (what the loop asked
+  // for is on disk): false when a write is still under way then.
+  bool wait_idle(std::chrono::milliseconds deadline) const;
 
  private:
   struct Shared;
