@@ -32,10 +32,9 @@ bool LogFile::open(int dir, const std::string& name, const std::string& path) {
   return true;
 }
 
-void LogFile::write_line(std::string_view line) {
+void LogFile::append(std::string_view bytes) {
   if (fd_ < 0 || failed_) return;
-  buf_.append(line);
-  buf_ += '\n';
+  buf_.append(bytes);
   if (buf_.size() >= kFlushAt) flush();
 }
 

@@ -3,10 +3,10 @@
 // Opened with O_APPEND | O_NONBLOCK | O_NOFOLLOW relative to its directory's descriptor (a
 // directory trainvisor made, common/own_dir.h) and checked on the opened descriptor to be a regular
 // file with no other hard link, so a FIFO, a device or a planted link in its place cannot block the
-// event loop or be written through (it is refused). Lines are buffered
-// and written with write(2); the first write that fails (read-only file system, disk full) is
-// logged once, plainly, with the path and the reason, and the file's later lines are dropped.
-// Not thread-safe: one owner (the WorkerProcess).
+// event loop or be written through (it is refused). The worker's bytes are kept as written (no
+// line is split or completed), buffered and written with write(2); the first write that fails
+// (read-only file system, disk full) is logged once, plainly, with the path and the reason, and the
+// file's later lines are dropped. Not thread-safe: one owner (the WorkerProcess).
 #pragma once
 
 #include <string>
@@ -25,7 +25,8 @@ class LogFile {
   // False, with one log line saying why, when it cannot.
   bool open(int dir, const std::string& name, const std::string& path);
   bool is_open() const { return fd_ >= 0; }
-  void write_line(std::string_view line);
+  // The bytes as the worker wrote them.
+  void append(std::string_view bytes);
   void flush();
   // True once a write failed (the failure has been logged).
   bool failed() const { return failed_; }
