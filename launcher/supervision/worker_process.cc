@@ -137,7 +137,7 @@ void WorkerProcess::stream_closed(Stream& s) {
   s.at_end = true;
   s.splitter.finish([&](std::string_view line, bool continued) { on_line(s, line, continued); });
   if (s.tap) s.tap({});
-  s.log.flush();
+  s.log.close();  // on the log writer's thread, once its bytes are written
   // Before attach() nothing was counted (a worker that never started: its pipes closed unread).
   if (open_streams_ > 0 && --open_streams_ == 0 && on_streams_closed_) on_streams_closed_();
 }
