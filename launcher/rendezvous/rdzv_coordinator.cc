@@ -3,12 +3,14 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <boost/asio/ip/v6_only.hpp>
 #include <set>
 
 #include "common/exit_codes.h"
 #include "common/json_field.h"
 #include "common/open_files.h"
 #include "launcher/rendezvous/rdzv_descriptors.h"
+#include "launcher/rendezvous/rdzv_host.h"
 #include "launcher/supervision/free_port.h"
 
 namespace tv {
@@ -43,13 +45,13 @@ RdzvCoordinator::RdzvCoordinator(asio::io_context& io, const NetworkClusterConfi
       assigned_(agents_.size()),
       machine_(std::max(config.nnodes, 1), config.policy, config.base_master_port,
                config.preflight_unique_id.has_value(), *this) {
-  // A job whose master is a loopback address runs on one machine: listen there only.
+  // The family (or both) the master's name resolves to: an IPv6-only name gets an IPv6 listener.
   boost::system::error_code ec;
-  auto master = asio::ip::make_address(config_.master_addr, ec);
-  if (!ec && master.is_loopback() && config_.bind_addr == "0.0.0.0")
-    config_.bind_addr = config_.master_addr;
-  else if (!ec && master.is_v6() && config_.bind_addr == "0.0.0.0")
-    config_.bind_addr = "::";  // an IPv6 master: agents connect over IPv6 (and IPv4, dual stack)
+  asio::ip::make_address(config_.master_addr, ec);
+  const bool lookup = ec && config_.bind_addr == "0.0.0.0";
+  config_.bind_addr = coordinator_listen_address(
+      config_.master_addr, config_.bind_addr,
+      lookup ? resolved_families(config_.master_addr) : AddressFamilies{});
 }
 
 RdzvCoordinator::~RdzvCoordinator() {
@@ -69,6 +71,9 @@ Status RdzvCoordinator::listen() {
   tcp::endpoint ep(addr, static_cast<unsigned short>(config_.rdzv_port));
   if (!ec) acceptor_.open(ep.protocol(), ec);
   if (!ec) acceptor_.set_option(tcp::acceptor::reuse_address(true), ec);
+  // "::" takes IPv4 too (dual stack) whatever net.ipv6.bindv6only says.
+  if (!ec && addr.is_v6() && addr.is_unspecified())
+    acceptor_.set_option(asio::ip::v6_only(false), ec);
   if (!ec) acceptor_.bind(ep, ec);
   if (!ec) acceptor_.listen(asio::socket_base::max_listen_connections, ec);
   address_in_use_ = ec == asio::error::address_in_use;
