@@ -27,6 +27,7 @@ const char* const kStyle =
     ".bar{fill:#c9583f}.bar.productive{fill:#3a9b4f}.bar.outside{fill:#8a7fb8}"
     ".formula{font-family:monospace;background:#f4f4f4;padding:6px 10px;display:inline-block}"
     "li{margin:4px 0;font-size:13px}svg text.exit{font-size:10px;fill:#a32}"
+    "svg text.tick{font-size:10px}"
     ".exception{font-family:monospace;font-size:12px;color:#a32}";
 
 std::string num(double v) { return fmt::format("{:.1f}", v); }
@@ -68,10 +69,10 @@ std::string axis(double t0, double span, double scale, double bottom) {
     const double t = span * i / 5, x = kLabels + t * scale;
     out += fmt::format(
         "<line x1=\"{0}\" x2=\"{0}\" y1=\"0\" y2=\"{1}\" stroke=\"#ddd\"/><text class=\"tick\" "
-        "x=\"{0}\" y=\"{2}\" text-anchor=\"{3}\">{4}<title>{5} from the first start</title>"
+        "x=\"{0}\" y=\"{2}\" text-anchor=\"middle\">{3}<title>{4} from the first start</title>"
         "</text>\n",
-        num(x), num(bottom), num(bottom + 14), i == 5 ? "end" : "middle",
-        escape_html(iso8601_utc(t0 + t, decimals)), escape_html(report_seconds(t)));
+        num(x), num(bottom), num(bottom + 14), escape_html(iso8601_utc(t0 + t, decimals)),
+        escape_html(report_seconds(t)));
   }
   return out;
 }
@@ -99,7 +100,8 @@ std::string container_row(const ReportContainer& c, double y, double scale, doub
 }
 
 std::string timeline_svg(const JobReport& r) {
-  const double span = timeline_span(r), scale = (kWidth - kLabels - 40) / span;
+  // The right margin holds half of the last tick's label (a date and time at 10 px).
+  const double span = timeline_span(r), scale = (kWidth - kLabels - 80) / span;
   const double height = kRow * static_cast<double>(r.timeline.size());
   std::string out = fmt::format(
       "<section id=\"timeline\"><h2>Timeline</h2><p>Each container from its start to its last "
