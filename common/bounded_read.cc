@@ -91,7 +91,7 @@ Result<std::string> read_regular_file_nofollow(const std::string& path, std::siz
 
 Result<std::string> read_regular_tail(const std::string& path, std::size_t max_bytes) {
   off_t size = 0;
-  auto fd = open_regular(path, 0, size);
+  auto fd = open_regular(path, O_NOFOLLOW, size);
   if (!fd) return fd.error();
   const auto want = std::min(static_cast<std::uint64_t>(size), std::uint64_t{max_bytes});
   if (::lseek(fd->get(), size - static_cast<off_t>(want), SEEK_SET) < 0)

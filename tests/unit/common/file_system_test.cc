@@ -145,6 +145,8 @@ TEST(FileSystem, TailsAnswerAlike) {
   EXPECT_EQ(why, "not a regular file (a FIFO)");
   EXPECT_FALSE(real.read_tail("/dev/zero", 10, &why));
   EXPECT_EQ(why, "not a regular file (a character device)");
+  EXPECT_FALSE(real.read_tail(t.dev + "/driver", 10, &why));  // a link (a worker's planted one)
+  EXPECT_EQ(why, "a symbolic link; not followed");
 }
 
 // A glob's matches (a "/" and a leading "." only literally; the directories too), through both:
