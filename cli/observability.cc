@@ -9,6 +9,7 @@
 #include "common/exit_codes.h"
 #include "launcher/observability/retry_metrics.h"
 #include "launcher/observability/summary.h"
+#include "launcher/supervision/evidence_files.h"
 
 #ifndef TRAINVISOR_VERSION
 #define TRAINVISOR_VERSION "unknown"
@@ -225,10 +226,9 @@ void Observability::failure_evidence(int generation, std::string_view summary,
   GenerationRecord* g = find_generation(generations_, generation);
   if (!g) return;
   if (g->summary.empty()) g->summary = ledger_text_cut(std::string(summary));  // the first one's
-  for (const auto& p : paths)
-    if (g->evidence.size() < kEvidencePaths &&
-        std::find(g->evidence.begin(), g->evidence.end(), p) == g->evidence.end())
-      g->evidence.push_back(ledger_text_cut(p));
+  const RealFileSystem fs;
+  for (const auto& p : paths)  // a log's exception line beside its path (a bounded tail read)
+    add_evidence(*g, p, p.ends_with("/stderr.log") ? log_exception(fs, p) : "");
 }
 
 std::function<void(std::string_view)> Observability::output_tap(int, bool) {

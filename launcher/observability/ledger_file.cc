@@ -90,7 +90,10 @@ LedgerFile LedgerFile::open(const std::string& dir, const std::string& job_id) {
   const std::string path = dir + "/" + ledger_file_name(job_id);
   Ledger fresh;
   fresh.job_id = job_id;
-  if (missing(path)) return LedgerFile(path, fresh);
+  if (missing(path)) {
+    spdlog::info("job ledger {}: container 1 of job '{}' (a new ledger)", path, job_id);
+    return LedgerFile(path, fresh);
+  }
   auto text = read_regular_file_nofollow(path, kLedgerFileCap);
   if (!text) {
     const std::string& m = text.error().message;
