@@ -2,11 +2,15 @@
 
 #include <spdlog/spdlog.h>
 
+#include <string_view>
+#include <vector>
+
 #include "checkpoint/candidates.h"
 #include "checkpoint/checkpoint_fs.h"
 #include "checkpoint/discovery.h"
 #include "common/escape.h"
 #include "common/exit_codes.h"
+#include "common/options.h"
 
 namespace tv {
 
@@ -72,14 +76,34 @@ std::optional<Checkpoint> find_resume_checkpoint(const ResumeRequest& request) {
   return lookup_resume_checkpoint(request).checkpoint;
 }
 
-Status validate_checkpoint_format(const std::string& format) {
+namespace {
+
+// The format words of kCheckpointFormats ("dcp (torchtitan)": both), for did_you_mean.
+std::vector<std::string> format_words() {
+  std::vector<std::string> words;
+  std::string word;
+  for (const char* c = kCheckpointFormats; *c; ++c) {
+    if (std::string_view(" ,()").find(*c) == std::string_view::npos) {
+      word += *c;
+      continue;
+    }
+    if (!word.empty() && !word.starts_with("glob:")) words.push_back(word);
+    word.clear();
+  }
+  return words;
+}
+
+}  // namespace
+
+Status validate_checkpoint_format(const std::string& format, const std::string& option) {
   if (format.starts_with("glob:")) {
     std::string why;
     if (valid_glob_spec(format.substr(5), &why)) return ok_status();
-    return Error{exit_code::kConfig, "--checkpoint-format: '" + format + "': " + why};
+    return Error{exit_code::kConfig, option + ": '" + format + "': " + why};
   }
   if (layouts_of_format(format) != 0) return ok_status();
-  return Error{exit_code::kConfig, "--checkpoint-format: '" + format + "' is not one of " +
+  return Error{exit_code::kConfig, option + ": '" + escape_control(format) + "'" +
+                                       did_you_mean(format, format_words()) + ": expected one of " +
                                        std::string(kCheckpointFormats)};
 }
 

@@ -91,8 +91,10 @@ inline constexpr const char* kCheckpointFormats =
     "(stable-baselines3), verl, timm, fairseq, "
     "glob:PATTERN[,done=SUFFIX|marker=NAME|pointer=FILE|settle=SECONDS]";
 
-// One of kCheckpointFormats; anything else is exit 78 naming --checkpoint-format.
-Status validate_checkpoint_format(const std::string& format);
+// One of kCheckpointFormats; anything else is exit 78 naming `option` (run's --checkpoint-format,
+// `checkpoint latest`'s --format) and the format nearest the word, if one is near.
+Status validate_checkpoint_format(const std::string& format,
+                                  const std::string& option = "--checkpoint-format");
 
 // --resume-arg TEMPLATE for a checkpoint: split on spaces into words (each one argument), then
 // in each word {} and {path} = its path, {file} = the file's name,

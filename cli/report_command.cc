@@ -4,6 +4,8 @@
 // as a regular file with the ledger's own cap (a FIFO, /dev/zero or a huge file is refused at
 // once), parsed strictly (a corrupt or truncated one: one line naming the file and what is wrong,
 // exit 78), and everything from it escaped in both forms.
+#include <spdlog/spdlog.h>
+
 #include <cstdio>
 
 #include "cli/commands.h"
@@ -36,7 +38,7 @@ namespace {
 constexpr const char* kUsage = "usage: trainvisor report --ledger FILE [--html OUT]\n";
 
 int fail(int code, const std::string& message) {
-  std::fprintf(stderr, "trainvisor report: %s\n", message.c_str());
+  spdlog::error("{}", message);
   return code;
 }
 

@@ -239,7 +239,8 @@ def test_unreadable_ledgers_are_one_line_naming_the_file(tmp_path):
         r = report("--ledger", path, "--html", tmp_path / "out.html")
         assert r.returncode == 78, (path, r.stderr)
         lines = r.stderr.splitlines()
-        assert len(lines) == 1 and lines[0].startswith(f"trainvisor report: {path}: "), lines
+        assert len(lines) == 1, lines
+        assert tvtest.error_messages(lines[0])[0].startswith(f"{path}: "), lines
         assert why in lines[0], lines
     assert "line 3" in report("--ledger", trunc).stderr
     assert not (tmp_path / "out.html").exists()
