@@ -56,20 +56,30 @@ Selection lookup_checkpoint(const ResumeRequest& request, CheckpointFs& fs) {
   if (s.none == Selection::None::kEmpty) s.why_none = "no checkpoint yet under " + dir;
   if (s.none == Selection::None::kIncomplete) s.why_none = "no complete checkpoint under " + dir;
   if (s.none == Selection::None::kUnrecognized) s.why_none = dir + ": " + s.why_none;
+  return s;
+}
+
+namespace {
+
+// run's lookups say why they do not resume, at every start; `checkpoint latest` prints why_none
+// itself, once.
+Selection said_why_not(Selection s) {
   if (s.none == Selection::None::kUnrecognized || s.none == Selection::None::kAmbiguous ||
       s.none == Selection::None::kOtherExperiments)
     spdlog::warn("checkpoint: not resuming: {}", s.why_none);
   return s;
 }
 
+}  // namespace
+
 std::optional<Checkpoint> find_resume_checkpoint(const ResumeRequest& request, CheckpointFs& fs) {
-  return lookup_checkpoint(request, fs).checkpoint;
+  return said_why_not(lookup_checkpoint(request, fs)).checkpoint;
 }
 
 Selection lookup_resume_checkpoint(const ResumeRequest& request) {
   RealCheckpointFs fs;
   fs.set_stop(request.stop);
-  return lookup_checkpoint(request, fs);
+  return said_why_not(lookup_checkpoint(request, fs));
 }
 
 std::optional<Checkpoint> find_resume_checkpoint(const ResumeRequest& request) {

@@ -73,11 +73,12 @@ struct Selection {
   std::string why_none;
 };
 
-// The newest complete checkpoint, or why not. Unrecognized and ambiguous are logged (warning) here
-// too, so `trainvisor run` says so at every start. Never throws.
+// The newest complete checkpoint, or why not (`checkpoint latest` prints it). Never throws.
 Selection lookup_checkpoint(const ResumeRequest& request, CheckpointFs& fs);
 
-// lookup_checkpoint on the real file system, ended early by request.stop. Never throws.
+// lookup_checkpoint on the real file system, ended early by request.stop; unrecognized, ambiguous
+// and other experiments' checkpoints are logged (warning), so `trainvisor run` says so at every
+// start (find_resume_checkpoint too). Never throws.
 Selection lookup_resume_checkpoint(const ResumeRequest& request);
 // Newest complete checkpoint, or nullopt (mode none, nothing there, dir missing). Never throws.
 std::optional<Checkpoint> find_resume_checkpoint(const ResumeRequest& request);
