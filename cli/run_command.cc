@@ -39,6 +39,7 @@
 #include "launcher/observability/gpu_peak.h"
 #include "launcher/plan/run_plan.h"
 #include "launcher/rendezvous/network_cluster.h"
+#include "launcher/rendezvous/rdzv_descriptors.h"
 #include "launcher/supervision/local_cluster.h"
 #include "launcher/supervision/model_export.h"
 #include "launcher/supervision/node_run.h"
@@ -50,6 +51,7 @@
 #include "launcher/supervision/worker_command.h"
 #include "launcher/topology/gpu_count.h"
 #include "launcher/topology/host_address.h"
+#include "launcher/topology/resource_config.h"
 #include "launcher/topology/step_claim.h"
 #include "launcher/topology/topology.h"
 
@@ -390,13 +392,16 @@ void resolve_gpu_peak(ObservabilityConfig& c, const Environment& env) {
 }
 
 // `train` (SageMaker's `docker run IMAGE train`) with no such program: the training toolkit's
-// convention decides the command (launcher/supervision/sagemaker_train.h), run from /opt/ml/code.
+// convention decides the command (launcher/supervision/sagemaker_train.h), run from the code
+// directory. Its files are where the topology's resource config is (sagemaker_layout: /opt/ml, or
+// around --resource-config / TRAINVISOR_RESOURCE_CONFIG).
 Status resolve_sagemaker_train(Options& o, const Environment& env) {
   if (o.positional.size() != 1 || o.positional[0] != "train" || o.flag("module"))
     return ok_status();
   auto found = find_executable("train", env);
   if (found || found.error().exit_code != exit_code::kNotFound) return ok_status();
-  const SageMakerPaths paths;
+  const SageMakerLayout layout = sagemaker_layout(o.value_or("resource-config", ""));
+  const SageMakerPaths paths{layout.hyperparameters, layout.code_dir};
   auto cmd = sagemaker_train_command(RealFileSystem(), paths);
   if (!cmd) return cmd.error();
   if (::chdir(paths.code_dir.c_str()) != 0)
@@ -487,6 +492,10 @@ int run_command(const Args& args, const Environment& env) {
   auto step_claim = claim_slurm_step(plan->topology, env);
   if (!step_claim) return refuse(step_claim.error());
   if (auto s = check_open_files(plan->topology.nproc_per_node); !s) return refuse(s.error());
+  // Node 0 of a multi-node job: its descriptors for every node, decided before the rendezvous.
+  if (const Topology& t = plan->topology; t.nnodes > 1 && !t.rank_by_rendezvous && t.node_rank == 0)
+    if (auto s = coordinator_descriptors_possible(t.nnodes, t.nproc_per_node); !s)
+      return refuse(s.error());
   if (auto v = opts->get("link-logs"); v && plan->ckpt_dir)
     if (auto s = link_logs(v->value, *plan->ckpt_dir); !s) spdlog::warn("{}", s.error().message);
   boost::asio::io_context io;

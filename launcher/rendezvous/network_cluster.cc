@@ -42,13 +42,14 @@ void NetworkCluster::join(Events events) {
   start_agent();
 }
 
-// Before any join: the job cannot gather (75), the supervisor or the preflight is told.
-void NetworkCluster::cannot_join(const std::string& why) {
+// Before any join: the job cannot gather, the supervisor or the preflight is told (75 when it
+// cannot listen, 71 short of descriptors).
+void NetworkCluster::cannot_join(const Error& e) {
   finished_ = true;
-  asio::post(io_, [this, why] {
+  asio::post(io_, [this, e] {
     agent_.reset();
-    if (joined_) return events_.lost(why, 0);
-    preflight_over(Error{exit_code::kTempFail, why});
+    if (joined_) return events_.lost(e.message, 0);
+    preflight_over(e);
   });
 }
 
@@ -67,7 +68,9 @@ std::function<void(const std::string&)> NetworkCluster::join_the_holder(
       listen_error);
   return [this, listen_error](const std::string& why) {
     if (!finished_)
-      cannot_join(listen_error + "; what holds it is not this job's coordinator (" + why + ")");
+      cannot_join(
+          Error{exit_code::kTempFail,
+                listen_error + "; what holds it is not this job's coordinator (" + why + ")"});
   };
 }
 
@@ -76,7 +79,7 @@ void NetworkCluster::start_agent() {
   std::string taken;  // this node 0 cannot listen: another process of this machine holds the port
   if (coordinator_ && !coordinator_->listening()) {
     if (auto st = coordinator_->listen(); !st) {
-      if (!coordinator_->address_in_use()) return cannot_join(st.error().message);
+      if (!coordinator_->address_in_use()) return cannot_join(st.error());
       taken = st.error().message;
     }
   }
@@ -223,8 +226,13 @@ void NetworkCluster::report_failure(const NodeFailure& failure) {
   if (agent_) agent_->send_failure(failure);
 }
 
-void NetworkCluster::report_stopped(int generation, const std::vector<RankEvidence>& ranks) {
-  if (agent_) agent_->send_stopped(generation, ranks);
+void NetworkCluster::report_stopped(int generation, const std::vector<RankEvidence>& ranks,
+                                    std::optional<std::int64_t> step) {
+  if (agent_) agent_->send_stopped(generation, ranks, step);
+}
+
+std::vector<NodeFailure> NetworkCluster::judged_root_causes() const {
+  return coordinator_ ? coordinator_->root_causes() : std::vector<NodeFailure>{};
 }
 
 void NetworkCluster::leave(int signal, const std::string& reason) {

@@ -79,7 +79,9 @@ class NetworkCluster final : public Cluster {
   void join(Events events) override;
   void report_success(int generation) override;
   void report_failure(const NodeFailure& failure) override;
-  void report_stopped(int generation, const std::vector<RankEvidence>& ranks) override;
+  void report_stopped(int generation, const std::vector<RankEvidence>& ranks,
+                      std::optional<std::int64_t> step) override;
+  std::vector<NodeFailure> judged_root_causes() const override;
   void leave(int signal, const std::string& reason) override;
   bool flushed() const override;
 
@@ -113,7 +115,7 @@ class NetworkCluster final : public Cluster {
  private:
   void deliver_terminal(std::function<void()> fire);
   void start_agent();
-  void cannot_join(const std::string& why);
+  void cannot_join(const Error& e);
   std::function<void(const std::string&)> join_the_holder(const std::string& listen_error);
   void run_probe(const std::string& unique_id);
   void preflight_over(const Status& s);

@@ -243,9 +243,11 @@ void RdzvAgent::send_failure(const NodeFailure& f) {
   send(MsgType::kFailure, f.generation, rdzv::failure_body(f));
 }
 
-void RdzvAgent::send_stopped(int generation, const std::vector<RankEvidence>& ranks) {
+void RdzvAgent::send_stopped(int generation, const std::vector<RankEvidence>& ranks,
+                             std::optional<std::int64_t> step) {
   nlohmann::json body = nlohmann::json::object();
   if (!ranks.empty()) body["ranks"] = rdzv::ranks_json(ranks);
+  if (step && *step >= 0) body["step"] = *step;
   send(MsgType::kStopped, generation, std::move(body));
 }
 

@@ -49,7 +49,8 @@ class RdzvAgent {
   void join();
   void send_success(int generation);
   void send_failure(const NodeFailure& failure);
-  void send_stopped(int generation, const std::vector<RankEvidence>& ranks = {});
+  void send_stopped(int generation, const std::vector<RankEvidence>& ranks = {},
+                    std::optional<std::int64_t> step = std::nullopt);
   void send_probe_result(const PreflightVerdict& verdict);
   // Tells the coordinator and closes (once the frame is written). No handler fires afterwards.
   void leave(const std::string& why, int signal);

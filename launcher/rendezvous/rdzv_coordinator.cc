@@ -8,6 +8,7 @@
 #include "common/exit_codes.h"
 #include "common/json_field.h"
 #include "common/open_files.h"
+#include "launcher/rendezvous/rdzv_descriptors.h"
 #include "launcher/supervision/free_port.h"
 
 namespace tv {
@@ -22,30 +23,6 @@ namespace {
 
 std::chrono::milliseconds tick_interval(std::chrono::milliseconds peer_timeout) {
   return std::max(std::chrono::milliseconds(10), peer_timeout / 4);
-}
-
-// Node 0's descriptors: a connection per node, the pending ones of a join flood on top (their
-// limit, rdzv::pending_limits), and a margin for the listener, the loop, logs and worker pipes.
-std::uint64_t descriptors_needed(int nnodes) {
-  return static_cast<std::uint64_t>(nnodes) + rdzv::pending_limits(nnodes).total + 64;
-}
-
-// The soft open-file limit up to the hard one, said in one line; a warning when even that is short.
-void raise_descriptor_limit(int nnodes) {
-  const auto r = raise_open_file_limit();
-  const auto need = descriptors_needed(nnodes);
-  if (r.after.soft != r.before.soft)
-    spdlog::info(
-        "rdzv: node 0 raised its soft open-file limit (RLIMIT_NOFILE) from {} to the hard limit "
-        "{}: it holds a connection per node ({} nodes: up to about {} descriptors); its workers "
-        "keep {}",
-        r.before.soft, r.after.soft, nnodes, need, r.before.soft);
-  if (r.after.soft < need)
-    spdlog::warn(
-        "rdzv: node 0's open-file limit is {} (hard limit {}), below the about {} descriptors "
-        "that {} nodes need here: raise the hard limit (docker/podman --ulimit nofile=N:N, "
-        "systemd LimitNOFILE=N, /etc/security/limits.conf)",
-        r.after.soft, r.after.hard, need, nnodes);
 }
 
 }  // namespace
@@ -85,7 +62,8 @@ RdzvCoordinator::~RdzvCoordinator() {
 }
 
 Status RdzvCoordinator::listen() {
-  raise_descriptor_limit(config_.nnodes);
+  if (auto s = reserve_coordinator_descriptors(config_.nnodes, config_.nproc_per_node); !s)
+    return s;
   boost::system::error_code ec;
   auto addr = asio::ip::make_address(config_.bind_addr, ec);
   tcp::endpoint ep(addr, static_cast<unsigned short>(config_.rdzv_port));
@@ -330,7 +308,8 @@ void RdzvCoordinator::on_agent_message(int rank, const Message& m) {
       return machine_.failure(f, time_.now());
     }
     case MsgType::kStopped:
-      return machine_.stopped(rank, m.generation, rdzv::ranks_from(m.body, rank));
+      return machine_.stopped(rank, m.generation, rdzv::ranks_from(m.body, rank),
+                              rdzv::stopped_step(m.body));
     case MsgType::kProbeResult:
       return on_probe_result(rank, m);
     case MsgType::kLeave:

@@ -134,7 +134,8 @@ bool is_fallback(const json& body) {
 // A failure's exit code is never 0: a peer must not turn a failed job into a success.
 bool is_failure(const json& body) {
   return is_int_in(body, "exit_code", 1, 255) && is_text(body, "summary", kMaxText) &&
-         is_signature(body) && is_decision(body) && is_fallback(body);
+         (!body.contains("rank") || is_int_in(body, "rank", 0, 1 << 20)) && is_signature(body) &&
+         is_decision(body) && is_fallback(body);
 }
 
 bool is_unique_id(const json& body) {
@@ -167,6 +168,8 @@ bool body_valid(MsgType type, const json& body) {
       return is_failure(body) && is_int_in(body, "failed_node", 0, 1 << 20);
     case MsgType::kFailure:
       return is_failure(body);
+    case MsgType::kStopped:
+      return !body.contains("step") || is_int_in(body, "step", 0, kMaxStep);
     case MsgType::kPreflight:
       return is_unique_id(body);
     case MsgType::kProbeResult:
@@ -303,6 +306,7 @@ json ranks_json(const std::vector<RankEvidence>& ranks) {
   std::size_t bytes = 0;  // as sent: a frame of control characters grows sixfold when escaped
   for (std::size_t i = 0; i < ranks.size() && i < kMaxRanks; ++i) {
     json r = {{"rank", ranks[i].rank},
+              {"node", ranks[i].node_rank},
               {"frame", ranks[i].frame.substr(0, kMaxFrame)},
               {"silent", ranks[i].silent}};
     if (const auto& c = ranks[i].collective; c.seq >= 0)
@@ -329,7 +333,7 @@ LastCollective collective_from(const json& r) {
 }
 }  // namespace
 
-std::vector<RankEvidence> ranks_from(const json& body, int node_rank) {
+std::vector<RankEvidence> ranks_from(const json& body, int node_rank, bool node_from_body) {
   std::vector<RankEvidence> out;
   auto it = body.find("ranks");
   if (it == body.end() || !it->is_array()) return out;
@@ -337,7 +341,9 @@ std::vector<RankEvidence> ranks_from(const json& body, int node_rank) {
     if (out.size() == kMaxRanks) break;
     if (!r.is_object() || !is_int_in(r, "rank", 0, 1 << 20) || !is_text(r, "frame", kMaxFrame))
       continue;
-    out.push_back({r["rank"].get<int>(), node_rank, peer_text(r, "frame"),
+    const int node =
+        node_from_body && is_int_in(r, "node", 0, 1 << 20) ? r["node"].get<int>() : node_rank;
+    out.push_back({r["rank"].get<int>(), node, peer_text(r, "frame"),
                    json_field(r, "silent", false), collective_from(r)});
   }
   return out;
@@ -372,6 +378,7 @@ json failure_body(const NodeFailure& f) {
                {"failed_node", f.node_rank},
                {"failed_at_ns", std::max<std::int64_t>(f.failed_at_ns, 0)},
                {"signature", sig}};
+  if (f.rank >= 0) body["rank"] = f.rank;
   if (!f.verdict.empty()) body["verdict"] = f.verdict.substr(0, kMaxText);
   if (!f.verdict_rule.empty()) body["verdict_rule"] = f.verdict_rule.substr(0, 64);
   if (!f.resumed_from.empty()) body["resumed_from"] = f.resumed_from.substr(0, kMaxText);
@@ -393,6 +400,11 @@ json failure_body(const NodeFailure& f) {
   return body;
 }
 
+std::optional<std::int64_t> stopped_step(const json& body) {
+  if (!is_int_in(body, "step", 0, kMaxStep)) return std::nullopt;
+  return body["step"].get<std::int64_t>();
+}
+
 namespace {
 FailureSignature signature_from(const json& body) {
   FailureSignature s;
@@ -412,12 +424,14 @@ NodeFailure failure_from(const Message& m) {
   f.node_rank = json_field(m.body, "failed_node", m.node_rank);
   f.exit_code = json_field(m.body, "exit_code", 1);
   f.summary = peer_text(m.body, "summary");
+  f.rank = json_field(m.body, "rank", -1);
   f.failed_at_ns = std::max<std::int64_t>(json_field(m.body, "failed_at_ns", std::int64_t{0}), 0);
   f.signature = signature_from(m.body);
   f.verdict = peer_text(m.body, "verdict");
   f.verdict_rule = peer_text(m.body, "verdict_rule");
   f.resumed_from = peer_text(m.body, "resumed_from");
-  f.ranks = ranks_from(m.body, f.node_rank);
+  // A stop or a give-up from the coordinator may relay every node's ranks (JobStateMachine).
+  f.ranks = ranks_from(m.body, f.node_rank, m.type != MsgType::kFailure);
   f.culprit = peer_text(m.body, "culprit");
   if (auto it = m.body.find("fallbacks"); it != m.body.end() && it->is_array())
     for (const auto& t : *it)

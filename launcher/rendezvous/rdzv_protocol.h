@@ -19,6 +19,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <span>
@@ -59,7 +60,7 @@ enum class MsgType : uint8_t {
                //  "fingerprint"? (an object: fingerprint.h; a version 2 addition)}
   kSuccess = 17,      // {}: this node's workers of `generation` exited 0
   kFailure = 18,      // {"exit_code", "summary"}
-  kStopped = 19,      // {}: this node's workers of `generation` are gone
+  kStopped = 19,      // {"ranks"?, "step"?}: this node's workers of `generation` are gone
   kLeave = 20,        // {"why", "signal"?}: this agent is leaving (on that signal)
   kProbeResult = 21,  // {"passed": bool, "summary"}: this node's preflight verdict
   // both ways
@@ -138,17 +139,24 @@ NodeIdentity identity_from(const Message& join);  // texts through untrusted_tex
 std::string describe(const NodeIdentity& who, const std::string& address);
 
 // Typed payloads.
-// A hang's evidence (RankEvidence), in a failure's and a Stopped's {"ranks": [{"rank", "frame",
-// "silent", "collective"?: {"seq", "op", "group", "state"}}]}: kMaxRanks entries of kMaxFrame
-// characters at most (a collective's texts kMaxCollectiveText each, cluster.h), so a full frame
-// still fits.
+// A hang's evidence (RankEvidence), in a failure's and a Stopped's {"ranks": [{"rank", "node",
+// "frame", "silent", "collective"?: {"seq", "op", "group", "state"}}]}: kMaxRanks entries of
+// kMaxFrame characters at most (a collective's texts kMaxCollectiveText each, cluster.h), so a full
+// frame still fits.
 inline constexpr size_t kMaxRanks = 128;
 inline constexpr size_t kMaxFrame = 300;
 inline constexpr size_t kMaxRanksBytes = 24 * 1024;  // the array as sent, at most
 nlohmann::json ranks_json(const std::vector<RankEvidence>& ranks);
-// Entries that are not well-formed are left out; node_rank is the sender's, never the body's.
-std::vector<RankEvidence> ranks_from(const nlohmann::json& body, int node_rank);
+// Entries that are not well-formed are left out. Each entry's node is `node_rank` (the sender's,
+// never the body's: an agent speaks for its own ranks), except with `node_from_body`: the
+// coordinator's give-up relays every node's ranks, each entry with its "node".
+std::vector<RankEvidence> ranks_from(const nlohmann::json& body, int node_rank,
+                                     bool node_from_body = false);
 nlohmann::json failure_body(const NodeFailure& f);
+// A Stopped's {"step"}: the last progress step its node's workers printed in the generation
+// (none: no progress line there, or a frame from before the field; never negative).
+inline constexpr std::int64_t kMaxStep = std::numeric_limits<std::int64_t>::max();
+std::optional<std::int64_t> stopped_step(const nlohmann::json& body);
 NodeFailure failure_from(const Message& m);  // for kStop / kGiveUp / kFailure (validated)
 // Text a peer sent (summaries, reasons) made safe for a log line, a failure file or a termination
 // message: control characters escaped (\n, \t, \xNN), at most kMaxText bytes. Every text field

@@ -77,6 +77,7 @@ struct NodeFailure {
   int node_rank = 0;
   int exit_code = 1;
   std::string summary;  // root cause, one line: "rank 3 (node 1): exit 1: ValueError: boom"
+  int rank = -1;        // the failed worker's global rank; -1: none (a refusal, a node fault)
   // When it failed, wall clock ns (root_cause_judge.h: LocalFailure::when); 0 = not known. A
   // failure of one generation that reaches the job state machine later but happened earlier
   // replaces the root cause (RootCauseJudge::offer).
@@ -134,8 +135,16 @@ class Cluster {
   // One of this node's workers failed (the supervisor has begun stopping the others).
   virtual void report_failure(const NodeFailure& failure) = 0;
   // This node's workers of `generation` are all gone (after a failure or a stop); `ranks`: where
-  // they were when a hang's stacks were taken on this node (empty: none were).
-  virtual void report_stopped(int generation, const std::vector<RankEvidence>& ranks) = 0;
+  // they were when a hang's stacks were taken on this node (empty: none were); `step`: the last
+  // progress step this node's workers printed in `generation` (none: no progress line here), for
+  // the judge, which reads the job's progress from every node (only rank 0 prints it in rsl_rl
+  // and skrl).
+  virtual void report_stopped(int generation, const std::vector<RankEvidence>& ranks,
+                              std::optional<std::int64_t> step) = 0;
+  // The job's root cause of each judged generation, oldest first, where this node judges them
+  // (node 0 of a multi-node job, a one-node job: the JobStateMachine's RootCauseJudge); empty on
+  // the other nodes.
+  virtual std::vector<NodeFailure> judged_root_causes() const { return {}; }
   // Leave the job: tell the others, release sockets. Idempotent. `signal`: the termination
   // signal this node got (0 when it leaves for another reason), passed on to the other nodes;
   // `reason`: why this node ends when it is its own doing ("node fault: GPU 1 ...: Xid 79"), ""

@@ -80,6 +80,7 @@ void JobStateMachine::start_generation(Clock::time_point now) {
   succeeded_.clear();
   stopped_.clear();
   evidence_.clear();
+  job_step_.reset();
   judge_.begin(gen_);
   state_ = State::kRunning;
   started_at_ = now;
@@ -100,7 +101,10 @@ void JobStateMachine::success(int node, int generation) {
 
 void JobStateMachine::failure(NodeFailure f, Clock::time_point now) {
   if (state_ != State::kRunning && state_ != State::kStopping) return;
-  if (f.generation == gen_) keep_evidence(f.ranks);
+  if (f.generation == gen_) {
+    keep_evidence(f.ranks);
+    keep_step(f.signature.step);
+  }
   switch (judge_.offer(f)) {
     case RootCauseJudge::Offer::kStale:
       return;
@@ -138,15 +142,21 @@ void JobStateMachine::keep_evidence(const std::vector<RankEvidence>& ranks) {
   }
 }
 
-void JobStateMachine::stopped(int node, int generation, const std::vector<RankEvidence>& ranks) {
+void JobStateMachine::keep_step(std::optional<std::int64_t> step) {
+  if (step && (!job_step_ || *step > *job_step_)) job_step_ = step;
+}
+
+void JobStateMachine::stopped(int node, int generation, const std::vector<RankEvidence>& ranks,
+                              std::optional<std::int64_t> step) {
   if (state_ != State::kStopping || generation != gen_) return;
   keep_evidence(ranks);
+  keep_step(step);
   stopped_.insert(node);
   if (static_cast<int>(stopped_.size()) == nnodes_) after_stop();
 }
 
 void JobStateMachine::after_stop() {
-  const Verdict v = judge_.verdict();
+  const Verdict v = judge_.verdict(job_step_);
   NodeFailure root = judge_.history().back();
   root.recent = judge_.recent();
   root.fallbacks = judge_.fallbacks();
@@ -157,6 +167,7 @@ void JobStateMachine::after_stop() {
     std::vector<RankEvidence> all;
     for (const auto& [rank, e] : evidence_) all.push_back(e);
     const char* what = root.exit_code == exit_code::kHang ? "hung" : "failed";
+    root.ranks = all;  // every node's files list where every rank was (root_cause_files.h)
     if (auto c = decide_culprit(all)) {
       root.culprit = *c;
       spdlog::error("job: generation {} {}: {}", gen_, what, root.culprit);

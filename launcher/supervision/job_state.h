@@ -78,8 +78,10 @@ class JobStateMachine {
   void preflight_result(int node, bool passed, const std::string& summary, Clock::time_point now);
   void success(int node, int generation);
   void failure(NodeFailure f, Clock::time_point now);  // f.node_rank, f.generation
-  // `ranks`: where its ranks were when a hang's stacks were taken (none: not a hang, no stacks).
-  void stopped(int node, int generation, const std::vector<RankEvidence>& ranks = {});
+  // `ranks`: where its ranks were when a hang's stacks were taken (none: not a hang, no stacks);
+  // `step`: the last progress step the node's workers printed in the generation (none: none).
+  void stopped(int node, int generation, const std::vector<RankEvidence>& ranks = {},
+               std::optional<std::int64_t> step = std::nullopt);
   void backoff_over(Clock::time_point now);
   void lost(const std::string& why, int signal = 0);
   // Before generation 0: the job cannot run as configured (f.exit_code, f.summary): every node
@@ -94,6 +96,8 @@ class JobStateMachine {
   State state() const { return state_; }
   int generation() const { return gen_; }
   int master_port() const { return master_port_; }
+  // The job's root cause of each judged generation, oldest first (RootCauseJudge::history).
+  const std::vector<NodeFailure>& root_causes() const { return judge_.history(); }
 
   // The pause before restarting after generation `generation` failed having run for `ran`;
   // `quick_before`: how many restarts in a row before it were failures in quick succession.
@@ -103,6 +107,7 @@ class JobStateMachine {
   void start_generation(Clock::time_point now);
   void after_stop();
   void keep_evidence(const std::vector<RankEvidence>& ranks);
+  void keep_step(std::optional<std::int64_t> step);
   void end(JobEnd e);
 
   int nnodes_;
@@ -122,6 +127,8 @@ class JobStateMachine {
   std::set<int> succeeded_;
   std::set<int> stopped_;
   std::map<int, RankEvidence> evidence_;  // by rank: this generation's hang evidence
+  // The job's progress in this generation: the highest step any node's failure or Stopped gave.
+  std::optional<std::int64_t> job_step_;
   std::map<int, std::pair<bool, std::string>> verdicts_;  // by node: passed, summary
 };
 

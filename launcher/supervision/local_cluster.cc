@@ -27,8 +27,9 @@ void LocalCluster::report_failure(const NodeFailure& failure) {
   machine_.failure(failure, time_.now());
 }
 
-void LocalCluster::report_stopped(int generation, const std::vector<RankEvidence>& ranks) {
-  machine_.stopped(0, generation, ranks);
+void LocalCluster::report_stopped(int generation, const std::vector<RankEvidence>& ranks,
+                                  std::optional<std::int64_t> step) {
+  machine_.stopped(0, generation, ranks, step);
 }
 
 void LocalCluster::leave(int, const std::string&) {

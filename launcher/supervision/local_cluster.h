@@ -24,7 +24,9 @@ class LocalCluster final : public Cluster, private JobActions {
   void join(Events events) override;
   void report_success(int generation) override;
   void report_failure(const NodeFailure& failure) override;
-  void report_stopped(int generation, const std::vector<RankEvidence>& ranks) override;
+  void report_stopped(int generation, const std::vector<RankEvidence>& ranks,
+                      std::optional<std::int64_t> step) override;
+  std::vector<NodeFailure> judged_root_causes() const override { return machine_.root_causes(); }
   void leave(int signal, const std::string& reason) override;
 
  private:

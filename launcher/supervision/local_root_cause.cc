@@ -104,6 +104,7 @@ void LocalRootCause::report(int generation, const WorkerEnd& first) {
   const FailureRecord& rec = causes_.emplace_back(record_of(generation, first, c));
   NodeFailure f = node_failure(generation, rec.node_rank, rec.exit_code, summary_line(rec),
                                roster_.failed_at_ns(first, hooks_.wall_now()));
+  f.rank = rec.rank;
   f.signature = failure_signature(rec, c.step);
   if (rec.hang) f.ranks = std::move(c.hang_ranks);
   f.resumed_from = std::move(c.resumed_from);
@@ -111,8 +112,10 @@ void LocalRootCause::report(int generation, const WorkerEnd& first) {
 }
 
 bool LocalRootCause::write_files(const Ending& ending, const RootCausePaths& paths,
-                                 const std::function<std::string(int generation)>& evidence) const {
-  if (!causes_.empty()) spdlog::info("root causes:\n{}", format_failure_table(causes_));
+                                 const std::function<std::string(int generation)>& evidence,
+                                 const std::vector<NodeFailure>& judged) const {
+  if (const auto table = root_cause_table(judged, causes_); !table.empty())
+    spdlog::info("root causes:\n{}", table);
   const auto texts = root_cause_texts(ending, causes_, evidence);
   return texts && write_root_cause_files(paths, *texts);
 }

@@ -133,19 +133,23 @@ std::string detail_text(const FailureRecord& f) {
   return out.str();
 }
 
+std::string failure_table_row(int generation, int rank, int node_rank, int exit_code,
+                              const std::string& cause) {
+  char row[64];
+  std::snprintf(row, sizeof row, "%-10d  %-4s  %-4d  %-4d  ", generation,
+                rank < 0 ? "-" : std::to_string(rank).c_str(), node_rank, exit_code);
+  return row + escape_control(cause) + "\n";
+}
+
 std::string format_failure_table(const std::vector<FailureRecord>& causes) {
-  std::ostringstream out;
-  out << "generation  rank  node  exit  root cause\n";
+  std::string out = kFailureTableHeader;
   for (const auto& f : causes) {
-    char row[64];
-    std::snprintf(row, sizeof row, "%-10d  %-4d  %-4d  %-4d  ", f.generation, f.rank, f.node_rank,
-                  f.exit_code);
-    std::string why = root_cause_line(f);
-    if (why.empty()) why = how_it_ended(f);
-    out << row << how_it_ended(f) << (why == how_it_ended(f) ? "" : ": " + escape_control(why))
-        << "\n";
+    const std::string why = root_cause_line(f);
+    const std::string ended = how_it_ended(f);
+    out += failure_table_row(f.generation, f.rank, f.node_rank, f.exit_code,
+                             why.empty() || why == ended ? ended : ended + ": " + why);
   }
-  return out.str();
+  return out;
 }
 
 namespace {

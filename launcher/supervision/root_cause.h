@@ -76,6 +76,11 @@ std::string summary_line(const FailureRecord& f);
 std::string detail_text(const FailureRecord& f);
 // The end-of-job table, one row per generation's root cause.
 std::string format_failure_table(const std::vector<FailureRecord>& causes);
+// Its header line and one row ("0           3     1     1     exit 1: ValueError: boom"); `rank`
+// below 0: "-" (a failure of no one worker). `cause` is escaped here.
+inline constexpr const char* kFailureTableHeader = "generation  rank  node  exit  root cause\n";
+std::string failure_table_row(int generation, int rank, int node_rank, int exit_code,
+                              const std::string& cause);
 
 // Writes `text` to `path` when its directory exists; with only_if_absent, never replaces an
 // existing file (SageMaker keeps the first reason). Through write_whole_file

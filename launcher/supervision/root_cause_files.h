@@ -4,7 +4,10 @@
 // generations' causes too). Which text: the job's root cause as NodeRun's ending holds it, with
 // this node's own record (its traceback, its evidence) only when the root cause is this node's
 // (a collateral failure here is not the reason another node's failure gets), a node fault's own
-// text, and the judge's decision lines (with_decision). root_cause_texts decides, pure;
+// text, and the judge's decision lines (with_decision); a hang's give-up carries where every
+// node's ranks were when their stacks were taken (NodeFailure::ranks, JobStateMachine), listed
+// after the root cause's own (another node's: all of them), so the frame the job waited for is
+// in every node's files. root_cause_texts decides, pure;
 // write_root_cause_files writes (write_root_cause_file: never a link, nothing that blocks).
 #pragma once
 
@@ -32,6 +35,13 @@ struct RootCauseTexts {
 std::optional<RootCauseTexts> root_cause_texts(
     const Ending& ending, const std::vector<FailureRecord>& causes,
     const std::function<std::string(int generation)>& evidence);
+
+// The end-of-run table of root causes ("" when none): where this node judges the job (node 0, a
+// one-node job) `judged`, every judged generation's root cause whichever node it came from, then
+// this node's own root cause of a generation not judged (the job was lost meanwhile); elsewhere
+// this node's own (`causes`).
+std::string root_cause_table(const std::vector<NodeFailure>& judged,
+                             const std::vector<FailureRecord>& causes);
 
 struct RootCausePaths {
   std::string failure_file;

@@ -203,7 +203,8 @@ RootCauseJudge::Offer RootCauseJudge::offer(const NodeFailure& f) {
   return Offer::kLater;
 }
 
-Verdict RootCauseJudge::verdict() {
+Verdict RootCauseJudge::verdict(std::optional<std::int64_t> job_step) {
+  if (!root_cause_->signature.step) root_cause_->signature.step = job_step;
   const Verdict v = judge(*root_cause_);
   if (!v.step_over.empty()) {
     ++fallbacks_used_;

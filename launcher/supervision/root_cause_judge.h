@@ -84,8 +84,12 @@ class RootCauseJudge {
   Offer offer(const NodeFailure& f);
   const std::optional<NodeFailure>& root_cause() const { return root_cause_; }
   // The generation is over (every node stopped): its root cause joins history() and the answer
-  // says whether another generation is worth it. Needs a root cause.
-  Verdict verdict();
+  // says whether another generation is worth it. Needs a root cause. `job_step`: the job's last
+  // progress step of the generation, from every node (JobStateMachine): a root cause whose own
+  // node printed no progress (only rank 0 prints it in rsl_rl and skrl: a failure on node 1)
+  // is judged at the job's step, not "before any progress". A root cause with its own step keeps
+  // it (the same failure reads the same on every generation).
+  Verdict verdict(std::optional<std::int64_t> job_step = std::nullopt);
   // Every judged generation's root cause, oldest first.
   const std::vector<NodeFailure>& history() const { return history_; }
   // "generation N: <summary>" for the last `n` judged generations, oldest first.

@@ -25,18 +25,20 @@ std::string decode_value(const json& raw) {
   return v.dump();
 }
 
-Result<std::string> program_name(const json& hp, const std::string& file) {
+Result<std::string> program_name(const json& hp, const std::string& file,
+                                 const std::string& code_dir) {
   const auto it = hp.find("sagemaker_program");
   if (it == hp.end())
     return Error{exit_code::kConfig,
                  file +
-                     ": no \"sagemaker_program\" hyperparameter (the training script's name in "
-                     "/opt/ml/code); set it, or start the image with ContainerEntrypoint "
+                     ": no \"sagemaker_program\" hyperparameter (the training script's name in " +
+                     code_dir +
+                     "); set it, or start the image with ContainerEntrypoint "
                      "/ContainerArguments (trainvisor render --target sagemaker)"};
   const std::string name = decode_value(*it);
   if (name.empty() || name.front() == '/' || name.find("..") != std::string::npos)
     return Error{exit_code::kConfig, file + ": sagemaker_program=\"" + name +
-                                         "\": expected a file name inside /opt/ml/code"};
+                                         "\": expected a file name inside " + code_dir};
   return name;
 }
 
@@ -69,7 +71,7 @@ Result<std::vector<std::string>> sagemaker_train_command(const FileSystem& fs,
   const json hp = parse_json_or_discarded(*text);
   if (hp.is_discarded() || !hp.is_object())
     return Error{exit_code::kConfig, file + ": expected a JSON object of hyperparameters"};
-  auto name = program_name(hp, file);
+  auto name = program_name(hp, file, paths.code_dir);
   if (!name) return name.error();
   const std::string script = paths.code_dir + "/" + *name;
   if (!fs.exists(script))

@@ -239,11 +239,14 @@ void Supervisor::group_succeeded(int generation) {
 void Supervisor::group_stopped(int generation) { node_run_.workers_gone(generation); }
 
 // Another node's failure stopped this generation's workers: the cluster hears it, with where the
-// ranks were (a hang's stacks) and their last collectives.
+// ranks were (a hang's stacks), their last collectives and this node's last progress step (the
+// job's progress, for the judge on node 0).
 void Supervisor::report_stopped(int generation) {
   report_with_collectives(generation, stacks_.hang_evidence(generation),
                           [this, generation](std::vector<RankEvidence> ranks) {
-                            cluster_.report_stopped(generation, ranks);
+                            const auto step = cfg_.progress_step ? cfg_.progress_step()
+                                                                 : std::optional<std::int64_t>();
+                            cluster_.report_stopped(generation, ranks, step);
                           });
 }
 

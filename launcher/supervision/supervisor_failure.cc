@@ -81,13 +81,14 @@ void Supervisor::observe_failure(int generation) {
   if (failed_once_.first(generation) && cfg_.observer) cfg_.observer->generation_failed(generation);
 }
 
-// The table of this node's root causes in the log; the orchestrator's files (root_cause_files.h),
-// with the evidence as the files are now, the dumps read in a child Python (after the loop:
-// blocks).
+// The table of the job's root causes (where this node judged them: node 0) or this node's in the
+// log; the orchestrator's files (root_cause_files.h), with the evidence as the files are now, the
+// dumps read in a child Python (after the loop: blocks).
 void Supervisor::report_root_cause() {
-  const bool written =
-      root_cause_.write_files(node_run_.outcome(), {cfg_.failure_file, cfg_.termination_log},
-                              [this](int g) { return evidence_of(g) + evidence_.nccl_summary(g); });
+  const bool written = root_cause_.write_files(
+      node_run_.outcome(), {cfg_.failure_file, cfg_.termination_log},
+      [this](int g) { return evidence_of(g) + evidence_.nccl_summary(g); },
+      cluster_.judged_root_causes());
   if (written && cfg_.observer) cfg_.observer->root_cause_file(cfg_.failure_file);
 }
 

@@ -1,6 +1,7 @@
 #include "launcher/topology/resource_config.h"
 
 #include <algorithm>
+#include <filesystem>
 #include <nlohmann/json.hpp>
 #include <set>
 
@@ -173,6 +174,13 @@ Status choose_training_groups(ResourceConfig& rc, const std::vector<std::string>
   rc.trains = pos != rc.training_hosts.end();
   rc.rank = rc.trains ? static_cast<int>(pos - rc.training_hosts.begin()) : 0;
   return ok_status();
+}
+
+SageMakerLayout sagemaker_layout(const std::string& resource_config) {
+  const std::filesystem::path dir = std::filesystem::path(resource_config).parent_path();
+  const std::filesystem::path config = dir.empty() ? std::filesystem::path(".") : dir;
+  return {(config / "hyperparameters.json").string(),
+          (config / ".." / ".." / "code").lexically_normal().string()};
 }
 
 std::string current_instance_type(const ResourceConfig& rc) {

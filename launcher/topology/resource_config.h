@@ -50,6 +50,16 @@ Result<ResourceConfig> parse_resource_config(const std::string& text, const std:
 Status choose_training_groups(ResourceConfig& rc, const std::vector<std::string>& groups,
                               const std::string& path);
 
+// SageMaker's files around the resource config, one rule for `run`'s topology and `train`'s
+// script: SageMaker lays out BASE/input/config/{resourceconfig,hyperparameters}.json and BASE/code
+// (BASE /opt/ml), so a resource config elsewhere (--resource-config, TRAINVISOR_RESOURCE_CONFIG)
+// moves the others with it: hyperparameters.json beside it, the code two directories up in code/.
+struct SageMakerLayout {
+  std::string hyperparameters;  // /opt/ml/input/config/hyperparameters.json
+  std::string code_dir;         // /opt/ml/code
+};
+SageMakerLayout sagemaker_layout(const std::string& resource_config);
+
 // The instance type of current_host: its group's instance_type, else current_instance_type.
 std::string current_instance_type(const ResourceConfig& rc);
 

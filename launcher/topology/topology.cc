@@ -58,41 +58,8 @@ Result<std::pair<std::string, std::string>> chosen_platform(const Options& opts)
   return std::make_pair(std::string("local"), sv.origin);
 }
 
-// The detected platform's facts that no explicit option names stay (docs/topology.md, "Explicit
-// values"): the job id, its master port, the workers' variables, the platform it runs on (its
-// stop window); its master address and hosts only when it counts the same nodes.
-void keep_platform_facts(const Topology& p, Topology& t) {
-  const auto from = [&p](const std::string& key) {
-    auto it = p.origin.find(key);
-    return (it == p.origin.end() ? "the platform" : it->second) + " (--platform " + p.platform +
-           ")";
-  };
-  t.runs_on = p.platform;
-  if (!p.job_id.empty()) {
-    t.job_id = p.job_id;
-    t.origin["job_id"] = from("job_id");
-  }
-  if (p.origin.count("master_port")) {
-    t.master_port = p.master_port;
-    t.origin["master_port"] = from("master_port");
-  }
-  for (const auto& [k, v] : p.worker_env) {
-    t.worker_env[k] = v;
-    t.origin["worker_env." + k] = from("worker_env." + k);
-  }
-  if (p.nnodes != t.nnodes) return;
-  if (auto m = p.origin.find("master_addr");
-      m != p.origin.end() && !m->second.starts_with("default")) {
-    t.master_addr = p.master_addr;
-    t.origin["master_addr"] = from("master_addr");
-  }
-  if (p.hosts.empty()) return;
-  t.hosts = p.hosts;
-  t.origin["hosts"] = from("hosts");
-}
-
-// `platform`: the detected platform's topology, or null when none was.
-Result<Topology> explicit_source(const Explicit& ex, const Topology* platform) {
+// No platform detected: the explicit values are the whole topology (the rest defaults).
+Result<Topology> explicit_source(const Explicit& ex) {
   Topology t;
   t.platform = "explicit";
   t.origin["nnodes"] = t.origin["node_rank"] = t.origin["master_addr"] = "default";
@@ -102,12 +69,18 @@ Result<Topology> explicit_source(const Explicit& ex, const Topology* platform) {
     t.nnodes = *n;
     t.origin["nnodes"] = ex.nnodes->origin;
   }
-  if (platform) keep_platform_facts(*platform, t);
-  if (ex.nnodes && t.nnodes > 1 && !ex.master_addr && t.origin["master_addr"] == "default")
+  if (ex.nnodes && t.nnodes > 1 && !ex.master_addr)
     return config_error(ex.nnodes->origin + "=\"" + ex.nnodes->value +
                         "\" without --master-addr: expected --master-addr (or "
                         "TRAINVISOR_MASTER_ADDR), the address of node rank 0, for more than "
                         "one node");
+  if (!ex.node_rank && t.nnodes > 1) {
+    // No rank anywhere: the rendezvous finds it (docs/coordination.md, "Node ranks").
+    t.rank_by_rendezvous = true;
+    t.origin["node_rank"] =
+        "none given: node 0 is the node that hosts the rendezvous, the others are assigned in "
+        "join order";
+  }
   return t;
 }
 
@@ -130,45 +103,26 @@ std::string detected_by(const Topology& t, const Options& opts, const Environmen
   return "default (no platform detected)";
 }
 
+// `master_given`: --master-addr (or --rdzv-endpoint) replaces the platform's master address, so
+// a source does not look for one of its own (Batch's main node, a Kubeflow pod without one).
 Result<Topology> platform_source(const Options& opts, const Environment& env, const FileSystem& fs,
-                                 const HostAddress& self, bool master_explicit) {
+                                 const HostAddress& self, bool master_given) {
   const std::string rc = opts.value_or("resource-config", "");
-  if (topo::sagemaker_detected(fs, rc))
+  if (topo::sagemaker_detected(env, fs, rc))
     return topo::sagemaker_source(env, fs, rc, opts.get("instance-groups"));
-  if (topo::kubeflow_detected(env)) return topo::kubeflow_source(env);
-  if (topo::batch_detected(env)) return topo::batch_source(env, self, master_explicit);
+  if (topo::kubeflow_detected(env)) return topo::kubeflow_source(env, master_given);
+  if (topo::batch_detected(env)) return topo::batch_source(env, self, master_given);
   if (topo::slurm_detected(env)) return topo::slurm_source(env);
   return topo::local_source();
 }
 
-// Explicit values (--nnodes, --node-rank, --master-addr) override only what they name: the
-// detected platform's other facts stay (keep_platform_facts). A multi-node job with no
-// --node-rank (torchrun's Batch line) takes the platform's rank (Batch, SageMaker, Slurm, Kubeflow
-// RANK) when it counts the same nodes; with none, the rendezvous assigns it (rank_by_rendezvous).
-Result<Topology> explicit_over_platform(const Options& opts, const Environment& env,
-                                        const FileSystem& fs, const HostAddress& self,
-                                        const Explicit& ex) {
-  auto p = platform_source(opts, env, fs, self, ex.master_addr.has_value());
-  const bool platform = p && p->platform != "local";
-  auto t = explicit_source(ex, platform ? &*p : nullptr);
-  if (!t || ex.node_rank || t->nnodes < 2) return t;
-  if (!platform || p->nnodes != t->nnodes) {
-    // No rank anywhere: the rendezvous finds it (docs/coordination.md, "Node ranks").
-    t->rank_by_rendezvous = true;
-    t->origin["node_rank"] =
-        "none given: node 0 is the node that hosts the rendezvous, the others are assigned in "
-        "join order";
-    return t;
-  }
-  t->node_rank = p->node_rank;
-  t->origin["node_rank"] = p->origin["node_rank"] + " (--platform " + p->platform + ")";
-  return t;
-}
-
+// A detected platform is the topology and explicit values override it field by field
+// (apply_explicit); only with no platform detected do they make the topology `explicit`.
 Result<Topology> detect_source(const Options& opts, const Environment& env, const FileSystem& fs,
                                const HostAddress& self, const Explicit& ex) {
-  if (ex.any()) return explicit_over_platform(opts, env, fs, self, ex);
-  return platform_source(opts, env, fs, self, false);
+  auto p = platform_source(opts, env, fs, self, ex.master_addr.has_value());
+  if (!p || p->platform != "local" || !ex.any()) return p;
+  return explicit_source(ex);
 }
 
 Result<Topology> forced_source(const std::string& platform, const Options& opts,
@@ -176,7 +130,7 @@ Result<Topology> forced_source(const std::string& platform, const Options& opts,
                                const HostAddress& self) {
   const std::string rc = opts.value_or("resource-config", "");
   if (platform == "sagemaker") {
-    if (!topo::sagemaker_detected(fs, rc))
+    if (!topo::sagemaker_file_present(fs, rc))
       return config_error("--platform sagemaker: file " + rc +
                           " does not exist: expected SageMaker's resource config "
                           "(--resource-config PATH)");
@@ -188,7 +142,7 @@ Result<Topology> forced_source(const std::string& platform, const Options& opts,
           "--platform kubeflow: none of PET_NNODES, PET_NODE_RANK, "
           "PET_MASTER_ADDR is set, nor MASTER_ADDR + RANK + WORLD_SIZE: expected "
           "the variables of the Kubeflow training operator");
-    return topo::kubeflow_source(env);
+    return topo::kubeflow_source(env, explicit_values(opts).master_addr.has_value());
   }
   if (platform == "batch") {
     if (!topo::batch_detected(env))
@@ -201,26 +155,32 @@ Result<Topology> forced_source(const std::string& platform, const Options& opts,
   return topo::local_source();
 }
 
-// A forced platform with explicit values: --nnodes and --node-rank must agree with it;
-// --master-addr replaces its master address (e.g. a fully qualified name of the same host).
-Status apply_explicit(const Explicit& ex, Topology& t) {
+// Explicit values over a platform (forced or detected), the one rule (docs/topology.md,
+// "Explicit values over a platform"; tests/unit/plan/explicit_over_platform_test.cc):
+//   --nnodes                        must agree with the platform's count, else 78 naming both
+//   --node-rank                     must agree with the platform's rank, else 78 naming both
+//   --master-addr, --rdzv-endpoint  replace the master address (apply_rank_and_master)
+//   --master-port                   replaces the port (apply_port)
+//   --nproc-per-node                is its own (no platform fixes it: apply_nproc)
+// Everything else (hosts, job id, workers' variables, stop window) stays the platform's. A host
+// that does not train (SageMaker's other instance groups) exits 0 before any of it matters.
+Status apply_explicit(const Explicit& ex, const std::string& platform_label, Topology& t) {
+  if (!t.not_training.empty()) return ok_status();
+  const auto conflict = [&](const OptionValue& v, const std::string& field, int value,
+                            const std::string& what) {
+    return config_error(v.origin + "=\"" + escape_control(v.value) + "\" conflicts with " +
+                        t.origin[field] + " = " + std::to_string(value) + " (" + platform_label +
+                        "): expected the same " + what + ", or no " + v.origin);
+  };
   if (ex.nnodes) {
     auto n = option_int(*ex.nnodes, 1, kMaxNodes);
     if (!n) return n.error();
-    if (*n != t.nnodes)
-      return config_error(ex.nnodes->origin + "=\"" + ex.nnodes->value + "\" conflicts with " +
-                          t.origin["nnodes"] + " = " + std::to_string(t.nnodes) + " (--platform " +
-                          t.platform + "): expected the same node count, or no " +
-                          ex.nnodes->origin);
+    if (*n != t.nnodes) return conflict(*ex.nnodes, "nnodes", t.nnodes, "node count");
   }
   if (ex.node_rank) {
     auto r = option_int(*ex.node_rank, 0, kMaxNodes - 1);
     if (!r) return r.error();
-    if (*r != t.node_rank)
-      return config_error(ex.node_rank->origin + "=\"" + ex.node_rank->value +
-                          "\" conflicts with " + t.origin["node_rank"] + " = " +
-                          std::to_string(t.node_rank) + " (--platform " + t.platform +
-                          "): expected the same rank, or no " + ex.node_rank->origin);
+    if (*r != t.node_rank) return conflict(*ex.node_rank, "node_rank", t.node_rank, "rank");
   }
   return ok_status();
 }
@@ -333,9 +293,11 @@ Result<Topology> resolve_topology(const Options& opts, const Environment& env, c
     t->origin["job_id"] = id->origin;
   }
   t->origin["platform"] = forced ? platform->second : detected_by(*t, opts, env, ex);
-  if (t->platform != "explicit") t->runs_on = t->platform;
-  if (forced)
-    if (auto st = apply_explicit(ex, *t); !st) return st.error();
+  if (t->platform != "explicit") {
+    t->runs_on = t->platform;
+    const std::string label = (forced ? "--platform " : "platform ") + t->platform;
+    if (auto st = apply_explicit(ex, label, *t); !st) return st.error();
+  }
   if (auto st = apply_rank_and_master(ex, *t); !st) return st.error();
   if (auto st = apply_port(opts, *t); !st) return st.error();
   if (auto st = apply_nproc(opts, gpus, *t); !st) return st.error();

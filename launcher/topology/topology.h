@@ -4,15 +4,19 @@
 // resolve_topology() is a pure function of its inputs: the parsed options (each value knows its
 // origin), an environment snapshot, a read-only file system, a GPU counter and this node's own
 // address. It never resolves names and never opens sockets. Sources (docs/topology.md):
-//   explicit   --nnodes/--node-rank/--master-addr given as a flag or TRAINVISOR_ variable
-//   sagemaker  the resource config file exists (--resource-config)
+//   sagemaker  the resource config file exists (--resource-config), or SM_HOSTS/SM_CURRENT_HOST
+//              is set (then the file must exist: a partial environment is refused)
 //   kubeflow   PET_NNODES/PET_NODE_RANK/PET_MASTER_ADDR, else MASTER_ADDR+RANK+WORLD_SIZE
 //   batch      AWS_BATCH_JOB_NUM_NODES
 //   slurm      SLURM_JOB_ID with SLURM_NNODES (or SLURM_JOB_NUM_NODES)
+//   explicit   none of the above, and --nnodes/--node-rank/--master-addr given as a flag or
+//              TRAINVISOR_ variable
 //   local      none of the above
 // `--platform auto` takes the first that is detected; `--platform NAME` forces one and refuses
-// when its variables are missing. Every refusal is Error{exit_code::kConfig} naming the variable
-// or file, the bad value and what was expected. Thread-compatible.
+// when its variables are missing. Over a platform (detected or forced), an explicit value
+// overrides only its own field, or is refused where the platform fixes it otherwise (topology.cc,
+// apply_explicit: the rule's one place). Every refusal is Error{exit_code::kConfig} naming the
+// variable or file, the bad value and what was expected. Thread-compatible.
 #pragma once
 
 #include <cstdint>
@@ -32,11 +36,11 @@ namespace tv {
 
 struct Topology {
   std::string platform;  // "explicit" "sagemaker" "kubeflow" "batch" "slurm" "local"
-  // The platform the job runs on: `platform`, or for an explicit topology the detected platform
-  // whose other facts it kept (its job id, ports, stop window); "" for none.
+  // The platform the job runs on (its stop window, the Slurm step claim): `platform`, or "" for
+  // an explicit topology (no platform detected).
   std::string runs_on;
   int nnodes = 1, node_rank = 0, nproc_per_node = 1, master_port = 29500;
-  // More than one node and no rank from the options or a platform: node_rank is not known until
+  // More than one node, no platform and no --node-rank: node_rank is not known until
   // the rendezvous (NetworkCluster::assign_rank); origin["node_rank"] says so.
   bool rank_by_rendezvous = false;
   std::string master_addr = "127.0.0.1";

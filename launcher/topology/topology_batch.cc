@@ -13,9 +13,8 @@ bool is_ipv4(const std::string& s) {
   return inet_pton(AF_INET, s.c_str(), &a) == 1;
 }
 
-Status main_node_master(const Environment& env, const HostAddress& self, bool master_given,
-                        Topology& t) {
-  if (t.nnodes == 1 || master_given) {
+Status main_node_master(const Environment& env, const HostAddress& self, Topology& t) {
+  if (t.nnodes == 1) {
     t.origin["master_addr"] = "default (one node)";
     return ok_status();
   }
@@ -73,10 +72,14 @@ Result<Topology> batch_source(const Environment& env, const HostAddress& self, b
   t.origin["node_rank"] =
       "env AWS_BATCH_JOB_NODE_INDEX - AWS_BATCH_JOB_MAIN_NODE_INDEX (mod nnodes)";
   const bool is_main = *index == *main;
-  auto st = is_main && !env.has("AWS_BATCH_JOB_MAIN_NODE_PRIVATE_IPV4_ADDRESS")
-                ? main_node_master(env, self, master_given, t)
-                : child_master(env, t);
-  if (!st) return st.error();
+  if (master_given) {
+    t.origin["master_addr"] = "--master-addr";  // apply_rank_and_master (topology.cc) sets it
+  } else {
+    auto st = is_main && !env.has("AWS_BATCH_JOB_MAIN_NODE_PRIVATE_IPV4_ADDRESS")
+                  ? main_node_master(env, self, t)
+                  : child_master(env, t);
+    if (!st) return st.error();
+  }
   batch_job(env, t);
   return t;
 }

@@ -101,10 +101,10 @@ std::string job_name_from(const std::string& host) {
   return std::regex_match(host, m, re) ? m[1].str() : "";
 }
 
-Status kubeflow_master(const Environment& env, Topology& t) {
+Status kubeflow_master(const Environment& env, bool master_given, Topology& t) {
   const char* name = set(env, "PET_MASTER_ADDR") ? "PET_MASTER_ADDR" : "MASTER_ADDR";
   if (!set(env, name)) {
-    if (t.nnodes == 1) {
+    if (t.nnodes == 1 || master_given) {
       t.origin["master_addr"] = "default (one node)";
       return ok_status();
     }
@@ -149,7 +149,7 @@ bool kubeflow_detected(const Environment& env) {
          (set(env, "MASTER_ADDR") && set(env, "RANK") && set(env, "WORLD_SIZE"));
 }
 
-Result<Topology> kubeflow_source(const Environment& env) {
+Result<Topology> kubeflow_source(const Environment& env, bool master_given) {
   Topology t;
   t.platform = "kubeflow";
   std::string origin;
@@ -164,7 +164,7 @@ Result<Topology> kubeflow_source(const Environment& env) {
   if (!rank) return rank.error();
   t.node_rank = static_cast<int>(*rank);
   t.origin["node_rank"] = from_env(rank_var);
-  if (auto st = kubeflow_master(env, t); !st) return st.error();
+  if (auto st = kubeflow_master(env, master_given, t); !st) return st.error();
   if (auto st = kubeflow_port(env, t); !st) return st.error();
   kubeflow_job(env, t);
   return t;

@@ -16,18 +16,18 @@ std::vector<OptionSpec> topology_option_specs() {
       // Text: PET_NNODES may be torchrun's MIN:MAX, which the kubeflow source reads; an explicit
       // --nnodes is an integer from 1 to 100000 (launcher/topology/topology.cc).
       {.name = "nnodes",
-       .help = "number of nodes (explicit topology), 1 to 100000",
+       .help = "number of nodes, 1 to 100000; under a platform it must be the platform's",
        .from_pet = true,
        .metavar = "N"},
       {.name = "node-rank",
        .type = T::kInt,
-       .help = "this node's rank (explicit topology); when no option and no platform gives "
-               "one, the node that hosts the rendezvous is 0 and the others are assigned in join "
-               "order",
+       .help = "this node's rank; under a platform it must be the platform's; when no option "
+               "and no platform gives one, the node that hosts the rendezvous is 0 and the others "
+               "are assigned in join order",
        .max = kMaxNodes - 1,
        .from_pet = true},
       {.name = "master-addr",
-       .help = "address of node rank 0 (explicit topology)",
+       .help = "address of node rank 0 (over a platform's: the rest stays the platform's)",
        .from_pet = true,
        .metavar = "HOST"},
       {.name = "master-port",
@@ -55,7 +55,7 @@ std::vector<OptionSpec> topology_option_specs() {
                "default: SageMaker's resource config, else unknown",
        .metavar = "TYPE"},
       {.name = "resource-config",
-       .help = "SageMaker's host list",
+       .help = "SageMaker's host list (hyperparameters.json beside it, code in ../../code)",
        .default_value = "/opt/ml/input/config/resourceconfig.json",
        .metavar = "PATH"},
   };

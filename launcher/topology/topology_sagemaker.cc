@@ -1,4 +1,6 @@
 // SageMaker Training Jobs: the resource config file (launcher/topology/resource_config.h).
+#include <algorithm>
+#include <array>
 #include <nlohmann/json.hpp>
 
 #include "common/bounded_read.h"
@@ -54,11 +56,6 @@ Result<std::optional<std::vector<std::string>>> groups_from_hyperparameters(
   return std::optional<std::vector<std::string>>(names);
 }
 
-std::string directory_of(const std::string& path) {
-  const auto slash = path.rfind('/');
-  return slash == std::string::npos ? "." : path.substr(0, slash == 0 ? 1 : slash);
-}
-
 std::string joined(const std::vector<std::string>& names) {
   std::string s;
   for (const auto& n : names) s += (s.empty() ? "" : ",") + n;
@@ -73,7 +70,7 @@ Status choose_groups(ResourceConfig& rc, const FileSystem& fs, const std::string
     groups = split_names(option->value);
     origin = option->origin;
   } else {
-    const std::string hp = directory_of(path) + "/hyperparameters.json";
+    const std::string hp = sagemaker_layout(path).hyperparameters;
     auto from_file = groups_from_hyperparameters(fs, hp);
     if (!from_file) return from_file.error();
     if (!*from_file) return ok_status();
@@ -88,18 +85,46 @@ Status choose_groups(ResourceConfig& rc, const FileSystem& fs, const std::string
   return choose_training_groups(rc, groups, path);
 }
 
+// SageMaker's topology variables, which the SageMaker training toolkit (and a wrapper that passes
+// them through) sets beside the resource config: any one of them set means SageMaker.
+constexpr std::array kTopologyNames = {"SM_HOSTS", "SM_CURRENT_HOST"};
+
+// Without the resource config every host would run a one-node job of its own, every one rank 0:
+// refused, naming what is set (topology_slurm.cc, check_job_id, refuses a partial Slurm
+// environment the same way).
+Status check_resource_config_present(const Environment& env, const FileSystem& fs,
+                                     const std::string& path) {
+  if (sagemaker_file_present(fs, path)) return ok_status();
+  std::string set;
+  for (const char* n : kTopologyNames)
+    if (env.has(n)) set += (set.empty() ? "" : ", ") + std::string(n);
+  return config_error(
+      "file " + (path.empty() ? std::string("(none: --resource-config is empty)") : path) +
+      " does not exist but " + set + (set.find(',') == std::string::npos ? " is" : " are") +
+      " set: expected SageMaker's resource config beside SageMaker's variables "
+      "(--resource-config PATH or TRAINVISOR_RESOURCE_CONFIG where it is elsewhere); pass "
+      "every SM_* variable and the file through, or neither");
+}
+
 }  // namespace
 
 // Anything at the path counts: a directory (what `docker -v` of a missing host file creates) or a
 // symbolic link loop is then an error naming the path, never a silent fallback to one local node
 // (every host of the job would train alone).
-bool sagemaker_detected(const FileSystem& fs, const std::string& path) {
+bool sagemaker_file_present(const FileSystem& fs, const std::string& path) {
   return !path.empty() && (fs.exists(path) || fs.read_link(path).has_value());
+}
+
+bool sagemaker_detected(const Environment& env, const FileSystem& fs, const std::string& path) {
+  return sagemaker_file_present(fs, path) ||
+         std::any_of(kTopologyNames.begin(), kTopologyNames.end(),
+                     [&](const char* n) { return env.has(n); });
 }
 
 Result<Topology> sagemaker_source(const Environment& env, const FileSystem& fs,
                                   const std::string& path,
                                   const std::optional<OptionValue>& groups) {
+  if (auto st = check_resource_config_present(env, fs, path); !st) return st.error();
   std::string why;
   auto text = fs.read(path, kConfigFileCap, &why);
   if (!text)

@@ -37,7 +37,13 @@ std::string unbracketed_host(const std::string& s);
 // Origin of a value read from the environment: "env NAME".
 inline std::string from_env(const std::string& name) { return "env " + name; }
 
-bool sagemaker_detected(const FileSystem& fs, const std::string& path);
+// Anything at the resource config's path (a file; a directory or a link loop is then refused by
+// name rather than taken for no SageMaker).
+bool sagemaker_file_present(const FileSystem& fs, const std::string& path);
+// The resource config is present, or one of SageMaker's topology variables (SM_HOSTS,
+// SM_CURRENT_HOST) is set: a partial environment is SageMaker's and sagemaker_source refuses it,
+// as slurm_source refuses a Slurm environment without SLURM_JOB_ID.
+bool sagemaker_detected(const Environment& env, const FileSystem& fs, const std::string& path);
 // `groups`: --instance-groups (NAME[,NAME]); unset: the hyperparameter
 // sagemaker_distribution_instance_groups beside the resource config, else every host trains.
 Result<Topology> sagemaker_source(const Environment& env, const FileSystem& fs,
@@ -45,10 +51,12 @@ Result<Topology> sagemaker_source(const Environment& env, const FileSystem& fs,
                                   const std::optional<OptionValue>& groups = std::nullopt);
 
 bool kubeflow_detected(const Environment& env);
-Result<Topology> kubeflow_source(const Environment& env);
+// `master_given`: --master-addr replaces the master pod's address, so none is required.
+Result<Topology> kubeflow_source(const Environment& env, bool master_given = false);
 
 bool batch_detected(const Environment& env);
-// `master_given`: --master-addr replaces the main node's own address, so it is not looked up.
+// `master_given`: --master-addr replaces the main node's address, so it is neither looked up (the
+// main node's own) nor required (a child's AWS_BATCH_JOB_MAIN_NODE_PRIVATE_IPV4_ADDRESS).
 Result<Topology> batch_source(const Environment& env, const HostAddress& self, bool master_given);
 
 bool slurm_detected(const Environment& env);

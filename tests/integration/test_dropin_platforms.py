@@ -29,7 +29,7 @@ import uuid
 
 import pytest
 
-from tvtest import BIN, PYTHON, SOURCE_DIR, base_env, free_ports
+from tvtest import BIN, PYTHON, SOURCE_DIR, all_exit_0, base_env, free_ports
 from torchrun_cli import RECORDER, launcher_lines, records
 
 SEEDS = SOURCE_DIR / "tests" / "data" / "seeds"
@@ -75,14 +75,7 @@ def run_nodes(tmp_path, cmd, node_env, script_name, extra=None):
                        **node_env(node), **(extra(node) if extra else {}))
         procs.append(subprocess.Popen(["bash", "-c", cmd], cwd=tmp_path, env=env, text=True,
                                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT))
-    outs = []
-    try:
-        outs = [p.communicate(timeout=TIMEOUT_S)[0] for p in procs]
-    finally:
-        for p in procs:
-            p.kill()
-    for node, (p, said) in enumerate(zip(procs, outs)):
-        assert p.returncode == 0, f"node {node} exit {p.returncode}:\n{said[-4000:]}"
+    outs = all_exit_0(procs, TIMEOUT_S)
     return records(out), outs
 
 

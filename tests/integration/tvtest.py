@@ -59,6 +59,20 @@ def free_port():
     return free_ports(1)[0]
 
 
+def all_exit_0(procs, timeout):
+    """Waits for every process (started with stdout=PIPE, text=True), kills what is left if one
+    hangs, asserts each exited 0 and returns their outputs in order."""
+    outs = []
+    try:
+        outs = [p.communicate(timeout=timeout)[0] for p in procs]
+    finally:
+        for p in procs:
+            p.kill()
+    for node, (p, said) in enumerate(zip(procs, outs)):
+        assert p.returncode == 0, f"node {node} exit {p.returncode}:\n{said[-4000:]}"
+    return outs
+
+
 def processes_with_marker(marker, token, prefix=False):
     """Pids of processes whose environment holds marker=token (/proc/PID/environ); with
     `prefix`, marker=token... (a test's own suffix after the session)."""

@@ -77,7 +77,8 @@ class RdzvCluster : public ::testing::Test {
     ev.stop = [n](const NodeFailure& f) {
       n->stops.push_back(f);
       if (n->stops_at_once)
-        asio::post(n->loop->io, [n, g = f.generation] { n->cluster->report_stopped(g, {}); });
+        asio::post(n->loop->io,
+                   [n, g = f.generation] { n->cluster->report_stopped(g, {}, std::nullopt); });
     };
     ev.done = [n] { n->done = true, ++n->terminal_events; };
     ev.give_up = [n](const NodeFailure& f) { n->gave_up = f, ++n->terminal_events; };
@@ -124,7 +125,7 @@ class RdzvCluster : public ::testing::Test {
   // A node's workers fail in `gen`: report, then (workers gone) stopped.
   void fail_node(int rank, int gen, int code) {
     nodes_[rank]->cluster->report_failure(failure(gen, rank, code));
-    nodes_[rank]->cluster->report_stopped(gen, {});
+    nodes_[rank]->cluster->report_stopped(gen, {}, std::nullopt);
   }
 
   testing::SimLoops loops_;  // before the nodes: their timers go first
@@ -179,7 +180,7 @@ TEST_F(RdzvCluster, NoRestartUntilEveryNodeStopped) {
   nodes_[1]->cluster->report_failure(failure(0, 1, 1));
   loops_.advance(10s);
   EXPECT_EQ(nodes_[0]->starts.size(), 1u);
-  nodes_[1]->cluster->report_stopped(0, {});
+  nodes_[1]->cluster->report_stopped(0, {}, std::nullopt);
   ASSERT_TRUE(run_until([&] { return all_started(2); }));
 }
 
@@ -210,7 +211,8 @@ TEST_F(RdzvCluster, SilentPeerIsLostAtTheFirstCheckPastThePeerTimeout) {
   // stays open, it says nothing.
   const auto last = next_check(t0);
   loops_.advance(last - loops_.now());
-  nodes_[2]->cluster->report_stopped(0, {});  // a frame the job ignores (nothing is stopping)
+  nodes_[2]->cluster->report_stopped(
+      0, {}, std::nullopt);  // a frame the job ignores (nothing is stopping)
   loops_.settle();
   frozen.running = false;
   // Silent for 2 s (--peer-timeout) is not yet "more than"; the check after it is.

@@ -44,6 +44,7 @@ TEST(RdzvProtocol, FailureBodyRoundTrips) {
   f.fallbacks = {"generation 2 stepped over checkpoint K poisoned: ..."};
   f.ranks = {{2, 1, "all_reduce (/w/t.py:3)", false}, {3, 1, "", true}};
   f.culprit = "rank 3 on node 1 wrote no stack within 3 s; every other rank waits in x";
+  f.rank = 3;  // node 0's table names it
   Message m{MsgType::kStop, 0, 3, 0, failure_body(f)};
   auto d = decode(bytes(encode(m, kKey, Direction::kToAgent, ctx_of(1))), kKey, Direction::kToAgent,
                   ctx_of(1));
@@ -62,6 +63,7 @@ TEST(RdzvProtocol, FailureBodyRoundTrips) {
   EXPECT_EQ(g.fallbacks, f.fallbacks);
   EXPECT_EQ(g.ranks, f.ranks);  // the job's culprit is decided from them
   EXPECT_EQ(g.culprit, f.culprit);
+  EXPECT_EQ(g.rank, 3);
   // Before any progress: no step on the wire, none after it.
   f.signature.step.reset();
   EXPECT_FALSE(failure_from(Message{MsgType::kStop, 0, 3, 0, failure_body(f)}).signature.step);
@@ -283,6 +285,46 @@ TEST(RdzvProtocol, UnknownTypeAndWrongDirectionRejected) {
   auto d = decode(bytes(encode(start_message(), kKey, Direction::kToCoordinator, ctx_of(1))), kKey,
                   Direction::kToCoordinator, ctx_of(1));
   EXPECT_EQ(d.status, Decoded::kBad);
+}
+
+// The give-up relays every node's ranks, each with its node (every node's failure file lists
+// where every rank was); an agent's failure speaks only for its own node, whatever it claims.
+TEST(RdzvProtocol, TheGiveUpRelaysEachRanksNodeAnAgentOnlyItsOwn) {
+  NodeFailure f = node_failure(0, 1, 124, "rank 1 (node 1, local 0): hang");
+  f.ranks = {{0, 0, "all_reduce (/w/t.py:3)", false, {}},
+             {1, 1, "load_batch (/w/t.py:9)", false, {}}};
+  const auto relayed = failure_from(Message{MsgType::kGiveUp, 0, 0, 0, failure_body(f)});
+  EXPECT_EQ(relayed.ranks, f.ranks);
+  const auto claimed = failure_from(Message{MsgType::kFailure, 1, 0, 0, failure_body(f)});
+  ASSERT_EQ(claimed.ranks.size(), 2u);
+  EXPECT_EQ(claimed.ranks[0].node_rank, 1);  // the sender's, not the body's 0
+}
+
+// A Stopped carries its node's last progress step (issue 53: the judge on node 0 reads the job's
+// progress from every node); one without it (no progress line there, an older frame) is valid.
+TEST(RdzvProtocol, AStoppedCarriesItsNodesStepOrNone) {
+  const auto decoded = [](nlohmann::json body) {
+    Message m{MsgType::kStopped, 1, 2, 0, std::move(body)};
+    return decode(bytes(encode(m, kKey, Direction::kToCoordinator, ctx_of(1))), kKey,
+                  Direction::kToCoordinator, ctx_of(1));
+  };
+  auto d = decoded({{"step", 39}});
+  ASSERT_EQ(d.status, Decoded::kOk) << d.error;
+  EXPECT_EQ(stopped_step(d.message.body), 39);
+  d = decoded(nlohmann::json::object());
+  ASSERT_EQ(d.status, Decoded::kOk) << d.error;
+  EXPECT_FALSE(stopped_step(d.message.body));
+  for (const nlohmann::json& step :
+       {nlohmann::json(-1), nlohmann::json("39"), nlohmann::json(1.5)}) {
+    d = decoded({{"step", step}});
+    EXPECT_EQ(d.status, Decoded::kBad) << step;
+  }
+  // A rank out of range in a failure is refused too.
+  Message f{MsgType::kFailure, 1, 0, 0, {{"exit_code", 1}, {"summary", "x"}, {"rank", -2}}};
+  EXPECT_EQ(decode(bytes(encode(f, kKey, Direction::kToCoordinator, ctx_of(1))), kKey,
+                   Direction::kToCoordinator, ctx_of(1))
+                .status,
+            Decoded::kBad);
 }
 
 TEST(RdzvProtocol, MalformedPayloadsRejectedEvenWhenAuthentic) {

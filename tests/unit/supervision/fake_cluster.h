@@ -34,9 +34,11 @@ class FakeCluster final : public Cluster {
     if (failures.size() == 1 || failures[failures.size() - 2].generation != failure.generation)
       post([this, failure] { events_.stop(failure); });
   }
-  void report_stopped(int generation, const std::vector<RankEvidence>& ranks) override {
+  void report_stopped(int generation, const std::vector<RankEvidence>& ranks,
+                      std::optional<std::int64_t> step) override {
     calls.push_back("stopped " + std::to_string(generation));
     stopped_evidence = ranks;
+    stopped_step = step;
     if (restarts_ > 0) {
       --restarts_;
       return start(generation + 1, "test");
@@ -76,6 +78,7 @@ class FakeCluster final : public Cluster {
   std::vector<std::string> calls;
   std::vector<NodeFailure> failures;
   std::vector<RankEvidence> stopped_evidence;  // the last report_stopped's
+  std::optional<std::int64_t> stopped_step;    // the last report_stopped's
 
  private:
   void start(int generation, std::string rule) {

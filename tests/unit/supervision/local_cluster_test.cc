@@ -39,7 +39,7 @@ class LocalClusterTest : public ::testing::Test {
     cluster_->report_failure(
         node_failure(gen, 0, 1, "rank 0: exit 1 (generation " + std::to_string(gen) + ")"));
     time_.run_ready();
-    cluster_->report_stopped(gen, {});
+    cluster_->report_stopped(gen, {}, std::nullopt);
     time_.run_ready();
   }
 

@@ -68,6 +68,57 @@ TEST(RootCauseFiles, ThisNodesOwnRootCauseCarriesItsTracebackAndEvidence) {
       << texts->termination_log;
 }
 
+// Issue 53: a hang on node 1 while node 0's rank waits. Every node sent where its ranks were, and
+// the give-up relays them all: node 0's failure file names node 1's frame too.
+TEST(RootCauseFiles, AHangsFilesListWhereEveryNodesRanksWere) {
+  Ending e = gave_up(0, 1);
+  e.failure->exit_code = 124;
+  e.failure->summary = "rank 1 (node 1, local 0): hang (no output or heartbeat)";
+  e.failure->ranks = {{0, 0, "all_reduce (/x/worker.py:14)", false, {}},
+                      {1, 1, "load_batch (/x/worker.py:9)", false, {}},
+                      {2, 1, "", true, {}},
+                      {3, 1, "", false, {7, "nccl:all_reduce", "0", "started"}}};
+  const auto texts = root_cause_texts(e, {own_record(0, 0)}, [](int) { return std::string(); });
+  ASSERT_TRUE(texts);
+  const std::string& f = texts->failure_file;
+  EXPECT_NE(f.find("stacks on hang (attempt 0, every node):\n"
+                   "  rank 0 (node 0): main thread in all_reduce (/x/worker.py:14)\n"
+                   "  rank 1 (node 1): main thread in load_batch (/x/worker.py:9)\n"
+                   "  rank 2 (node 1): wrote no stack within 3 s\n"),
+            std::string::npos)
+      << f;
+  EXPECT_EQ(f.find("rank 3 (node 1)"), std::string::npos) << f;  // a collective alone: no stack
+  EXPECT_NE(texts->termination_log.find("main thread in load_batch"), std::string::npos);
+  // Node 1's own root cause: its stacks are in its evidence; the other nodes' follow them.
+  FailureRecord hung = own_record(0, 1);
+  const auto own = root_cause_texts(e, {hung}, [](int) { return std::string("own stacks\n"); });
+  EXPECT_NE(own->failure_file.find("own stacks\nstacks on hang (attempt 0, the other nodes):\n"
+                                   "  rank 0 (node 0): main thread in all_reduce"),
+            std::string::npos)
+      << own->failure_file;
+  EXPECT_EQ(own->failure_file.find("rank 1 (node 1): main"), std::string::npos)
+      << own->failure_file;
+}
+
+// Node 0's table is the job's: every judged generation's root cause, from whichever node, then
+// its own of a generation not judged; elsewhere, the node's own.
+TEST(RootCauseFiles, TheTableIsTheJobsWhereThisNodeJudged) {
+  NodeFailure peer = node_failure(0, 1, 1, "rank 3 (node 1, local 1): exit 1: ValueError: boom");
+  peer.rank = 3;
+  NodeFailure fault = node_failure(1, 2, 75, "node 2 lost");
+  FailureRecord own = own_record(2, 0);
+  own.rank = 0;
+  own.local_rank = 0;
+  const std::string table = root_cause_table({peer, fault}, {own_record(0, 0), own});
+  EXPECT_EQ(table,
+            "generation  rank  node  exit  root cause\n"
+            "0           3     1     1     exit 1: ValueError: boom\n"
+            "1           -     2     75    node 2 lost\n"
+            "2           0     0     1     exit 1: ValueError: bad batch\n");
+  EXPECT_EQ(root_cause_table({}, {own}), format_failure_table({own}));
+  EXPECT_EQ(root_cause_table({}, {}), "");
+}
+
 TEST(RootCauseFiles, AnotherNodesRootCauseIsItsSummaryLineNotTheCollateralHere) {
   const auto texts = root_cause_texts(gave_up(1, 2), {own_record(1, 1)}, [](int) {
     ADD_FAILURE() << "no evidence is read for another node's root cause";

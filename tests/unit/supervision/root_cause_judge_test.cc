@@ -313,5 +313,113 @@ TEST(RootCauseJudge, TheJobGivesUpOnItsVerdictBeforeTheRestartsAreSpent) {
   EXPECT_NE(a.ends[0].failure.verdict.find("rule same_failure"), std::string::npos);
 }
 
+// Progress is the job's (issue 53): only rank 0 prints it in rsl_rl and skrl, so a failure on
+// node 1 carries no step of its own; the judge reads the step node 0 (or any node) gave in its
+// Stopped. Two generations, each failing only on node 1 with the same message, after the job
+// reached `steps[g]` (nullopt: no node printed a step).
+struct JobProgressCase {
+  const char* name;
+  FailureSignature sig;  // node 1's, without a step
+  std::optional<std::int64_t> steps[2];
+  bool node1_prints;               // node 1 printed the steps too (its failure carries them)
+  std::vector<std::string> rules;  // the verdict of each generation, in order
+  JobEnd::Kind end;                // after generation 1 (kDone: none yet, restarted)
+};
+
+TEST(RootCauseJudge, ProgressIsTheJobsNotTheFailingNodes) {
+  const FailureSignature reset{"ConnectionResetError", "[Errno <n>] Connection reset by peer",
+                               std::nullopt, false};
+  const FailureSignature import{"ImportError", "cannot import name 'x'", std::nullopt, false};
+  const JobProgressCase cases[] = {
+      // The issue's job: transient resets at steps 25 and 45 of node 0: retried.
+      {"reset, progress on node 0 only",
+       reset,
+       {25, 45},
+       false,
+       {"first_failure", "different_failure"},
+       JobEnd::Kind::kDone},
+      // The same step on both generations: the same failure, as on one node.
+      {"reset at the same step",
+       reset,
+       {25, 25},
+       false,
+       {"first_failure", "same_failure"},
+       JobEnd::Kind::kGiveUp},
+      // No node printed progress: "before any progress" both times, as before.
+      {"no progress anywhere",
+       reset,
+       {std::nullopt, std::nullopt},
+       false,
+       {"first_failure", "same_failure"},
+       JobEnd::Kind::kGiveUp},
+      // A lazy import error on node 1 in the middle of training: not "cannot start".
+      {"import error mid-training",
+       import,
+       {30, 60},
+       false,
+       {"first_failure", "different_failure"},
+       JobEnd::Kind::kDone},
+      // ... while one before any progress anywhere is.
+      {"import error before any progress",
+       import,
+       {std::nullopt, std::nullopt},
+       false,
+       {"cannot_start"},
+       JobEnd::Kind::kGiveUp},
+      // A failing node with its own step keeps it: node 0's further step does not make the same
+      // failure a different one.
+      {"node 1 prints its own step",
+       reset,
+       {25, 25},
+       true,
+       {"first_failure", "same_failure"},
+       JobEnd::Kind::kGiveUp},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.name);
+    Actions a;
+    JobStateMachine m(2, RestartPolicy{3}, 29500, false, a);
+    const JobStateMachine::Clock::time_point t{};
+    m.all_present(t);
+    for (int g = 0; g < 2 && a.ends.empty(); ++g) {
+      if (g > 0) m.backoff_over(t);
+      FailureSignature sig = c.sig;
+      if (c.node1_prints) sig.step = c.steps[g];
+      m.failure(failed(g, sig, 1), t);
+      // Node 0 stopped later than the failure, one step further where node 1 prints too.
+      const auto node0 = c.node1_prints && c.steps[g] ? std::optional(*c.steps[g] + 1) : c.steps[g];
+      m.stopped(0, g, {}, node0);
+      m.stopped(1, g, {}, c.node1_prints ? c.steps[g] : std::nullopt);
+    }
+    if (a.ends.empty()) m.backoff_over(t);  // generation 2 starts: the retry's rule is on it
+    std::vector<std::string> rules;
+    for (std::size_t i = 1; i < a.starts.size(); ++i) rules.push_back(a.starts[i].retried_by);
+    if (!a.ends.empty()) rules.push_back(a.ends[0].failure.verdict_rule);
+    EXPECT_EQ(rules, c.rules);
+    if (c.end == JobEnd::Kind::kDone) {
+      EXPECT_TRUE(a.ends.empty());
+      EXPECT_EQ(a.starts.size(), 3u);
+    } else {
+      ASSERT_EQ(a.ends.size(), 1u);
+      EXPECT_EQ(a.ends[0].kind, c.end);
+    }
+  }
+}
+
+// The judge itself: a root cause without a step of its own takes the job's; one with its own
+// keeps it.
+TEST(RootCauseJudge, ARootCauseWithoutAStepTakesTheJobs) {
+  RootCauseJudge j;
+  j.begin(0);
+  j.offer(failed(0, {"ValueError", "bad", std::nullopt, false}, 1));
+  const Verdict v = j.verdict(39);
+  EXPECT_EQ(j.history().back().signature.step, 39);
+  EXPECT_NE(v.line.find("ValueError: bad at step 39"), std::string::npos) << v.line;
+  j.begin(1);
+  j.offer(failed(1, {"ValueError", "bad", 12, false}, 1));
+  j.verdict(40);
+  EXPECT_EQ(j.history().back().signature.step, 12);
+}
+
 }  // namespace
 }  // namespace tv

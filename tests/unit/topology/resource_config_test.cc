@@ -145,5 +145,17 @@ TEST(ResourceConfig, OversizedFileIsRefusedBeforeParsing) {
   EXPECT_THAT(refusal(std::string(kMaxResourceConfigBytes + 1, ' ')), HasSubstr("bytes"));
 }
 
+// The one rule for SageMaker's other files (issue 53, item 7): `train`'s hyperparameters and code
+// move with the resource config.
+TEST(ResourceConfig, SageMakersLayoutFollowsTheResourceConfig) {
+  const SageMakerLayout def = sagemaker_layout("/opt/ml/input/config/resourceconfig.json");
+  EXPECT_EQ(def.hyperparameters, "/opt/ml/input/config/hyperparameters.json");
+  EXPECT_EQ(def.code_dir, "/opt/ml/code");
+  const SageMakerLayout moved = sagemaker_layout("/tmp/job/input/config/resourceconfig.json");
+  EXPECT_EQ(moved.hyperparameters, "/tmp/job/input/config/hyperparameters.json");
+  EXPECT_EQ(moved.code_dir, "/tmp/job/code");
+  EXPECT_EQ(sagemaker_layout("rc.json").hyperparameters, "./hyperparameters.json");
+}
+
 }  // namespace
 }  // namespace tv

@@ -1,6 +1,7 @@
-// Explicit values over a detected platform (docs/topology.md, "Explicit values"): a flag
-// overrides only what it names; the platform's job id, master port and address, workers'
-// variables and stop window stay.
+// Explicit values over a detected platform (docs/topology.md, "Explicit values over a
+// platform"): a flag overrides only what it names, or is refused where it disagrees with what the
+// platform fixes; the platform's job id, master port and address, workers' variables and stop
+// window stay. The whole table: tests/unit/plan/explicit_over_platform_test.cc.
 #include "tests/unit/topology/topology_fixture.h"
 
 namespace tv {
@@ -27,14 +28,14 @@ TEST_F(ExplicitOverPlatform, BatchKeepsItsJobIdPortAndStopWindowUnderTheSeedsNno
   batch("1");
   args = {"--nnodes", "2", "--master-addr", "10.0.0.5"};
   auto t = ok();
-  EXPECT_EQ(t.platform, "explicit");
+  EXPECT_EQ(t.platform, "batch");
   EXPECT_EQ(t.runs_on, "batch");
   EXPECT_EQ(t.job_id, "0b1c2d3e-aaaa-bbbb-cccc-1234567890ab");
   EXPECT_THAT(t.origin["job_id"], HasSubstr("AWS_BATCH_JOB_ID"));
   EXPECT_EQ(t.master_port, job_master_port(t.job_id));
   EXPECT_THAT(t.origin["master_port"], HasSubstr("derived from the job id"));
   EXPECT_EQ(t.node_rank, 1);
-  EXPECT_EQ(t.origin["nnodes"], "--nnodes");
+  EXPECT_EQ(t.origin["nnodes"], "env AWS_BATCH_JOB_NUM_NODES");
   EXPECT_EQ(t.origin["master_addr"], "--master-addr");
 }
 
@@ -43,18 +44,22 @@ TEST_F(ExplicitOverPlatform, NnodesAloneTakesThePlatformsMasterAddress) {
   args = {"--nnodes", "2"};
   auto t = ok();
   EXPECT_EQ(t.master_addr, "10.0.0.5");
-  EXPECT_THAT(t.origin["master_addr"],
-              HasSubstr("AWS_BATCH_JOB_MAIN_NODE_PRIVATE_IPV4_ADDRESS (--platform batch)"));
+  EXPECT_EQ(t.origin["master_addr"], "env AWS_BATCH_JOB_MAIN_NODE_PRIVATE_IPV4_ADDRESS");
 }
 
-TEST_F(ExplicitOverPlatform, AnExplicitRankOrPortStillWins) {
+TEST_F(ExplicitOverPlatform, AnExplicitPortWinsARankMustAgree) {
   batch("1");
-  args = {"--nnodes",      "2",        "--node-rank",   "0",
+  args = {"--nnodes",      "2",        "--node-rank",   "1",
           "--master-addr", "10.0.0.5", "--master-port", "4000"};
   auto t = ok();
-  EXPECT_EQ(t.node_rank, 0);
+  EXPECT_EQ(t.node_rank, 1);
   EXPECT_EQ(t.master_port, 4000);
   EXPECT_EQ(t.job_id, "0b1c2d3e-aaaa-bbbb-cccc-1234567890ab");  // the rank flag drops no fact
+  args = {"--node-rank", "0", "--master-addr", "10.0.0.5"};
+  EXPECT_EQ(refused(),
+            "--node-rank=\"0\" conflicts with env AWS_BATCH_JOB_NODE_INDEX - "
+            "AWS_BATCH_JOB_MAIN_NODE_INDEX (mod nnodes) = 1 (platform batch): expected the same "
+            "rank, or no --node-rank");
 }
 
 TEST_F(ExplicitOverPlatform, KubeflowsMasterPortStays) {
@@ -65,16 +70,31 @@ TEST_F(ExplicitOverPlatform, KubeflowsMasterPortStays) {
   args = {"--nnodes", "2", "--node-rank", "1", "--master-addr", "job-master-0"};
   auto t = ok();
   EXPECT_EQ(t.master_port, 23456);
-  EXPECT_EQ(t.origin["master_port"], "env MASTER_PORT (--platform kubeflow)");
+  EXPECT_EQ(t.origin["master_port"], "env MASTER_PORT");
   EXPECT_EQ(t.job_id, "job");
 }
 
-TEST_F(ExplicitOverPlatform, ACountOtherThanThePlatformsKeepsItsJobButNotItsRank) {
+// issue 53, item 1: a count other than the platform's is refused, naming both, never a world of
+// another size.
+TEST_F(ExplicitOverPlatform, ACountOtherThanThePlatformsIsRefused) {
   batch("1");
   args = {"--nnodes", "3", "--master-addr", "10.0.0.5"};
+  EXPECT_EQ(refused(),
+            "--nnodes=\"3\" conflicts with env AWS_BATCH_JOB_NUM_NODES = 2 (platform batch): "
+            "expected the same node count, or no --nnodes");
+}
+
+// issue 53, item 1: only --master-addr (the seed's main node line, docs/platforms/aws-batch.md)
+// keeps Batch's 2 nodes and rank 0; the banner's platform is batch.
+TEST_F(ExplicitOverPlatform, MasterAddrAloneKeepsThePlatformsWorld) {
+  batch("0");
+  args = {"--master-addr", "127.0.0.1"};
   auto t = ok();
-  EXPECT_TRUE(t.rank_by_rendezvous);
-  EXPECT_EQ(t.job_id, "0b1c2d3e-aaaa-bbbb-cccc-1234567890ab");
+  EXPECT_EQ(t.platform, "batch");
+  EXPECT_EQ(t.nnodes, 2);
+  EXPECT_EQ(t.node_rank, 0);
+  EXPECT_EQ(t.master_addr, "127.0.0.1");
+  EXPECT_EQ(t.origin["platform"], "detected: env AWS_BATCH_JOB_NUM_NODES");
 }
 
 TEST_F(ExplicitOverPlatform, NoPlatformStillNeedsAMasterAddress) {

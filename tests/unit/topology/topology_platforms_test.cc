@@ -125,6 +125,28 @@ TEST_F(TopologyTest, ForcedSageMakerWithoutTheFile) {
   EXPECT_THAT(m, HasSubstr("does not exist"));
 }
 
+// issue 53, item 7: SageMaker's variables without its resource config are refused (78), as a
+// Slurm environment without SLURM_JOB_ID is: never a one-node job on every host.
+TEST_F(TopologyTest, PartialSageMakerEnvironmentIsRefused) {
+  set("SM_HOSTS", "[\"algo-1\",\"algo-2\"]");
+  set("SM_CURRENT_HOST", "algo-2");
+  EXPECT_EQ(refused(), std::string("file ") + kRc +
+                           " does not exist but SM_HOSTS, SM_CURRENT_HOST are set: expected "
+                           "SageMaker's resource config beside SageMaker's variables "
+                           "(--resource-config PATH or TRAINVISOR_RESOURCE_CONFIG where it is "
+                           "elsewhere); pass every SM_* variable and the file through, or neither");
+  env.erase("SM_HOSTS");
+  EXPECT_THAT(refused(), HasSubstr("but SM_CURRENT_HOST is set"));
+  args = {"--nnodes", "2", "--master-addr", "algo-1"};  // explicit values do not hide it
+  EXPECT_THAT(refused(), HasSubstr("but SM_CURRENT_HOST is set"));
+  args = {"--standalone"};
+  EXPECT_EQ(ok().platform, "local");
+  args = {};
+  set("TRAINVISOR_RESOURCE_CONFIG", "/tmp/rc.json");  // the file where it is: SageMaker
+  fs.add_file("/tmp/rc.json", topology_data("resourceconfig_plain.json"));
+  EXPECT_EQ(ok().platform, "sagemaker");
+}
+
 TEST_F(TopologyTest, ForcedSageMakerWithAgreeingAndConflictingFlags) {
   fs.add_file(kRc, topology_data("resourceconfig_plain.json"));
   args = {"--platform", "sagemaker", "--nnodes", "4", "--node-rank", "1"};

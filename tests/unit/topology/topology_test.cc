@@ -83,15 +83,19 @@ TEST_F(TopologyTest, ExplicitFromTrainvisorVariables) {
   EXPECT_EQ(t.origin["master_addr"], "TRAINVISOR_MASTER_ADDR");
 }
 
-TEST_F(TopologyTest, ExplicitWinsOverDetectedPlatformsInAuto) {
+// `--nnodes 1` inside a Slurm job of 4 would train four one-node jobs: refused, naming both
+// (issue 53, item 1); --standalone is the one-node job of its own.
+TEST_F(TopologyTest, ExplicitCountUnlikeTheDetectedPlatformsIsRefused) {
   set("SLURM_JOB_ID", "7");
   set("SLURM_NNODES", "4");
   set("SLURM_NODEID", "3");
   set("SLURM_JOB_NODELIST", "n[1-4]");
   args = {"--nnodes", "1"};
-  auto t = ok();
-  EXPECT_EQ(t.platform, "explicit");
-  EXPECT_EQ(t.nnodes, 1);
+  EXPECT_EQ(refused(),
+            "--nnodes=\"1\" conflicts with env SLURM_NNODES = 4 (platform slurm): expected the "
+            "same node count, or no --nnodes");
+  args = {"--nnodes", "4"};
+  EXPECT_EQ(ok().platform, "slurm");
 }
 
 TEST_F(TopologyTest, ExplicitMasterAddrAloneIsOneNode) {
@@ -208,15 +212,16 @@ TEST_F(TopologyTest, ExplicitNodesWithoutRankTakeThePlatformsRank) {
   set("AWS_BATCH_JOB_MAIN_NODE_PRIVATE_IPV4_ADDRESS", "10.0.0.9");
   args = {"--nnodes", "2", "--master-addr", "10.0.0.9"};
   auto t = ok();
-  EXPECT_EQ(t.platform, "explicit");
+  EXPECT_EQ(t.platform, "batch");
   EXPECT_EQ(t.node_rank, 1);
+  EXPECT_FALSE(t.rank_by_rendezvous);
   EXPECT_THAT(t.origin["node_rank"], HasSubstr("AWS_BATCH_JOB_NODE_INDEX"));
+  args = {"--nnodes", "2", "--master-addr", "10.0.0.9", "--node-rank", "1"};
+  EXPECT_EQ(ok().node_rank, 1);  // the command line's rank agrees with Batch's
   args = {"--nnodes", "2", "--master-addr", "10.0.0.9", "--node-rank", "0"};
-  EXPECT_EQ(ok().node_rank, 0);  // the command line's rank wins
+  EXPECT_THAT(refused(), HasSubstr("--node-rank=\"0\" conflicts with"));
   args = {"--nnodes", "3", "--master-addr", "10.0.0.9"};
-  t = ok();  // the platform counts other nodes: not its rank; the rendezvous gives it
-  EXPECT_TRUE(t.rank_by_rendezvous);
-  EXPECT_THAT(t.origin["node_rank"], HasSubstr("assigned in join order"));
+  EXPECT_THAT(refused(), HasSubstr("--nnodes=\"3\" conflicts with env AWS_BATCH_JOB_NUM_NODES"));
 }
 
 // No rank from the options and no platform (torchrun's c10d line on a plain cluster): the
