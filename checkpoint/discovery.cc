@@ -289,8 +289,9 @@ std::string unrecognized(const Tree& tree, const std::string& format) {
   if (count > 1) line += " (and " + std::to_string(count - 1) + " more such files)";
   return line +
          (format == "auto" ? " matches no known layout"
-                           : " matches no layout of --checkpoint-format " + format) +
-         "; see --checkpoint-format (docs/checkpoints.md lists the layouts, glob: writes one)";
+                           : " matches no layout of format " + format) +
+         "; name its format (run --checkpoint-format, checkpoint latest --format; "
+         "docs/checkpoints.md lists the layouts, glob: writes one)";
 }
 
 Selection select_checkpoint(CheckpointFs& fs, const Tree& tree, const std::string& format,

@@ -2,11 +2,15 @@
 
 #include <spdlog/spdlog.h>
 
+#include <string_view>
+#include <vector>
+
 #include "checkpoint/candidates.h"
 #include "checkpoint/checkpoint_fs.h"
 #include "checkpoint/discovery.h"
 #include "common/escape.h"
 #include "common/exit_codes.h"
+#include "common/options.h"
 
 namespace tv {
 
@@ -52,34 +56,64 @@ Selection lookup_checkpoint(const ResumeRequest& request, CheckpointFs& fs) {
   if (s.none == Selection::None::kEmpty) s.why_none = "no checkpoint yet under " + dir;
   if (s.none == Selection::None::kIncomplete) s.why_none = "no complete checkpoint under " + dir;
   if (s.none == Selection::None::kUnrecognized) s.why_none = dir + ": " + s.why_none;
+  return s;
+}
+
+namespace {
+
+// run's lookups say why they do not resume, at every start; `checkpoint latest` prints why_none
+// itself, once.
+Selection said_why_not(Selection s) {
   if (s.none == Selection::None::kUnrecognized || s.none == Selection::None::kAmbiguous ||
       s.none == Selection::None::kOtherExperiments)
     spdlog::warn("checkpoint: not resuming: {}", s.why_none);
   return s;
 }
 
+}  // namespace
+
 std::optional<Checkpoint> find_resume_checkpoint(const ResumeRequest& request, CheckpointFs& fs) {
-  return lookup_checkpoint(request, fs).checkpoint;
+  return said_why_not(lookup_checkpoint(request, fs)).checkpoint;
 }
 
 Selection lookup_resume_checkpoint(const ResumeRequest& request) {
   RealCheckpointFs fs;
   fs.set_stop(request.stop);
-  return lookup_checkpoint(request, fs);
+  return said_why_not(lookup_checkpoint(request, fs));
 }
 
 std::optional<Checkpoint> find_resume_checkpoint(const ResumeRequest& request) {
   return lookup_resume_checkpoint(request).checkpoint;
 }
 
-Status validate_checkpoint_format(const std::string& format) {
+namespace {
+
+// The format words of kCheckpointFormats ("dcp (torchtitan)": both), for did_you_mean.
+std::vector<std::string> format_words() {
+  std::vector<std::string> words;
+  std::string word;
+  for (const char* c = kCheckpointFormats; *c; ++c) {
+    if (std::string_view(" ,()").find(*c) == std::string_view::npos) {
+      word += *c;
+      continue;
+    }
+    if (!word.empty() && !word.starts_with("glob:")) words.push_back(word);
+    word.clear();
+  }
+  return words;
+}
+
+}  // namespace
+
+Status validate_checkpoint_format(const std::string& format, const std::string& option) {
   if (format.starts_with("glob:")) {
     std::string why;
     if (valid_glob_spec(format.substr(5), &why)) return ok_status();
-    return Error{exit_code::kConfig, "--checkpoint-format: '" + format + "': " + why};
+    return Error{exit_code::kConfig, option + ": '" + format + "': " + why};
   }
   if (layouts_of_format(format) != 0) return ok_status();
-  return Error{exit_code::kConfig, "--checkpoint-format: '" + format + "' is not one of " +
+  return Error{exit_code::kConfig, option + ": '" + escape_control(format) + "'" +
+                                       did_you_mean(format, format_words()) + ": expected one of " +
                                        std::string(kCheckpointFormats)};
 }
 

@@ -73,11 +73,12 @@ struct Selection {
   std::string why_none;
 };
 
-// The newest complete checkpoint, or why not. Unrecognized and ambiguous are logged (warning) here
-// too, so `trainvisor run` says so at every start. Never throws.
+// The newest complete checkpoint, or why not (`checkpoint latest` prints it). Never throws.
 Selection lookup_checkpoint(const ResumeRequest& request, CheckpointFs& fs);
 
-// lookup_checkpoint on the real file system, ended early by request.stop. Never throws.
+// lookup_checkpoint on the real file system, ended early by request.stop; unrecognized, ambiguous
+// and other experiments' checkpoints are logged (warning), so `trainvisor run` says so at every
+// start (find_resume_checkpoint too). Never throws.
 Selection lookup_resume_checkpoint(const ResumeRequest& request);
 // Newest complete checkpoint, or nullopt (mode none, nothing there, dir missing). Never throws.
 std::optional<Checkpoint> find_resume_checkpoint(const ResumeRequest& request);
@@ -91,8 +92,10 @@ inline constexpr const char* kCheckpointFormats =
     "(stable-baselines3), verl, timm, fairseq, "
     "glob:PATTERN[,done=SUFFIX|marker=NAME|pointer=FILE|settle=SECONDS]";
 
-// One of kCheckpointFormats; anything else is exit 78 naming --checkpoint-format.
-Status validate_checkpoint_format(const std::string& format);
+// One of kCheckpointFormats; anything else is exit 78 naming `option` (run's --checkpoint-format,
+// `checkpoint latest`'s --format) and the format nearest the word, if one is near.
+Status validate_checkpoint_format(const std::string& format,
+                                  const std::string& option = "--checkpoint-format");
 
 // --resume-arg TEMPLATE for a checkpoint: split on spaces into words (each one argument), then
 // in each word {} and {path} = its path, {file} = the file's name,

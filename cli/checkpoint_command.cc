@@ -53,13 +53,13 @@ std::vector<OptionSpec> checkpoint_option_specs() {
        .default_value = "latest",
        .words = words_of(kPickWords)},
       {.name = "settle",
-       .type = T::kNumber,
+       .type = T::kSeconds,
        .help = "seconds a .pt must be unchanged to count as complete",
        .default_value = "2",
        .max = 3600},
       {.name = "json", .type = T::kFlag, .help = "print a JSON object"},
       {.name = "poll-interval",
-       .type = T::kNumber,
+       .type = T::kSeconds,
        .help = "watch: seconds between rescans",
        .default_value = "2",
        .min = 0.001,
@@ -72,7 +72,7 @@ std::vector<OptionSpec> checkpoint_option_specs() {
 namespace {
 
 int fail(const Error& e) {
-  std::fprintf(stderr, "trainvisor checkpoint: %s\n", e.message.c_str());
+  spdlog::error("{}", e.message);
   return e.exit_code;
 }
 
@@ -113,7 +113,7 @@ int latest(const Options& o, const std::string& dir, const std::string& format) 
   const Selection found = lookup_checkpoint({dir, format, *mode, millis(*settle)}, fs);
   const auto& c = found.checkpoint;
   if (!c) {
-    std::fprintf(stderr, "trainvisor checkpoint: %s\n", found.why_none.c_str());
+    spdlog::error("{}", found.why_none);
     return exit_code::kNone;
   }
   nlohmann::json j = to_json(*c);
@@ -121,10 +121,9 @@ int latest(const Options& o, const std::string& dir, const std::string& format) 
   if (tmpl) j["resume_args"] = args;
   if (o.flag("json")) return std::printf("%s\n", json_text(j).c_str()), exit_code::kOk;
   if (has_control(c->path))  // a newline would make one path read as two: never raw
-    return std::fprintf(stderr,
-                        "trainvisor checkpoint: the newest checkpoint's path holds a control "
-                        "character: %s; use --json for it\n",
-                        escape_control(c->path).c_str()),
+    return spdlog::error(
+               "the newest checkpoint's path holds a control character: {}; use --json for it",
+               c->path),
            exit_code::kNone;
   std::printf("%s\n", c->path.c_str());
   // With --resume-arg, a second line: what TEMPLATE becomes, as shell words (`eval set -- LINE`).
@@ -181,16 +180,14 @@ int checkpoint_command(const Args& args, const Environment& env) {
   const bool link = words.size() == 2 && words[0] == "link-logs";
   if (!link && (words.size() != 1 || (words[0] != "latest" && words[0] != "watch")))
     return std::fprintf(stderr, "%s", kUsage), exit_code::kUsage;
-  if (!o->has("dir"))
-    return std::fprintf(stderr, "trainvisor checkpoint: --dir is required\n%s", kUsage),
-           exit_code::kUsage;
+  if (!o->has("dir")) return fail(Error{exit_code::kUsage, "--dir is required (see --help)"});
   const std::string dir = o->get("dir")->value;
   if (link) {
     auto linked = link_logs(words[1], dir);
     return linked ? exit_code::kOk : fail(linked.error());
   }
   const std::string format = o->text("format");
-  if (auto v = validate_checkpoint_format(format); !v) return fail(v.error());
+  if (auto v = validate_checkpoint_format(format, "--format"); !v) return fail(v.error());
   return words[0] == "latest" ? latest(*o, dir, format) : watch(*o, dir, format);
 }
 

@@ -1,9 +1,12 @@
 // trainvisor: the first process of a GPU training container. main() only dispatches.
+#include <spdlog/spdlog.h>
+
 #include <boost/system/system_error.hpp>
 #include <cerrno>
 #include <csignal>
 #include <cstdio>
 #include <cstring>
+#include <ctime>
 #include <string>
 #include <system_error>
 #include <vector>
@@ -12,6 +15,7 @@
 #include "common/exit_codes.h"
 #include "common/init.h"
 #include "common/log.h"
+#include "common/options.h"
 #include "common/output_sink.h"
 
 namespace {
@@ -76,7 +80,11 @@ int dispatch(int argc, char** argv) {
       tv::flush_logs();
       return code;
     }
-  std::fprintf(stderr, "trainvisor: unknown command '%s'\n", word.c_str());
+  std::vector<std::string> names;
+  for (const auto& c : kCommands)
+    if (c.summary) names.emplace_back(c.name);
+  spdlog::error("unknown command '{}'{}", word, tv::did_you_mean(word, names));
+  tv::flush_logs();  // before the usage text, which is not a log line
   return usage(stderr);
 }
 
@@ -94,13 +102,24 @@ void block_owned_signals_early(int, char**, char**) {
 [[gnu::section(".preinit_array"),
   gnu::used]] void (*const tv_preinit)(int, char**, char**) = block_owned_signals_early;
 
+// An error line in the logger's text form (common/log.cc: "[trainvisor HH:MM:SS.mmm E] ..."),
+// written by hand: the two lines below are written when the logger's writer thread may not exist.
+void last_resort_error(const std::string& message) {
+  timespec now{};
+  clock_gettime(CLOCK_REALTIME, &now);
+  tm local{};
+  localtime_r(&now.tv_sec, &local);
+  char clock[16] = "";
+  std::strftime(clock, sizeof clock, "%H:%M:%S", &local);
+  std::fprintf(stderr, "[trainvisor %s.%03ld E] %s\n", clock, now.tv_nsec / 1000000,
+               message.c_str());
+}
+
 // One line and 71 when trainvisor's own descriptors run out (run checks RLIMIT_NOFILE first:
 // check_open_files; this is for any other command, or a limit lowered from outside).
 int out_of_descriptors(const char* what) {
-  std::fprintf(stderr,
-               "trainvisor: out of file descriptors (%s): RLIMIT_NOFILE (ulimit -n) is too low "
-               "for trainvisor's own descriptors\n",
-               what);
+  last_resort_error(std::string("out of file descriptors (") + what +
+                    "): RLIMIT_NOFILE (ulimit -n) is too low for trainvisor's own descriptors");
   return tv::exit_code::kOsError;
 }
 
@@ -121,10 +140,9 @@ int main(int argc, char** argv) {
         e.code() == std::errc::too_many_files_open_in_system)
       return out_of_descriptors(e.what());
     if (e.code() != std::errc::resource_unavailable_try_again) throw;
-    std::fprintf(stderr,
-                 "trainvisor: cannot start a thread (%s): the pids limit of this container or "
-                 "cgroup (pids.max) is too low for trainvisor's own threads\n",
-                 e.what());
+    last_resort_error(std::string("cannot start a thread (") + e.what() +
+                      "): the pids limit of this container or cgroup (pids.max) is too low for "
+                      "trainvisor's own threads");
     return tv::exit_code::kOsError;
   }
 }

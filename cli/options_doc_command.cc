@@ -22,10 +22,12 @@ const char* const kIntro =
     "default.\n\n"
     "Every value is checked against its row, whatever its origin: a bad one exits 78 with one "
     "line naming where it came from, the value and what was expected, e.g. "
-    "`--grace-period=\"1e20\": expected a number from 0 to 86400`, "
+    "`--grace-period=\"5m\": expected a number of seconds from 0 to 86400 (as 90 or 0.5, no "
+    "unit): 5m is 300 seconds`, "
     "`TRAINVISOR_LOG_FORMAT=\"xml\": expected one of text|json`, "
     "`TRAINVISOR_STANDALONE=\"maybe\": expected 1|true|yes|on or 0|false|no|off`. "
-    "An unknown option or a missing value exits 64.\n";
+    "An unknown option or a missing value exits 64; an unknown option is named with the nearest "
+    "known one (`unknown option --max-restart (did you mean --max-restarts?)`).\n";
 
 const char* const kRunNotes =
     "\nA derived value is checked too: on several nodes the rendezvous port defaults to master "

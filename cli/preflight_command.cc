@@ -1,5 +1,7 @@
 // `trainvisor preflight`: the health checks alone (exit 0 pass, 69 fail), or `--nccl-log FILE`
 // to judge an existing NCCL log.
+#include <spdlog/spdlog.h>
+
 #include <cstdio>
 
 #include "cli/commands.h"
@@ -78,7 +80,7 @@ std::vector<OptionSpec> preflight_option_specs() {
 namespace {
 
 int fail_usage(const Error& e) {
-  std::fprintf(stderr, "trainvisor preflight: %s\n", escape_control(e.message).c_str());
+  spdlog::error("{}", e.message);  // escaped by the logger
   return e.exit_code;
 }
 
@@ -95,8 +97,7 @@ int judge_log(const Options& opts, TransportRule required_opt) {
   }
   auto text = read_regular_file(path, kLogFileCap);
   if (!text) {
-    std::fprintf(stderr, "trainvisor preflight: --nccl-log %s\n",
-                 escape_control(text.error().message).c_str());
+    spdlog::error("--nccl-log {}", text.error().message);
     return exit_code::kConfig;
   }
   const NcclLogSummary s = classify_nccl_log(*text);

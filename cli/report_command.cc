@@ -5,6 +5,7 @@
 // as a regular file with the ledger's own cap (a FIFO, /dev/zero or a huge file is refused at
 // once), parsed strictly (a corrupt or truncated one: one line naming the file and what is wrong,
 // exit 78), and everything from it escaped in both forms.
+#include <spdlog/spdlog.h>
 #include <sys/stat.h>
 
 #include <cstdio>
@@ -41,7 +42,7 @@ namespace {
 constexpr const char* kUsage = "usage: trainvisor report --ledger FILE|DIR [--html OUT]\n";
 
 int fail(int code, const std::string& message) {
-  std::fprintf(stderr, "trainvisor report: %s\n", message.c_str());
+  spdlog::error("{}", message);
   return code;
 }
 
@@ -50,8 +51,7 @@ Result<std::string> ledger_path(const std::string& path) {
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) return path;
   auto found = ledger_in_directory(path, RealFileSystem().list(path));
-  if (found)
-    std::fprintf(stderr, "trainvisor report: the ledger in %s: %s\n", path.c_str(), found->c_str());
+  if (found) spdlog::info("report: the ledger in {}: {}", path, *found);
   return found;
 }
 

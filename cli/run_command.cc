@@ -441,8 +441,10 @@ PlanFacts real_plan_facts(const FileSystem& fs, const GpuCounter& gpus, const Ho
           .gpus = gpus,
           .host = host,
           .executable = find_executable,
-          .torch = [](const std::string& python,
-                      const Environment& env) { return detect_torch_version(python, env); },
+          .workers_python =
+              [](const std::string& python, const Environment& env, const std::string& module) {
+                return ask_workers_python(python, env, module);
+              },
           .self_exe = self_exe,
           .version = TRAINVISOR_VERSION,
           .cwd = cwd};

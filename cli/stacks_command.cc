@@ -7,6 +7,7 @@
 // one the stacks are in the run's own log. TRAINVISOR_LOG_DIR is read as `run` reads it, so in a
 // pod whose spec sets it `kubectl exec POD -- trainvisor stacks` finds the same directory.
 #include <signal.h>
+#include <spdlog/spdlog.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -34,7 +35,7 @@ std::vector<OptionSpec> stacks_option_specs() {
        .min = 1,
        .max = 1 << 22},
       {.name = "wait-seconds",
-       .type = T::kNumber,
+       .type = T::kSeconds,
        .help = "seconds to wait for the stacks",
        .default_value = "10",
        .min = 0.1,
@@ -48,7 +49,7 @@ namespace {
 constexpr const char* kUsage = "usage: trainvisor stacks [--log-dir DIR | --pid PID]\n";
 
 int fail(int code, const std::string& message) {
-  std::fprintf(stderr, "trainvisor stacks: %s\n", message.c_str());
+  spdlog::error("{}", message);
   return code;
 }
 

@@ -1,5 +1,7 @@
 // `trainvisor topology [--json] [topology options]`: the topology `run` would use, and where each
 // value came from. Exit 0, 78 for a topology error, 64 for a usage error.
+#include <spdlog/spdlog.h>
+
 #include <cstdio>
 #include <iostream>
 
@@ -25,7 +27,7 @@ std::vector<OptionSpec> topology_command_option_specs() {
 namespace {
 
 int fail(const Error& e) {
-  std::fprintf(stderr, "trainvisor: %s\n", e.message.c_str());
+  spdlog::error("{}", e.message);
   return e.exit_code;
 }
 

@@ -89,6 +89,8 @@ std::string expected(const OptionSpec& s) {
       return "an integer" + range + also;
     case OptionType::kNumber:
       return "a number" + range + also;
+    case OptionType::kSeconds:
+      return "a number of seconds" + range + " (as 90 or 0.5, no unit)" + also;
     case OptionType::kChoice:
       return "one of " + joined(s.words);
     case OptionType::kAddress:
@@ -102,6 +104,36 @@ Error bad_value(const OptionValue& v, const std::string& what) {
                describe(v) + "=\"" + escape_control(v.value) + "\": expected " + what};
 }
 
+// A duration with a unit given to a seconds option: what it is in seconds.
+Error bad_seconds(const OptionValue& v, const OptionSpec& s) {
+  Error e = bad_value(v, expected(s));
+  if (auto x = seconds_with_unit(v.value))
+    e.message += ": " + escape_control(v.value) + " is " + number_text(*x) + " seconds";
+  return e;
+}
+
+std::vector<std::string> names_of(const std::vector<OptionSpec>& specs) {
+  std::vector<std::string> out;
+  for (const auto& s : specs) out.push_back(s.name);
+  return out;
+}
+
+// Levenshtein distance, for did_you_mean (names of a few dozen characters).
+std::size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diagonal = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = up;
+    }
+  }
+  return row[b.size()];
+}
+
 // Consumes one option at args[i]; advances i. Returns an error for unknown/missing.
 Status take_option(const std::vector<OptionSpec>& specs, const std::vector<std::string>& args,
                    size_t& i, Options& out) {
@@ -113,7 +145,9 @@ Status take_option(const std::vector<OptionSpec>& specs, const std::vector<std::
   }
   const std::string name = normalize(word);
   const OptionSpec* spec = find_spec(specs, name);
-  if (!spec) return usage("unknown option --" + word + " (see --help)");
+  if (!spec)
+    return usage("unknown option --" + word + did_you_mean(name, names_of(specs), "--") +
+                 " (see --help)");
   if (spec->type == OptionType::kFlag) {
     if (inline_value) return usage("option --" + word + " takes no value");
     out.set(name, OptionValue{"1", "--" + name});
@@ -197,6 +231,7 @@ Result<double> Options::get_double(const std::string& name) const {
   if (!v) return required(name);
   const OptionSpec* s = spec(name);
   if (auto out = parse_finite(v->value, s ? s->min : 0, s ? s->max : 0)) return *out;
+  if (s && s->type == OptionType::kSeconds) return bad_seconds(*v, *s);
   return bad_value(*v, s ? expected(*s) : "a number");
 }
 
@@ -223,6 +258,9 @@ Status check_option_value(const OptionSpec& spec, const OptionValue& v) {
     case OptionType::kNumber:
       if (parse_finite(v.value, spec.min, spec.max)) return ok_status();
       break;
+    case OptionType::kSeconds:
+      if (parse_finite(v.value, spec.min, spec.max)) return ok_status();
+      return bad_seconds(v, spec);
     case OptionType::kChoice:
       break;
     case OptionType::kAddress: {
@@ -271,6 +309,32 @@ Result<Options> parse_options(const std::vector<OptionSpec>& specs,
   return out;
 }
 
+std::string did_you_mean(const std::string& word, const std::vector<std::string>& known,
+                         const std::string& prefix) {
+  const std::size_t limit = std::min<std::size_t>(3, std::max<std::size_t>(1, word.size() / 3));
+  const std::string* best = nullptr;
+  std::size_t best_distance = limit + 1;
+  for (const auto& k : known)
+    if (const std::size_t d = edit_distance(word, k); d < best_distance) {
+      best = &k;
+      best_distance = d;
+    }
+  return best ? " (did you mean " + prefix + *best + "?)" : "";
+}
+
+std::optional<double> seconds_with_unit(const std::string& text) {
+  static const std::pair<const char*, double> kUnits[] = {
+      {"ms", 0.001}, {"s", 1}, {"sec", 1}, {"m", 60}, {"min", 60}, {"h", 3600}, {"d", 86400}};
+  const auto at = text.find_first_not_of("0123456789.");
+  if (at == 0 || at == std::string::npos) return std::nullopt;
+  const auto number = parse_finite(text.substr(0, at), 0, 1e12);
+  if (!number) return std::nullopt;
+  const std::string unit = lower(text.substr(at));
+  for (const auto& [name, factor] : kUnits)
+    if (unit == name) return *number * factor;
+  return std::nullopt;
+}
+
 std::vector<std::string> option_env_names(const OptionSpec& spec) {
   std::vector<std::string> names = {"TRAINVISOR_" + upper_snake(spec.name)};
   if (spec.from_pet) names.push_back("PET_" + upper_snake(spec.name));
@@ -288,6 +352,8 @@ std::string metavar(const OptionSpec& s) {
       return "N";
     case OptionType::kNumber:
       return "X";
+    case OptionType::kSeconds:
+      return "SECONDS";
     case OptionType::kChoice:
       return joined(s.words);
     case OptionType::kAddress:

@@ -30,6 +30,7 @@ enum class OptionType {
   kText,     // any text (a path, a template: its owner checks what the text means)
   kInt,      // an integer in [min, max], or one of `words`
   kNumber,   // a finite number in [min, max], or one of `words`
+  kSeconds,  // a duration: a finite number of seconds in [min, max] (no unit suffix), or `words`
   kChoice,   // one of `words`
   kAddress,  // an IPv4 or IPv6 address (not a host name)
 };
@@ -41,9 +42,9 @@ struct OptionSpec {
   OptionType type = OptionType::kText;
   std::string help = {};
   std::optional<std::string> default_value = std::nullopt;
-  double min = 0;  // kInt, kNumber
+  double min = 0;  // kInt, kNumber, kSeconds
   double max = 0;
-  std::vector<std::string> words = {};  // kChoice: the choices; kInt/kNumber: words also taken
+  std::vector<std::string> words = {};  // kChoice: the choices; kInt/kNumber/kSeconds: also taken
   bool from_pet = false;                // also read PET_<NAME> (Kubeflow's torchrun variables)
   std::string short_name = {};          // a value-less "-m" for torchrun's `-m module`
   std::string metavar = {};             // the value in --help ("PATH"); default from the type
@@ -88,8 +89,10 @@ struct ParseMode {
   bool use_env = false;          // TRAINVISOR_* / PET_* fallbacks
 };
 
-// Unknown options and missing values are usage errors (exit 64); a value that is not what its
-// row's type says is a configuration error (exit 78, one line naming its origin).
+// Unknown options and missing values are usage errors (exit 64; an unknown one names the known
+// option nearest its spelling: did_you_mean); a value that is not what its row's type says is a
+// configuration error (exit 78, one line naming its origin; a duration written with a unit,
+// "5m", is told what it is in seconds).
 Result<Options> parse_options(const std::vector<OptionSpec>& specs,
                               const std::vector<std::string>& args, const Environment& env,
                               ParseMode mode);
@@ -124,6 +127,15 @@ Result<E> choice_of(const Options& o, const std::string& name, const Choice<E> (
   return Error{exit_code::kConfig,
                "--" + name + "=\"" + *word + "\": not one of the words trainvisor reads"};
 }
+
+// " (did you mean X?)" for the known name nearest `word` (edit distance, at most a third of its
+// length and never more than 3), "" when none is that near. For options, `prefix` is "--".
+std::string did_you_mean(const std::string& word, const std::vector<std::string>& known,
+                         const std::string& prefix = "");
+
+// "5m" -> 300, "1.5h" -> 5400, "30s" -> 30, "250ms" -> 0.25, "2d" -> 172800: a duration written
+// with a unit, for the hint of a seconds option; nullopt for anything else.
+std::optional<double> seconds_with_unit(const std::string& text);
 
 // "nproc-per-node" -> "NPROC_PER_NODE"
 std::string upper_snake(const std::string& name);

@@ -1,5 +1,8 @@
 #include "health/torch_version.h"
 
+#include <string_view>
+#include <vector>
+
 #include "common/parse_number.h"
 #include "health/subprocess.h"
 
@@ -7,8 +10,18 @@ namespace tv {
 namespace {
 
 // find_spec of a top-level package locates it without executing it; version.py is read as text.
+// A module (argv[1]) is looked up by its top-level name only: find_spec of a dotted name imports
+// its parent packages, which runs their code. A relative name or an error other than "not found"
+// (a bad name) says "found": only a definite absence refuses the run.
 constexpr const char* kScript = R"PY(
-import importlib.util as u, os, re
+import importlib.util as u, os, re, sys
+if len(sys.argv) > 1:
+    try:
+        top = sys.argv[1].split('.')[0]
+        found = not top or u.find_spec(top) is not None
+    except Exception:
+        found = True
+    print('module=' + ('found' if found else 'missing'))
 try:
     s = u.find_spec('torch')
 except Exception:
@@ -47,11 +60,33 @@ std::optional<TorchVersion> parse_torch_version(const std::string& text) {
   return TorchVersion{*major, *minor, text, "", ""};
 }
 
-std::optional<TorchVersion> detect_torch_version(const std::string& python, const Environment& env,
-                                                 std::chrono::milliseconds timeout) {
-  auto out = capture_output({python, "-c", kScript}, env, timeout);
-  if (!out) return std::nullopt;
-  return parse_torch_answer(*out);
+WorkersPython ask_workers_python(const std::string& python, const Environment& env,
+                                 const std::string& module, std::chrono::milliseconds timeout) {
+  std::vector<std::string> argv = {python, "-c", kScript};
+  if (!module.empty()) argv.push_back(module);
+  auto out = capture_output(argv, env, timeout);
+  if (!out) return {};
+  return parse_python_answer(*out);
+}
+
+WorkersPython parse_python_answer(const std::string& output) {
+  WorkersPython answer;
+  std::string torch_lines;
+  std::size_t at = 0;
+  while (at < output.size()) {
+    auto end = output.find('\n', at);
+    if (end == std::string::npos) end = output.size();
+    std::string_view line(output.data() + at, end - at);
+    at = end + 1;
+    if (line.starts_with("module=")) {
+      const auto word = line.substr(7, line.find_first_of("\r ", 7) - 7);
+      if (word == "found" || word == "missing") answer.module_found = word == "found";
+    } else {
+      torch_lines.append(line).push_back('\n');
+    }
+  }
+  answer.torch = parse_torch_answer(torch_lines);
+  return answer;
 }
 
 std::optional<TorchVersion> parse_torch_answer(const std::string& output) {

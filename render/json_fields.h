@@ -12,6 +12,7 @@
 
 #include "common/exit_codes.h"
 #include "common/json_text.h"
+#include "common/options.h"
 #include "common/result.h"
 
 namespace tv::render_fields {
@@ -113,7 +114,9 @@ class Fields {
   // After reading: any field not read is a typo or an unsupported setting.
   Status no_unknown_fields() const {
     for (const auto& [k, v] : obj_.items())
-      if (!seen_.count(k)) return error(k, "unknown field (see docs/render.md for the fields)");
+      if (!seen_.count(k))
+        return error(k, "unknown field" + did_you_mean(k, {seen_.begin(), seen_.end()}) +
+                            " (see docs/render.md for the fields)");
     return ok_status();
   }
 

@@ -64,21 +64,34 @@ std::optional<std::string> checkpoint_dir(const Options& o, const PlanFacts& fac
                              facts.fs);
 }
 
-// The torch the workers import (a child of their python: PlanFacts::torch), which decides the
-// version-dependent variables of their environment; nullopt when the command is not python.
-std::optional<TorchVersion> workers_torch(const Options& o, const std::vector<std::string>& argv,
-                                          const Interpreter& py, const Environment& env,
-                                          const PlanFacts& facts) {
+// The torch the workers import (a child of their python: PlanFacts::workers_python), which
+// decides the version-dependent variables of their environment, and whether a `-m MOD` is there;
+// an empty answer when the command is not python.
+WorkersPython query_workers_python(const Options& o, const std::vector<std::string>& argv,
+                                   const Interpreter& py, const Environment& env,
+                                   const PlanFacts& facts) {
   const bool python_form = !o.flag("no-python") && argv.front() == py.path;
   const auto python = python_form ? std::optional(py.path) : worker_python(argv, env);
-  if (!python) return std::nullopt;
-  auto v = facts.torch(*python, env);
-  if (!v)
+  if (!python) return {};
+  const std::string module = python_form && o.flag("module") ? o.positional.front() : "";
+  auto v = facts.workers_python(*python, env, module);
+  if (!v.torch)
     spdlog::info(
         "torch: {} has no torch that could be read (workers get both "
         "NCCL_ASYNC_ERROR_HANDLING names)",
         *python);
   return v;
+}
+
+// `-m MOD` whose top-level package the workers' python cannot find: python would print "No module
+// named MOD" and exit 1 in every worker of every generation, so nothing starts (as for a missing
+// script: check_python_script).
+Status check_python_module(const Options& o, const WorkersPython& answer, const Interpreter& py) {
+  if (answer.module_found.value_or(true)) return ok_status();
+  return Error{exit_code::kNotFound,
+               o.positional.front() + ": no such module: " + py.path +
+                   " cannot find it (importlib.util.find_spec): expected the module to run "
+                   "with -m (nothing started)"};
 }
 
 // Stores a parsed option in `out`, or passes its error on.
@@ -273,7 +286,8 @@ Result<RunPlan> plan_run(const Options& o, const Environment& env, const PlanFac
   p.interpreter = py;
   auto exe = facts.executable(argv->front(), env);
   if (!exe) return exe.error();
-  p.torch = workers_torch(o, *argv, py, env, facts);
+  const WorkersPython answer = query_workers_python(o, *argv, py, env, facts);
+  p.torch = answer.torch;
   // What every node must share, sent in its joins (docs/coordination.md, "Node fingerprint").
   if (p.topology.nnodes > 1) p.fingerprint = node_fingerprint(env, p.torch, fs, facts.version);
   if (auto s =
@@ -289,6 +303,7 @@ Result<RunPlan> plan_run(const Options& o, const Environment& env, const PlanFac
   if (!obs) return obs.error();
   // After every option value is checked (a bad value is 64/78 first), before anything starts.
   if (auto s = check_python_script(o, fs); !s) return s.error();
+  if (auto s = check_python_module(o, answer, py); !s) return s.error();
   p.observability = *obs;
   if (p.sup.stall) {
     p.sup.stall->saves_expected = p.ckpt_dir.has_value();

@@ -6,8 +6,9 @@
 // host's address, the programs on PATH, this binary's path, the workers' torch, the current
 // directory) come through `PlanFacts`, so tests give fakes. Through it one child may run: the
 // workers' python, asked for its torch version (health/torch_version.h), when their command is
-// python. The rules it calls are run_rules.h's, master_port.h's and node_fingerprint.h's;
-// cli/run_command.cc parses, calls plan_run with the real facts and wires what it returns.
+// python; for `-m MOD` the same child says whether MOD is there (127 when it is not). The rules it
+// calls are run_rules.h's, master_port.h's and node_fingerprint.h's; cli/run_command.cc parses,
+// calls plan_run with the real facts and wires what it returns.
 #pragma once
 
 #include <chrono>
@@ -75,9 +76,11 @@ struct PlanFacts {
   // The workers' first word as an executable (a PATH lookup: common/process.h find_executable):
   // its path, else 127 (not found) or 126 (not executable).
   std::function<Result<std::string>(const std::string& name, const Environment& env)> executable;
-  // The torch that `python` imports (a child: health/torch_version.h detect_torch_version).
-  std::function<std::optional<TorchVersion>(const std::string& python, const Environment& env)>
-      torch;
+  // The torch that `python` imports and, when `module` is not "", whether that module is there
+  // (one child: health/torch_version.h ask_workers_python).
+  std::function<WorkersPython(const std::string& python, const Environment& env,
+                              const std::string& module)>
+      workers_python;
   std::function<std::string()> self_exe;  // this binary, for the GPU watch child
   std::string version;                    // trainvisor's own, in the node fingerprint
   // trainvisor's current directory, read once --workdir (or SageMaker's code directory) is

@@ -42,20 +42,50 @@ void NetworkCluster::join(Events events) {
   start_agent();
 }
 
+// Before any join: the job cannot gather, the supervisor or the preflight is told (75 when it
+// cannot listen, 71 short of descriptors).
+void NetworkCluster::cannot_join(const Error& e) {
+  finished_ = true;
+  asio::post(io_, [this, e] {
+    agent_.reset();
+    if (joined_) return events_.lost(e.message, 0);
+    preflight_over(e);
+  });
+}
+
+// A node 0 whose coordinator's port is taken on this machine: most likely the coordinator of a
+// second node 0 of this job (two nodes given node rank 0 on one host). It joins that coordinator
+// as node 0, which finds the rank claimed twice: 78 on both nodes at once, as for any other rank
+// (rdzv_coordinator.h, rank_clash), not 75 here and the other node waiting out --rdzv-timeout.
+// What holds the port is not this job's coordinator when the first attempt fails (no hello, an
+// unauthenticated join): then the listen error, 75, at once as before.
+// Returns the agent's on_retry.
+std::function<void(const std::string&)> NetworkCluster::join_the_holder(
+    const std::string& listen_error) {
+  coordinator_.reset();
+  spdlog::info(
+      "rdzv: {}; joining the coordinator there as node 0 (another node claims node rank 0?)",
+      listen_error);
+  return [this, listen_error](const std::string& why) {
+    if (!finished_)
+      cannot_join(
+          Error{exit_code::kTempFail,
+                listen_error + "; what holds it is not this job's coordinator (" + why + ")"});
+  };
+}
+
 void NetworkCluster::start_agent() {
   auto agent_config = config_;
+  std::string taken;  // this node 0 cannot listen: another process of this machine holds the port
   if (coordinator_ && !coordinator_->listening()) {
     if (auto st = coordinator_->listen(); !st) {
-      finished_ = true;
-      asio::post(io_, [this, e = st.error()] {
-        if (joined_) return events_.lost(e.message, 0);
-        preflight_over(e);  // 75 when it cannot listen, 71 short of descriptors
-      });
-      return;
+      if (!coordinator_->address_in_use()) return cannot_join(st.error());
+      taken = st.error().message;
     }
   }
-  if (coordinator_) agent_config.rdzv_port = coordinator_->port();  // the same unless it was 0
   RdzvAgent::Handlers h;
+  if (!taken.empty()) h.on_retry = join_the_holder(taken);
+  if (coordinator_) agent_config.rdzv_port = coordinator_->port();  // the same unless it was 0
   h.on_start = [this](const GenerationPlan& p) {
     if (finished_) return;
     if (joined_) return events_.start(p);

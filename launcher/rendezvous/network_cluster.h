@@ -20,6 +20,7 @@
 
 #include <boost/asio/io_context.hpp>
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -114,6 +115,8 @@ class NetworkCluster final : public Cluster {
  private:
   void deliver_terminal(std::function<void()> fire);
   void start_agent();
+  void cannot_join(const Error& e);
+  std::function<void(const std::string&)> join_the_holder(const std::string& listen_error);
   void run_probe(const std::string& unique_id);
   void preflight_over(const Status& s);
 

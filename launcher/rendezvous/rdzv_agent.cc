@@ -89,6 +89,7 @@ void RdzvAgent::connect(const std::vector<tcp::endpoint>& endpoints) {
 }
 
 void RdzvAgent::retry(const std::string& why) {
+  if (handlers_.on_retry) handlers_.on_retry(why);
   if (why != last_error_) spdlog::info("rdzv: {}: {}; retrying", me(), why);
   last_error_ = why;
   state_ = State::kConnecting;

@@ -37,6 +37,9 @@ class RdzvAgent {
     // A join without a rank (config.node_rank == rdzv::kRankUnassigned) ends here: the rank the
     // coordinator assigned; the agent is finished (the node joins again with it).
     std::function<void(int node_rank)> on_rank;
+    // Optional: each attempt that failed before a join (why); the agent retries unless it is
+    // destroyed.
+    std::function<void(const std::string& why)> on_retry;
   };
 
   RdzvAgent(boost::asio::io_context& io, const NetworkClusterConfig& config, Handlers handlers,

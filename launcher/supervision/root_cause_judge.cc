@@ -44,6 +44,24 @@ bool script_missing(std::string_view line) {
          line.find("No such file or directory") != std::string_view::npos;
 }
 
+// python's own words for `-m MOD` that cannot be found (runpy, exit 1, no traceback):
+// "/usr/bin/python3: No module named pkg.mod", or, when a parent package fails to import,
+// "/usr/bin/python3: Error while finding module specification for 'pkg.mod'
+// (ModuleNotFoundError: No module named 'pkg')". `run` refuses a missing top-level package before
+// anything starts (127); a missing submodule ends here, a ModuleNotFoundError (cannot_start).
+// The line must start with the interpreter (sys.executable: no space, its name python...), so a
+// library's warning that mentions a missing module is not taken for it.
+bool module_missing(std::string_view line) {
+  const auto colon = line.find(": ");
+  if (colon == std::string_view::npos) return false;
+  const std::string_view exe = line.substr(0, colon), rest = line.substr(colon + 2);
+  const auto slash = exe.rfind('/');
+  const std::string_view name = slash == std::string_view::npos ? exe : exe.substr(slash + 1);
+  return exe.find(' ') == std::string_view::npos && name.starts_with("python") &&
+         (rest.starts_with("No module named ") ||
+          rest.starts_with("Error while finding module specification for "));
+}
+
 bool mentions_cuda_oom(std::string_view text) {
   return text.find("CUDA out of memory") != std::string_view::npos ||
          text.find("OutOfMemoryError") != std::string_view::npos ||
@@ -152,6 +170,9 @@ FailureSignature failure_signature(const FailureRecord& rec, std::optional<std::
     } else if (script_missing(l)) {
       sig.type = "can't open file";
       sig.message = normalize_message(l.substr(l.find("can't open file") + 15));
+    } else if (module_missing(l)) {
+      sig.type = "ModuleNotFoundError";
+      sig.message = normalize_message(l.substr(l.find(": ") + 2));
     }
   }
   if (rec.error) sig.cuda_oom = sig.cuda_oom || mentions_cuda_oom(rec.error->traceback);

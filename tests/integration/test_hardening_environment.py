@@ -518,6 +518,30 @@ def test_missing_python_script_is_127_before_anything_starts(tmp_path):
     assert "[rank0]" not in r.stderr + r.stdout
 
 
+def test_missing_python_module_is_127_before_anything_starts(tmp_path):
+    failure = tmp_path / "failure"
+    r = run("--max-restarts", 3, "--failure-file", failure, "-m", "tv_no_such_module.train")
+    # before: python's "No module named" exit 1 in every worker, restarted 3 times (no_exception)
+    assert r.returncode == 127, r.stderr
+    assert "tv_no_such_module.train: no such module" in r.stderr
+    assert "[rank0]" not in r.stderr + r.stdout
+    assert not failure.exists()
+    # the same question of a module that is there (on the workers' PYTHONPATH): it runs
+    (tmp_path / "tv_found_module.py").write_text("print('module ran')\n")
+    r = run("-m", "tv_found_module", env=base_env(PYTHONPATH=str(tmp_path)))
+    assert r.returncode == 0, r.stderr
+    assert "[rank0]: module ran" in r.stdout
+
+
+def test_missing_submodule_gives_up_at_once_as_cannot_start():
+    # run asks only about the top-level package (json is there); python's own "No module named
+    # json.tv_nosuch" is then judged as an import error before any progress
+    r = run("--max-restarts", 3, "--warm-standby", "off", "-m", "json.tv_nosuch")
+    assert r.returncode == 1, r.stderr  # the worker's code, given up at once
+    assert "rule cannot_start" in r.stderr, r.stderr  # before: rule no_exception, 3 restarts
+    assert "generation 1" not in r.stderr, r.stderr
+
+
 def memory_cgroup(tmp_name, limit):
     """A fresh child memory cgroup limited to `limit` bytes: (its cgroup.procs, cleanup) or None."""
     v2 = Path("/sys/fs/cgroup")

@@ -2,7 +2,8 @@
 torchrun line of a Batch-like job, `--nnodes 2 --rdzv-backend c10d --rdzv-endpoint HOST:PORT`
 with no `--node-rank`, run as two `trainvisor run` processes on loopback. The one that binds the
 endpoint hosts the coordinator and is rank 0; the other asks it and is assigned rank 1 in join
-order. Also: two nodes that claim one rank both exit 78, each told why; PET_RDZV_ENDPOINT alone
+order. Also: two nodes that claim one rank both exit 78, each told why (node rank 0 too: the
+second cannot listen on the coordinator's port and joins the first's coordinator); PET_RDZV_ENDPOINT alone
 names the endpoint (torchrun's env action)."""
 import subprocess
 
@@ -88,4 +89,20 @@ def test_two_nodes_claiming_one_rank_both_exit_78_naming_it(tmp_path):
         assert "node rank 1 is claimed by two nodes: host " in said, said
         assert "at 127.0.0.1, pid " in said, said
         assert "rank from --node-rank" in said and "rank from TRAINVISOR_NODE_RANK" in said, said
+    assert not list(out.glob("rank_*.json"))  # no worker started anywhere
+
+
+def test_two_nodes_claiming_node_rank_0_on_one_host_both_exit_78_naming_it(tmp_path):
+    script, out = recorder(tmp_path)
+    (rdzv_port,) = free_ports(1)
+    common = ["--nnodes", 2, "--node-rank", 0, "--rdzv-endpoint", f"127.0.0.1:{rdzv_port}",
+              "--nproc-per-node", 1, script]
+    env = base_env(TV_RECORD_DIR=out)
+    results = ended([start(tmp_path, i, *common, env=env) for i in range(2)])
+    for code, said in results:
+        # before: one "coordinator cannot listen ... Address already in use" (75), the other
+        # waiting out --rdzv-timeout (75)
+        assert code == 78, said[-3000:]
+        assert "node rank 0 is claimed by two nodes: host " in said, said[-3000:]
+    assert "joining the coordinator there as node 0" in "\n".join(s for _, s in results)
     assert not list(out.glob("rank_*.json"))  # no worker started anywhere

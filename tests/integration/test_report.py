@@ -263,7 +263,8 @@ def test_unreadable_ledgers_are_one_line_naming_the_file(tmp_path):
         r = report("--ledger", path, "--html", tmp_path / "out.html")
         assert r.returncode == 78, (path, r.stderr)
         lines = r.stderr.splitlines()
-        assert len(lines) == 1 and lines[0].startswith(f"trainvisor report: {path}: "), lines
+        assert len(lines) == 1, lines
+        assert tvtest.error_messages(lines[0])[0].startswith(f"{path}: "), lines
         assert why in lines[0], lines
     assert "line 3" in report("--ledger", trunc).stderr
     assert not (tmp_path / "out.html").exists()
@@ -330,7 +331,8 @@ def test_report_says_why_the_job_died(lost_job):
     (ledger,) = (tmp / "ckpt").glob(".trainvisor-ledger-*.json")
     r = report("--ledger", tmp / "ckpt")  # the checkpoint dir: its one ledger
     assert r.returncode == 0, r.stderr
-    assert r.stderr == f"trainvisor report: the ledger in {tmp / 'ckpt'}: {ledger}\n", r.stderr
+    assert len(r.stderr.splitlines()) == 1, r.stderr
+    assert r.stderr.endswith(f" I] report: the ledger in {tmp / 'ckpt'}: {ledger}\n"), r.stderr
     log = tmp / "logs0" / "attempt_0" / "rank_1" / "stderr.log"
     assert f"evidence {log}: {EXCEPTION}\n" in r.stdout, r.stdout
     assert re.search(r"^  container 0 .*: ended, exit 75: lost node \(a peer node was lost or the "
@@ -374,9 +376,11 @@ def test_ledger_dir_without_exactly_one_ledger_is_one_error(tmp_path):
     empty.mkdir()
     r = report("--ledger", empty)
     assert r.returncode == 78, r.stderr
-    assert r.stderr == (f"trainvisor report: {empty}: a directory with no job ledger; expected "
-                        "exactly one job ledger (.trainvisor-ledger-<16 hex digits>.json, which "
-                        "`trainvisor run` writes in the checkpoint dir of a job with an id)\n")
+    assert len(r.stderr.splitlines()) == 1, r.stderr
+    assert tvtest.error_messages(r.stderr) == [
+        f"{empty}: a directory with no job ledger; expected exactly one job ledger "
+        "(.trainvisor-ledger-<16 hex digits>.json, which `trainvisor run` writes in the checkpoint "
+        "dir of a job with an id)"], r.stderr
     two = tmp_path / "two"
     two.mkdir()
     for name in (".trainvisor-ledger-0000000000000001.json", ".trainvisor-ledger-0000000000000002.json"):

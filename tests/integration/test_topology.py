@@ -45,8 +45,8 @@ def refused(tmp_path, *args, env=None, code=78):
     p = run(tmp_path, "--json", *args, env=env)
     assert p.returncode == code, (p.returncode, p.stdout, p.stderr)
     assert p.stdout == ""
-    assert p.stderr.startswith("trainvisor: "), p.stderr
     assert p.stderr.count("\n") == 1, p.stderr
+    assert len(tvtest.error_messages(p.stderr)) == 1, p.stderr  # the logger's error form
     return p.stderr
 
 

@@ -295,3 +295,13 @@ class Hermetic:
     def kill_leftovers(self):
         kill_marked(self.marker, self.session)
 
+
+
+# The one form of every error trainvisor prints, whichever command (docs/supervision.md, "Output
+# and logs"): a text log line at level E.
+ERROR_LINE = re.compile(r"^\[trainvisor \d\d:\d\d:\d\d\.\d{3} E\] (.*)$")
+
+
+def error_messages(stderr):
+    """The messages of trainvisor's error lines in `stderr`, in order."""
+    return [m.group(1) for m in map(ERROR_LINE.match, stderr.splitlines()) if m]

@@ -343,11 +343,10 @@ TEST(Honesty, AnUnknownLayoutIsNotAnEmptyDirectory) {
   EXPECT_EQ(s.none, Selection::None::kUnrecognized);
   EXPECT_EQ(s.why_none, kRoot +
                             ": save/net_best.pth (and 1 more such files) matches no known layout; "
-                            "see --checkpoint-format (docs/checkpoints.md lists the layouts, "
-                            "glob: writes one)");
+                            "name its format (run --checkpoint-format, checkpoint latest "
+                            "--format; docs/checkpoints.md lists the layouts, glob: writes one)");
   s = lookup(fs, "deepspeed");
-  EXPECT_NE(s.why_none.find("matches no layout of --checkpoint-format deepspeed"),
-            std::string::npos);
+  EXPECT_NE(s.why_none.find("matches no layout of format deepspeed"), std::string::npos);
 }
 
 TEST(Honesty, RunsThatNothingOrdersAreAmbiguous) {

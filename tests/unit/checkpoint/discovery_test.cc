@@ -458,5 +458,21 @@ TEST(Formats, Validation) {
   }
 }
 
+TEST(Formats, TheErrorNamesTheOptionGivenAndTheNearestFormat) {
+  auto s = validate_checkpoint_format("skrll", "--format");  // `checkpoint latest --format`
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.error().exit_code, 78);
+  EXPECT_TRUE(
+      s.error().message.starts_with("--format: 'skrll' (did you mean skrl?): expected one "
+                                    "of auto, skrl, "))
+      << s.error().message;
+  EXPECT_EQ(s.error().message.find("--checkpoint-format"), std::string::npos);
+  EXPECT_NE(validate_checkpoint_format("torchtitn")
+                .error()
+                .message.find("(did you mean "
+                              "torchtitan?)"),
+            std::string::npos);
+}
+
 }  // namespace
 }  // namespace tv

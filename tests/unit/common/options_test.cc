@@ -28,6 +28,7 @@ const std::vector<OptionSpec> kTable = {
     {.name = "metrics-port", .type = T::kInt, .default_value = "0", .max = 65535},
     {.name = "path", .help = "any text", .metavar = "PATH"},
     {.name = "module", .type = T::kFlag, .short_name = "m"},
+    {.name = "hang-timeout", .type = T::kSeconds, .max = 604800, .words = {"auto"}},
 };
 
 Result<Options> parse(const std::vector<std::string>& args, Environment env = Environment()) {
@@ -53,6 +54,47 @@ TEST(Options, EveryEnumeratedValueIsCheckedAndTheErrorNamesItsOrigin) {
   expect_refused(parse({"--nproc-per-node", "gpu"}),
                  "--nproc-per-node=\"gpu\": expected an integer from 1 to 8, or auto");
   expect_refused(parse({"--grace", "inf"}), "--grace=\"inf\": expected a number from 0 to 60");
+}
+
+TEST(Options, AnUnknownOptionNamesTheNearestKnownOne) {
+  auto typo = parse({"--max-restart", "2"});
+  ASSERT_FALSE(typo.ok());
+  EXPECT_EQ(typo.error().exit_code, 64);
+  EXPECT_EQ(typo.error().message,
+            "unknown option --max-restart (did you mean --max-restarts?) (see --help)");
+  auto underscores = parse({"--nproc_per_nod=2"});  // spelt with _: the hint has the dashes
+  ASSERT_FALSE(underscores.ok());
+  EXPECT_NE(underscores.error().message.find("(did you mean --nproc-per-node?)"), std::string::npos)
+      << underscores.error().message;
+  auto far = parse({"--frobnicate"});  // nothing near: no guess
+  ASSERT_FALSE(far.ok());
+  EXPECT_EQ(far.error().message, "unknown option --frobnicate (see --help)");
+}
+
+TEST(Options, DidYouMeanTakesOnlyANearName) {
+  const std::vector<std::string> known = {"stacks", "report", "run", "render"};
+  EXPECT_EQ(did_you_mean("stcks", known), " (did you mean stacks?)");
+  EXPECT_EQ(did_you_mean("rn", known, "--"), " (did you mean --run?)");
+  EXPECT_EQ(did_you_mean("rendr", known), " (did you mean render?)");
+  EXPECT_EQ(did_you_mean("xyz", known), "");
+  EXPECT_EQ(did_you_mean("", known), "");
+}
+
+TEST(Options, ADurationSaysItIsInSecondsAndWhatAUnitWouldBe) {
+  expect_refused(parse({"--hang-timeout", "5m"}),
+                 "--hang-timeout=\"5m\": expected a number of seconds from 0 to 604800 (as 90 or "
+                 "0.5, no unit), or auto: 5m is 300 seconds");
+  expect_refused(parse({}, Environment{{"TRAINVISOR_HANG_TIMEOUT", "soon"}}),
+                 "TRAINVISOR_HANG_TIMEOUT=\"soon\": expected a number of seconds from 0 to 604800 "
+                 "(as 90 or 0.5, no unit), or auto");
+  EXPECT_EQ(*parse({"--hang-timeout", "90.5"})->get_double("hang-timeout"), 90.5);
+  EXPECT_EQ(seconds_with_unit("1.5h"), 5400);
+  EXPECT_EQ(seconds_with_unit("250ms"), 0.25);
+  EXPECT_EQ(seconds_with_unit("30S"), 30);
+  EXPECT_EQ(seconds_with_unit("2d"), 172800);
+  EXPECT_FALSE(seconds_with_unit("5"));
+  EXPECT_FALSE(seconds_with_unit("m5"));
+  EXPECT_FALSE(seconds_with_unit("5 parsecs"));
 }
 
 TEST(Options, ABadAddressNamesTheAddressOptionNotThePort) {

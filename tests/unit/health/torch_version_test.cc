@@ -22,6 +22,23 @@ TEST(TorchVersion, RefusesWhatIsNotAVersion) {
     EXPECT_FALSE(parse_torch_version(bad)) << bad;
 }
 
+TEST(TorchVersion, TheAnswerSaysWhetherTheModuleIsThereWithOrWithoutTorch) {
+  auto both = parse_python_answer("module=found\n2.11.0+cu128\ncuda=12.8\nnccl=\n");
+  ASSERT_TRUE(both.module_found.has_value());
+  EXPECT_TRUE(*both.module_found);
+  ASSERT_TRUE(both.torch.has_value());
+  EXPECT_EQ(both.torch->minor, 11);
+  EXPECT_EQ(both.torch->cuda, "12.8");
+  auto no_torch = parse_python_answer("module=missing\r\n");
+  ASSERT_TRUE(no_torch.module_found.has_value());
+  EXPECT_FALSE(*no_torch.module_found);
+  EXPECT_FALSE(no_torch.torch.has_value());
+  auto not_asked = parse_python_answer("2.10.0+cpu\ncuda=\nnccl=\n");
+  EXPECT_FALSE(not_asked.module_found.has_value());
+  EXPECT_TRUE(not_asked.torch.has_value());
+  EXPECT_FALSE(parse_python_answer("module=perhaps\n").module_found.has_value());
+}
+
 }  // namespace
 }  // namespace tv
 

@@ -43,10 +43,11 @@ class RunPlanTest : public ::testing::Test {
             return Error{exit_code::kNotFound, "command not found: " + name};
           return on_path.at(name);
         },
-        .torch = [this](const std::string& python,
-                        const Environment&) -> std::optional<TorchVersion> {
+        .workers_python = [this](const std::string& python, const Environment&,
+                                 const std::string& module) -> WorkersPython {
           asked_torch.push_back(python);
-          return torch;
+          asked_module.push_back(module);
+          return {torch, module.empty() ? std::nullopt : module_found};
         },
         .self_exe = [] { return std::string("/usr/bin/trainvisor"); },
         .version = "9.9.9",
@@ -78,9 +79,11 @@ class RunPlanTest : public ::testing::Test {
   testing::FakeFileSystem fs;
   std::map<std::string, std::string> on_path = {{"/bin/true", "/bin/true"},
                                                 {"python3", "/usr/bin/python3"}};
-  std::optional<TorchVersion> torch;     // the workers' python's answer
-  std::vector<std::string> asked_torch;  // each python asked
-  std::string cwd = "/jobs/42";          // trainvisor's current directory (not this test's)
+  std::optional<TorchVersion> torch;      // the workers' python's answer
+  std::vector<std::string> asked_torch;   // each python asked
+  std::vector<std::string> asked_module;  // and the module it was asked about ("": none)
+  std::optional<bool> module_found;       // its answer about that module
+  std::string cwd = "/jobs/42";           // trainvisor's current directory (not this test's)
 };
 
 TEST_F(RunPlanTest, TheOperatorsPortOnTheMetricsPortBecomesAFreshMasterPort) {
@@ -261,6 +264,26 @@ TEST_F(RunPlanTest, AMissingScriptOrCommandIsRefusedBeforeAnythingStarts) {
   const Error command = refused({"--nproc-per-node", "1", "--no-python", "--", "nosuch"});
   EXPECT_EQ(command.exit_code, exit_code::kNotFound);
   EXPECT_EQ(command.message, "command not found: nosuch");  // PATH's answer, passed on
+}
+
+TEST_F(RunPlanTest, AModuleThePythonCannotFindIsRefusedBeforeAnythingStarts) {
+  module_found = false;
+  const Error e = refused({"--nproc-per-node", "1", "-m", "--", "no_such_module", "--lr", "1"});
+  EXPECT_EQ(e.exit_code, exit_code::kNotFound);
+  EXPECT_NE(e.message.find("no_such_module: no such module"), std::string::npos) << e.message;
+  EXPECT_EQ(asked_module, std::vector<std::string>{"no_such_module"});  // the torch query's child
+  module_found = true;
+  ok({"--nproc-per-node", "1", "-m", "--", "pkg.train"});
+  module_found.reset();  // no answer (python late or broken): never refused
+  ok({"--nproc-per-node", "1", "-m", "--", "pkg.train"});
+  EXPECT_EQ(asked_module.back(), "pkg.train");
+}
+
+TEST_F(RunPlanTest, AScriptAsksTheWorkersPythonAboutNoModule) {
+  fs.add_file("train.py", "");
+  module_found = false;
+  ok({"--nproc-per-node", "1", "--", "train.py"});
+  EXPECT_EQ(asked_module, std::vector<std::string>{""});
 }
 
 TEST_F(RunPlanTest, TheGpuWatchRunsThisBinaryUnlessItIsOff) {

@@ -49,6 +49,18 @@ TEST(JobConfig, ReadsFieldsAndDefaults) {
   EXPECT_FALSE(c.grace_period.has_value());
 }
 
+TEST(JobConfig, AnUnknownFieldNamesTheNearestKnownOne) {
+  EXPECT_NE(parse_error(with("nodez", 2).dump())
+                .message.find("job.json: nodez: unknown field (did you mean nodes?) (see "),
+            std::string::npos);
+  EXPECT_NE(parse_error(with("slurm", {{"partitons", "gpu"}}).dump())
+                .message.find("slurm.partitons: unknown field (did you mean partition?)"),
+            std::string::npos)
+      << parse_error(with("slurm", {{"partitons", "gpu"}}).dump()).message;
+  EXPECT_EQ(parse_error(with("frobnicate", 1).dump()).message.find("did you mean"),
+            std::string::npos);
+}
+
 TEST(JobConfig, EveryErrorIsConfigAndNamesTheField) {
   const std::vector<std::pair<json, std::string>> cases = {
       {with("nodes", "two"), "job.json: nodes: expected an integer 1..10000, got \"two\""},

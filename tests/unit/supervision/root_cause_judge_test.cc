@@ -100,6 +100,17 @@ TEST(RootCauseJudge, SignatureFromTheErrorFileOrTheTracebackInTheOutput) {
                  "directory"}),
       std::nullopt);
   EXPECT_EQ(s.type, "can't open file");
+  // python's own words for `-m` of a module it cannot find (no traceback, exit 1).
+  s = failure_signature(from_tail({"/usr/bin/python3: No module named pkg.nosuch"}), std::nullopt);
+  EXPECT_EQ(s.type, "ModuleNotFoundError");
+  EXPECT_EQ(s.message, "No module named pkg.nosuch");
+  s = failure_signature(from_tail({"/usr/bin/python3: Error while finding module specification "
+                                   "for 'pkg.train' (ModuleNotFoundError: No module named 'pkg')"}),
+                        std::nullopt);
+  EXPECT_EQ(s.type, "ModuleNotFoundError");
+  // A library's words about a module it does without are not the interpreter's.
+  EXPECT_EQ(failure_signature(from_tail({"apex: No module named amp_C, using native"}), 2).type,
+            "");
   // No exception at all: the last line, no type (so never "the same failure").
   s = failure_signature(from_tail({"rank 3 fails"}), 2);
   EXPECT_EQ(s.type, "");
