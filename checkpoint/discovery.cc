@@ -66,12 +66,36 @@ class KeyHeap {
   Newer newer_;
 };
 
+// One line per candidate whose newest file is dated ahead of this node's clock.
+void warn_ahead(const Candidate& c, std::int64_t ahead_ns, std::chrono::milliseconds settle) {
+  const std::string how =
+      settle.count() > 0 ? "by looking at it again after " + std::to_string(settle.count()) + " ms"
+                         : "by its content alone (no settle window here)";
+  spdlog::warn(
+      "checkpoint: {} is modified {:.1f} s in the future by this node's clock (written by a "
+      "machine whose clock runs ahead?): whether it is still being written is decided {}, not by "
+      "its age",
+      escape_control(c.checkpoint.path), static_cast<double>(ahead_ns) / 1e9, how);
+}
+
+// Looks again after what is left of the settle window, at most o.settle_waits times; a file seen
+// with the same size and mtime at the previous look has settled (known_stable): what this node
+// observes decides, so an mtime ahead of its clock costs one window, not the skew (issue 58).
 Judgement judge(Candidate& c, CheckpointFs& fs, const SelectOptions& o) {
   const std::int64_t settle_ns =
       std::chrono::duration_cast<std::chrono::nanoseconds>(o.settle).count();
+  std::map<std::string, std::pair<std::uint64_t, std::int64_t>> looked;
+  const auto seen_before = [&looked](const std::string& path, const FileStat& st) {
+    const std::pair now{st.size, st.mtime_ns};
+    const auto [it, first] = looked.try_emplace(path, now);
+    const bool same = !first && it->second == now;
+    it->second = now;
+    return same;
+  };
   Judgement j;
   for (int wait = 0;; ++wait) {
-    j = evaluate(c, fs, Judge{fs.now_ns(), settle_ns, {}});
+    j = evaluate(c, fs, Judge{fs.now_ns(), settle_ns, seen_before});
+    if (wait == 0 && j.ahead_ns > 0) warn_ahead(c, j.ahead_ns, o.settle);
     if (j.verdict != Verdict::kSettling || wait >= o.settle_waits) break;
     fs.sleep_for(std::chrono::milliseconds(j.settle_left_ns / 1'000'000 + 1));
   }

@@ -60,12 +60,24 @@ Judgement check_pickle_bytes(CheckpointFs& fs, const std::string& path, const Fi
   return complete();
 }
 
+// Settled by this node's own observations: an mtime the window behind this node's clock, or the
+// same size and mtime at an earlier look (known_stable). An mtime in the future is no age: it
+// settles after one window of looks, never when the clock catches up (issue 58).
 Judgement check_settled(const std::string& path, const FileStat& st, const Judge& j) {
   const std::int64_t age = j.now_ns - st.mtime_ns;
-  if (age >= j.settle_ns) return complete();
-  if (j.known_stable && j.known_stable(path, st)) return complete();
-  return {Verdict::kSettling, "modified " + std::to_string(age / 1'000'000) + " ms ago",
-          j.settle_ns - age};
+  Judgement r = complete();
+  r.ahead_ns = std::max<std::int64_t>(0, -age);
+  if (j.settle_ns <= 0 || age >= j.settle_ns) return r;
+  if (j.known_stable && j.known_stable(path, st)) return r;
+  r.verdict = Verdict::kSettling;
+  if (age < 0) {
+    r.reason = "modified " + std::to_string(-age / 1'000'000) + " ms ahead of this node's clock";
+    r.settle_left_ns = j.settle_ns;
+  } else {
+    r.reason = "modified " + std::to_string(age / 1'000'000) + " ms ago";
+    r.settle_left_ns = j.settle_ns - age;
+  }
+  return r;
 }
 
 Judgement check_torch(Checkpoint& c, CheckpointFs& fs, const std::string& path, const Judge& j) {
@@ -235,6 +247,24 @@ Judgement glob_parts(Candidate& k, CheckpointFs& fs) {
   return complete();
 }
 
+// settle=SECONDS on a match dated ahead of this node's clock (issue 58): no age to compare, so it
+// is settled when seen unchanged at the lookup's next look (one window of its Judge later), or
+// at once where the lookup has no window; never when the clock catches up.
+Judgement glob_ahead(Candidate& k, CheckpointFs& fs, const Judge& j, const FileStat& st,
+                     std::int64_t newest) {
+  FileStat seen = st;
+  seen.mtime_ns = newest;
+  const bool settled =
+      j.settle_ns <= 0 || (j.known_stable && j.known_stable(k.checkpoint.path, seen));
+  Judgement r = settled ? glob_parts(k, fs)
+                        : Judgement{Verdict::kSettling,
+                                    "changed " + std::to_string((newest - j.now_ns) / 1'000'000) +
+                                        " ms ahead of this node's clock",
+                                    j.settle_ns};
+  r.ahead_ns = newest - j.now_ns;
+  return r;
+}
+
 Judgement check_glob(Candidate& k, CheckpointFs& fs, const Judge& j) {
   Checkpoint& c = k.checkpoint;
   auto st = fs.stat(c.path);
@@ -256,6 +286,7 @@ Judgement check_glob(Candidate& k, CheckpointFs& fs, const Judge& j) {
     c.mtime_ns = newest;
     const auto window = static_cast<std::int64_t>(secs * 1e9);
     if (j.now_ns - newest >= window) return glob_parts(k, fs);
+    if (newest > j.now_ns) return glob_ahead(k, fs, j, *st, newest);
     return incomplete("changed " + std::to_string((j.now_ns - newest) / 1'000'000) +
                       " ms ago (settle=" + std::to_string(secs) + " s)");
   }
@@ -278,13 +309,16 @@ Judgement evaluate(Candidate& candidate, CheckpointFs& fs, const Judge& judge) {
   if (!candidate.missing.empty()) return incomplete(candidate.missing);
   if (candidate.layout == Layout::kGlob) return check_glob(candidate, fs, judge);
   Judgement worst = complete();
+  std::int64_t ahead = 0;
   for (const auto& p : candidate.parts) {
     Judgement r = check_part(c, fs, p, judge);
     if (r.verdict == Verdict::kIncomplete) return r;
+    ahead = std::max(ahead, r.ahead_ns);
     if (r.verdict == Verdict::kSettling && r.settle_left_ns > worst.settle_left_ns) worst = r;
   }
   if (!candidate.pointer.empty())
     if (auto p = check_pointer(candidate, fs); p.verdict != Verdict::kComplete) return p;
+  worst.ahead_ns = ahead;
   return worst;
 }
 

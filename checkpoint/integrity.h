@@ -3,7 +3,10 @@
 //   torch file (.pt/.pth/.ckpt/.bin/.pkl/.pickle): a zip's end-of-central-directory record
 //     intact and the central directory where it says, or a pickle that parses to STOP at the
 //     very end; and its size has stopped changing: mtime at least `settle` old, or
-//     `known_stable` says this exact (size, mtime) was already seen (the watcher).
+//     `known_stable` says this exact (size, mtime) was already seen (the watcher, the lookup's
+//     second look). An mtime ahead of `now` (a writer whose clock runs ahead, on a shared file
+//     system) says nothing about its age: settling for one whole window of this node's own time,
+//     then settled when `known_stable` saw it unchanged; `ahead_ns` says how far ahead.
 //   DCP directory: `.metadata` parses (safe pickle subset) and every storage file it names
 //     exists and is at least as long as the furthest offset + length referring to it.
 //   safetensors: the header parses and every tensor's data lies inside the file.
@@ -32,6 +35,7 @@ struct Judgement {
   Verdict verdict = Verdict::kIncomplete;
   std::string reason;               // why not complete
   std::int64_t settle_left_ns = 0;  // kSettling: how much longer until the window has passed
+  std::int64_t ahead_ns = 0;        // the furthest a part's mtime is ahead of Judge::now_ns
 };
 
 struct Judge {

@@ -8,8 +8,10 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <condition_variable>
 #include <cstring>
 #include <map>
+#include <mutex>
 #include <optional>
 #include <set>
 
@@ -79,6 +81,35 @@ class Inotify {
 
 }  // namespace
 
+// The thread's state. The callbacks run under `gate` and only while not `abandoned`: once stop()
+// has left the thread behind, nothing it finds reaches the caller (whose loop may be gone).
+struct CheckpointWatcher::Shared {
+  std::string dir;
+  std::string format;
+  std::function<void(const CheckpointEvent&)> on_new;
+  std::function<void(const Checkpoint&)> on_started;
+  std::function<void(std::size_t, double)> on_first_scan;
+  std::chrono::milliseconds poll_interval{};
+  bool force_polling = false;
+  std::atomic<bool> inotify_active{false};
+  std::atomic<bool> stopping{false};  // set by stop(): a scan under way ends early
+  int wake_fd = -1;                   // eventfd: stop() wakes the thread through it
+  std::mutex gate;
+  bool abandoned = false;
+  bool finished = false;  // under gate: run() is over
+  std::condition_variable finished_cv;
+
+  ~Shared() {
+    if (wake_fd >= 0) ::close(wake_fd);
+  }
+  // Runs `f` (a callback) unless the thread was left behind.
+  template <class F>
+  void tell(F&& f) {
+    std::lock_guard lock(gate);
+    if (!abandoned) f();
+  }
+};
+
 CheckpointWatcher::CheckpointWatcher(std::string dir, std::string format,
                                      std::function<void(const CheckpointEvent&)> on_new,
                                      std::chrono::milliseconds poll_interval, bool force_polling)
@@ -90,33 +121,62 @@ CheckpointWatcher::CheckpointWatcher(std::string dir, std::string format,
 
 CheckpointWatcher::~CheckpointWatcher() { stop(); }
 
+bool CheckpointWatcher::using_inotify() const { return shared_ && shared_->inotify_active.load(); }
+
 void CheckpointWatcher::start() {
   if (thread_.joinable()) return;
-  stopping_ = false;
-  wake_fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-  if (wake_fd_ < 0) {
+  auto s = std::make_shared<Shared>();
+  s->wake_fd = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  if (s->wake_fd < 0) {
     spdlog::warn("checkpoint watcher: eventfd failed: {}; not watching", std::strerror(errno));
     return;
   }
-  thread_ = std::thread([this] { run(); });
+  s->dir = dir_;
+  s->format = format_;
+  s->on_new = on_new_;
+  s->on_started = on_started_;
+  s->on_first_scan = on_first_scan_;
+  s->poll_interval = poll_interval_;
+  s->force_polling = force_polling_;
+  shared_ = s;
+  thread_ = std::thread([s] {
+    run(s);
+    std::lock_guard lock(s->gate);
+    s->finished = true;
+    s->finished_cv.notify_all();
+  });
 }
 
 void CheckpointWatcher::stop() {
   if (!thread_.joinable()) return;
-  stopping_ = true;  // a scan under way (the walk, the pass over candidates) ends at once
+  Shared& s = *shared_;
+  s.stopping = true;  // a scan under way (the walk, the pass over candidates) ends at once
   const std::uint64_t one = 1;
-  [[maybe_unused]] auto n = ::write(wake_fd_, &one, sizeof one);
-  thread_.join();
-  ::close(wake_fd_);
-  wake_fd_ = -1;
+  [[maybe_unused]] auto n = ::write(s.wake_fd, &one, sizeof one);
+  std::unique_lock lock(s.gate);
+  if (s.finished_cv.wait_for(lock, kStopWait, [&s] { return s.finished; })) {
+    lock.unlock();
+    thread_.join();
+  } else {
+    // Inside a file call that does not return (a hung NFS directory): left behind, silenced.
+    s.abandoned = true;
+    lock.unlock();
+    spdlog::warn(
+        "checkpoint watcher: a file call under {} has not returned {} ms after the stop; the "
+        "watcher is left behind (a hung file system?)",
+        dir_, kStopWait.count());
+    thread_.detach();
+  }
+  shared_.reset();
 }
 
-void CheckpointWatcher::run() {
+void CheckpointWatcher::run(const std::shared_ptr<Shared>& sp) {
+  Shared& s = *sp;
   RealCheckpointFs fs(false);  // rescans beside training: one pass, no listing threads
-  fs.set_stop(&stopping_);
-  WatchState state(dir_, format_);
+  fs.set_stop(&s.stopping);
+  WatchState state(s.dir, s.format);
   std::optional<Inotify> inotify;
-  if (!force_polling_) {
+  if (!s.force_polling) {
     inotify.emplace();
     if (inotify->fd() < 0) inotify.reset();
   }
@@ -124,19 +184,21 @@ void CheckpointWatcher::run() {
   try {
     state.baseline(fs);
   } catch (const std::exception& e) {
-    spdlog::warn("checkpoint watcher: scanning {} failed: {}", dir_, e.what());
+    spdlog::warn("checkpoint watcher: scanning {} failed: {}", s.dir, e.what());
   }
-  if (on_first_scan_ && !stopping_)
-    on_first_scan_(state.complete(),
-                   std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count());
+  if (s.on_first_scan && !s.stopping) {
+    const double took =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
+    s.tell([&] { s.on_first_scan(state.complete(), took); });
+  }
   for (;;) {
     if (inotify) inotify->watch(state.directories());
-    inotify_active_ = inotify.has_value();
-    pollfd fds[2] = {{wake_fd_, POLLIN, 0}, {inotify ? inotify->fd() : -1, POLLIN, 0}};
-    const auto wait = state.settling() ? std::min(poll_interval_, kSecondLook) : poll_interval_;
+    s.inotify_active = inotify.has_value();
+    pollfd fds[2] = {{s.wake_fd, POLLIN, 0}, {inotify ? inotify->fd() : -1, POLLIN, 0}};
+    const auto wait = state.settling() ? std::min(s.poll_interval, kSecondLook) : s.poll_interval;
     const int r = ::poll(fds, 2, static_cast<int>(wait.count()));
     if (r < 0 && errno != EINTR) break;
-    if ((fds[0].revents & POLLIN) || stopping_) break;
+    if ((fds[0].revents & POLLIN) || s.stopping) break;
     if (inotify && (fds[1].revents & POLLIN)) {
       state.note_change();  // an event in any watched directory (or a lost queue): walk
       for (const auto& path : inotify->drain()) state.note_closed(fs, path);
@@ -147,12 +209,12 @@ void CheckpointWatcher::run() {
         spdlog::debug(
             "checkpoint: new {} ({} bytes, written in {:.3f} s, {:.3f} s after the previous)",
             c.path, c.bytes, event.write_seconds, event.since_previous_seconds);
-        if (on_new_) on_new_(event);
+        if (s.on_new) s.tell([&] { s.on_new(event); });
       }
       for (const auto& started : state.take_started())
-        if (on_started_) on_started_(started);
+        if (s.on_started) s.tell([&] { s.on_started(started); });
     } catch (const std::exception& e) {
-      spdlog::warn("checkpoint watcher: scanning {} failed: {}", dir_, e.what());
+      spdlog::warn("checkpoint watcher: scanning {} failed: {}", s.dir, e.what());
     }
   }
 }

@@ -4,7 +4,9 @@
 // inotify does not see writes made by other nodes. Checkpoints already complete at start() are
 // not reported; new ones are logged at debug level only (the caller logs what it wants from
 // on_new). Never blocks the caller: start() and stop() return promptly (stop joins the
-// thread, which wakes at once). `on_new` runs on the watcher's thread; post it into your own loop.
+// thread, which wakes at once; a thread still inside a file call kStopWait later, a hung NFS
+// directory, is left behind: no callback runs after stop() returns, and it ends with the process).
+// `on_new` runs on the watcher's thread; post it into your own loop.
 #pragma once
 
 #include <atomic>
@@ -23,6 +25,9 @@ struct CheckpointEvent {
   double write_seconds;           // -1 when unknown
   double since_previous_seconds;  // -1 if first
 };
+
+// How long stop() waits for the thread to finish a file call before leaving it behind.
+inline constexpr std::chrono::milliseconds kStopWait{500};
 
 class CheckpointWatcher {
  public:
@@ -43,12 +48,13 @@ class CheckpointWatcher {
     on_first_scan_ = std::move(f);
   }
   void start();
-  void stop();  // joins the thread; idempotent
+  void stop();  // joins the thread (or leaves it behind after kStopWait); idempotent
   // True once the thread is watching with inotify (false: polling only).
-  bool using_inotify() const { return inotify_active_.load(); }
+  bool using_inotify() const;
 
  private:
-  void run();
+  struct Shared;  // what the thread uses: it may outlive this object (left behind)
+  static void run(const std::shared_ptr<Shared>& s);
 
   std::string dir_;
   std::string format_;
@@ -57,9 +63,7 @@ class CheckpointWatcher {
   std::function<void(std::size_t, double)> on_first_scan_;
   std::chrono::milliseconds poll_interval_;
   bool force_polling_;
-  std::atomic<bool> inotify_active_{false};
-  std::atomic<bool> stopping_{false};  // set by stop(): a scan under way ends early
-  int wake_fd_ = -1;                   // eventfd: stop() wakes the thread through it
+  std::shared_ptr<Shared> shared_;
   std::thread thread_;
 };
 

@@ -34,7 +34,7 @@ constexpr Command kCommands[] = {
     {"stacks", tv::stacks_command,
      "every rank's Python stacks of a running job: stacks [--log-dir D | --pid P]"},
     {"report", tv::report_command,
-     "where a job's GPU-hours went, from its ledger: report --ledger FILE [--html OUT]"},
+     "where a job's GPU-hours went, from its ledger: report --ledger FILE|DIR [--html OUT]"},
     {"__probe-rank", tv::probe_rank_command, nullptr},
     {"__query", tv::query_command, nullptr},
     {"__options-doc", tv::options_doc_command, nullptr},

@@ -6,8 +6,10 @@
 #include <algorithm>
 #include <iterator>
 
+#include "common/exit_codes.h"
 #include "launcher/observability/retry_metrics.h"
 #include "launcher/observability/summary.h"
+#include "launcher/supervision/evidence_files.h"
 
 #ifndef TRAINVISOR_VERSION
 #define TRAINVISOR_VERSION "unknown"
@@ -118,7 +120,7 @@ void Observability::open_ledger(boost::asio::io_context& io, LoopTime& time) {
         "across containers)");
     return;
   }
-  ledger_.emplace(LedgerFile::open(*cfg_.ledger_dir, cfg_.job_id));
+  ledger_ = std::make_unique<LedgerWriter>(LedgerFile::open(*cfg_.ledger_dir, cfg_.job_id));
   ledger_timer_ = std::make_unique<LoopTimer>(io, time);
   repeat(*ledger_timer_, cfg_.ledger_interval, [this] { write_ledger(false); });
 }
@@ -214,6 +216,7 @@ void Observability::generation_hung(int generation, double silent_seconds) {
 
 void Observability::ending(int exit_code) {
   accountant_.ending(exit_code);
+  stopped_by_signal_ = exit_code > exit_code::kSignalBase;
   if (!generations_.empty())
     end_generation(generations_.back().number, exit_code == 0 ? "succeeded" : "stopped");
 }
@@ -223,10 +226,9 @@ void Observability::failure_evidence(int generation, std::string_view summary,
   GenerationRecord* g = find_generation(generations_, generation);
   if (!g) return;
   if (g->summary.empty()) g->summary = ledger_text_cut(std::string(summary));  // the first one's
-  for (const auto& p : paths)
-    if (g->evidence.size() < kEvidencePaths &&
-        std::find(g->evidence.begin(), g->evidence.end(), p) == g->evidence.end())
-      g->evidence.push_back(ledger_text_cut(p));
+  const RealFileSystem fs;
+  for (const auto& p : paths)  // a log's exception line beside its path (a bounded tail read)
+    add_evidence(*g, p, p.ends_with("/stderr.log") ? log_exception(fs, p) : "");
 }
 
 std::function<void(std::string_view)> Observability::output_tap(int, bool) {
@@ -264,7 +266,7 @@ void Observability::report() {
   std::optional<JobTotals> job;
   if (ledger_) {
     ContainerRecord last = record_of(snap, true);
-    ledger_->write(last);
+    ledger_->finish(last, stopped_by_signal_ ? kLedgerStopDeadline : kLedgerExitDeadline);
     job = job_totals_with(std::move(last));
   }
   if (otlp_timer_) otlp_timer_->cancel();

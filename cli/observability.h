@@ -5,6 +5,7 @@
 #pragma once
 
 #include <boost/asio/io_context.hpp>
+#include <chrono>
 #include <map>
 #include <memory>
 #include <optional>
@@ -14,6 +15,7 @@
 #include "launcher/observability/goodput.h"
 #include "launcher/observability/gpu_health_metrics.h"
 #include "launcher/observability/ledger_file.h"
+#include "launcher/observability/ledger_writer.h"
 #include "launcher/observability/metrics.h"
 #include "launcher/observability/metrics_server.h"
 #include "launcher/observability/otlp_exporter.h"
@@ -34,6 +36,11 @@ class Observability final : public RunObserver {
   GoodputAccountant& accountant() { return accountant_; }
   // End of run: the summary table on stderr (spdlog) and --summary-file.
   void report();
+  // The ledger's writes asked for so far are on disk (waited for at most `deadline`); true
+  // without a ledger.
+  bool ledger_settled(std::chrono::milliseconds deadline) const {
+    return !ledger_ || ledger_->wait_idle(deadline);
+  }
 
   void generation_started(int generation) override;
   void generation_failed(int generation) override;
@@ -90,7 +97,8 @@ class Observability final : public RunObserver {
   std::optional<std::int64_t> generation_step_;
   std::function<void(std::int64_t)> on_step_;
   std::map<std::string, int> retry_decisions_;  // by the RootCauseJudge's rule
-  std::optional<LedgerFile> ledger_;
+  std::unique_ptr<LedgerWriter> ledger_;        // node 0: written off the loop
+  bool stopped_by_signal_ = false;              // ending(128+N): the last write waits little
   std::optional<StopSaveRecord> stop_save_;
   std::vector<GenerationRecord> generations_;  // this container's, for `trainvisor report`
   std::string failure_file_;                   // written at the end of the run

@@ -39,6 +39,7 @@
 #include "launcher/observability/gpu_peak.h"
 #include "launcher/plan/run_plan.h"
 #include "launcher/rendezvous/network_cluster.h"
+#include "launcher/rendezvous/rdzv_descriptors.h"
 #include "launcher/supervision/local_cluster.h"
 #include "launcher/supervision/model_export.h"
 #include "launcher/supervision/node_run.h"
@@ -306,24 +307,27 @@ std::string resume_item(const Selection& found, const std::string& dir) {
 }
 
 // The resume hook: the newest complete checkpoint at each (re)start, told to the goodput
-// accountant. The first lookup runs here, before the supervisor, in the phase "resume lookup":
-// a SIGTERM during it (a lookup over 100,000 files takes seconds) ends the run at once through
-// Init (143, no child left), as in every phase before the supervisor; generation 0 takes its
-// answer. No worker of the job runs anywhere before generation 0, so nothing writes in between.
+// accountant. The first lookup runs here, before the supervisor, in the phase "resume lookup",
+// off this thread while `io` runs (cli/resume_hook.h): a SIGTERM during it (a lookup over
+// 100,000 files takes seconds; a hung NFS directory, forever) ends the run at once through Init
+// (143, no child left), as in every phase before the supervisor; generation 0 takes its answer.
+// No worker of the job runs anywhere before generation 0, so nothing writes in between.
 // Returns the banner's resume item: the checkpoint generation 0 resumes, or why none (the same
 // reason the lookup gives: checkpoint/resume.h, Selection::why_none).
-std::string hook_resume(RunPlan& p, GoodputAccountant& goodput, Observability& obs) {
+std::string hook_resume(RunPlan& p, GoodputAccountant& goodput, Observability& obs,
+                        boost::asio::io_context& io) {
   if (!p.ckpt_dir) return "nothing (no --checkpoint-dir)";
   if (!p.resume) return "nothing (--resume none)";
-  // A later generation's lookup runs on the Supervisor's loop, where a signal is posted, not
+  // A later generation's lookup runs off the Supervisor's loop, where a signal is posted, not
   // acted on: the flag Init sets on its signal thread ends that lookup early (supervisor.cc
-  // on_start then starts nothing).
+  // then starts nothing).
   p.resume->stop = &Init::instance().stop_requested();
   Init::instance().set_phase("resume lookup");
-  Selection found = first_resume_lookup(*p.resume, obs);
+  Selection found = first_resume_lookup(*p.resume, obs, io);
   std::string said = resume_item(found, *p.ckpt_dir);
   p.sup.find_resume =
       resume_hook(*p.resume, p.resume_arg, goodput, obs, std::move(found.checkpoint));
+  p.sup.resume_dir = *p.ckpt_dir;
   return said;
 }
 
@@ -491,6 +495,10 @@ int run_command(const Args& args, const Environment& env) {
   auto step_claim = claim_slurm_step(plan->topology, env);
   if (!step_claim) return refuse(step_claim.error());
   if (auto s = check_open_files(plan->topology.nproc_per_node); !s) return refuse(s.error());
+  // Node 0 of a multi-node job: its descriptors for every node, decided before the rendezvous.
+  if (const Topology& t = plan->topology; t.nnodes > 1 && !t.rank_by_rendezvous && t.node_rank == 0)
+    if (auto s = coordinator_descriptors_possible(t.nnodes, t.nproc_per_node); !s)
+      return refuse(s.error());
   if (auto v = opts->get("link-logs"); v && plan->ckpt_dir)
     if (auto s = link_logs(v->value, *plan->ckpt_dir); !s) spdlog::warn("{}", s.error().message);
   boost::asio::io_context io;
@@ -519,7 +527,7 @@ int run_command(const Args& args, const Environment& env) {
     return refuse(e);
   }
   // The first lookup: a signal during it ends the run at once.
-  const std::string resume = hook_resume(*plan, goodput, **obs);
+  const std::string resume = hook_resume(*plan, goodput, **obs, io);
   log_banner(banner_facts(*plan, env, resume));
   init.set_phase("start");
   goodput.enter(Phase::kRendezvous);

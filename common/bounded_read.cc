@@ -4,7 +4,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 
 #include "common/exit_codes.h"
@@ -43,7 +45,9 @@ int read_up_to(int fd, std::string& out, std::size_t limit) {
   return 0;
 }
 
-Result<std::string> read_opened(const std::string& path, int extra_flags, std::size_t max_bytes) {
+// The file at `path` opened without blocking (a FIFO cannot hold open(2)), with its size; a
+// regular file only.
+Result<UniqueFd> open_regular(const std::string& path, int extra_flags, off_t& size) {
   UniqueFd fd(::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY | extra_flags));
   if (fd.get() < 0 && errno == ELOOP && (extra_flags & O_NOFOLLOW))
     return refuse(path, "a symbolic link; not followed");
@@ -53,11 +57,20 @@ Result<std::string> read_opened(const std::string& path, int extra_flags, std::s
     return refuse(path, std::string("cannot stat (") + std::strerror(errno) + ")");
   if (!S_ISREG(st.st_mode))
     return refuse(path, std::string("not a regular file (") + file_kind(st.st_mode) + ")");
-  if (static_cast<std::uint64_t>(st.st_size) > max_bytes)
+  size = st.st_size;
+  return fd;
+}
+
+Result<std::string> read_opened(const std::string& path, int extra_flags, std::size_t max_bytes) {
+  off_t size = 0;
+  auto opened = open_regular(path, extra_flags, size);
+  if (!opened) return opened.error();
+  const UniqueFd fd = std::move(*opened);
+  if (static_cast<std::uint64_t>(size) > max_bytes)
     return refuse(path, "larger than " + std::to_string(max_bytes) + " bytes (" +
-                            std::to_string(st.st_size) + "); not read");
+                            std::to_string(size) + "); not read");
   std::string out;
-  out.reserve(static_cast<std::size_t>(st.st_size));
+  out.reserve(static_cast<std::size_t>(size));
   if (int err = read_up_to(fd.get(), out, max_bytes + 1); err != 0)
     return refuse(path, std::string("cannot read (") + std::strerror(err) + ")");
   if (out.size() > max_bytes)
@@ -74,6 +87,19 @@ Result<std::string> read_regular_file(const std::string& path, std::size_t max_b
 
 Result<std::string> read_regular_file_nofollow(const std::string& path, std::size_t max_bytes) {
   return read_opened(path, O_NOFOLLOW, max_bytes);
+}
+
+Result<std::string> read_regular_tail(const std::string& path, std::size_t max_bytes) {
+  off_t size = 0;
+  auto fd = open_regular(path, O_NOFOLLOW, size);
+  if (!fd) return fd.error();
+  const auto want = std::min(static_cast<std::uint64_t>(size), std::uint64_t{max_bytes});
+  if (::lseek(fd->get(), size - static_cast<off_t>(want), SEEK_SET) < 0)
+    return refuse(path, std::string("cannot seek (") + std::strerror(errno) + ")");
+  std::string out;
+  if (int err = read_up_to(fd->get(), out, max_bytes); err != 0)
+    return refuse(path, std::string("cannot read (") + std::strerror(err) + ")");
+  return out;
 }
 
 }  // namespace tv

@@ -30,6 +30,11 @@ Result<std::string> read_regular_file(const std::string& path, std::size_t max_b
 //   "<path>: a symbolic link; not followed"
 Result<std::string> read_regular_file_nofollow(const std::string& path, std::size_t max_bytes);
 
+// The last `max_bytes` of a regular file (all of it when smaller), opened and checked as above, a
+// link refused as read_regular_file_nofollow refuses it: a log of any size costs at most max_bytes
+// (its first line may be cut). Errors as above.
+Result<std::string> read_regular_tail(const std::string& path, std::size_t max_bytes);
+
 // What a file of `mode` is, for a message: "a FIFO", "a character device", "a symbolic link" ...
 const char* file_kind(mode_t mode);
 

@@ -37,16 +37,28 @@ std::optional<std::string> RealFileSystem::read_link(const std::string& path) co
   return target.string();
 }
 
+namespace {
+
+// A bounded read's contents, or nullopt with its reason in *why: the message starts with the path,
+// which the caller names itself.
+std::optional<std::string> contents_or_why(Result<std::string> text, const std::string& path,
+                                           std::string* why) {
+  if (text) return std::move(*text);
+  const std::string& m = text.error().message;
+  if (why) *why = m.starts_with(path + ": ") ? m.substr(path.size() + 2) : m;
+  return std::nullopt;
+}
+
+}  // namespace
+
 std::optional<std::string> RealFileSystem::read(const std::string& path, std::size_t max_bytes,
                                                 std::string* why) const {
-  auto text = read_regular_file(path, max_bytes);
-  if (!text) {
-    // The message starts with the path; the caller names the file itself.
-    const std::string& m = text.error().message;
-    if (why) *why = m.starts_with(path + ": ") ? m.substr(path.size() + 2) : m;
-    return std::nullopt;
-  }
-  return std::move(*text);
+  return contents_or_why(read_regular_file(path, max_bytes), path, why);
+}
+
+std::optional<std::string> RealFileSystem::read_tail(const std::string& path, std::size_t max_bytes,
+                                                     std::string* why) const {
+  return contents_or_why(read_regular_tail(path, max_bytes), path, why);
 }
 
 std::optional<std::int64_t> RealFileSystem::modified_ns(const std::string& path) const {

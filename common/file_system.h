@@ -29,6 +29,10 @@ class FileSystem {
   // real one reads only regular files, at most max_bytes, and never blocks.
   virtual std::optional<std::string> read(const std::string& path, std::size_t max_bytes,
                                           std::string* why = nullptr) const = 0;
+  // The last max_bytes of the regular file at path (all of it when smaller: a log's tail, its first
+  // line possibly cut), or nullopt as read() gives it. The real one never blocks.
+  virtual std::optional<std::string> read_tail(const std::string& path, std::size_t max_bytes,
+                                               std::string* why = nullptr) const = 0;
   // When the contents at path last changed (its mtime, ns since the epoch; a link's target's);
   // nullopt when nothing is there.
   virtual std::optional<std::int64_t> modified_ns(const std::string& path) const = 0;
@@ -51,6 +55,8 @@ class RealFileSystem final : public FileSystem {
   std::optional<std::string> read_link(const std::string& path) const override;
   std::optional<std::string> read(const std::string& path, std::size_t max_bytes,
                                   std::string* why) const override;
+  std::optional<std::string> read_tail(const std::string& path, std::size_t max_bytes,
+                                       std::string* why) const override;
   std::optional<std::int64_t> modified_ns(const std::string& path) const override;
   std::optional<std::uint64_t> regular_size(const std::string& path) const override;
   std::optional<std::vector<std::string>> glob(const std::string& pattern) const override;

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/escape.h"
+#include "common/log_writer.h"
 #include "common/output_sink.h"
 
 namespace tv {
@@ -92,6 +93,12 @@ class StderrLineSink final : public spdlog::sinks::base_sink<std::mutex> {
 }  // namespace
 
 void flush_logs() {
+  // The per-rank log files first (a slow disk costs at most 2 s), then the console.
+  if (!log_writer().flush(std::chrono::seconds(2)))
+    spdlog::warn(
+        "log files: {} bytes of the workers' output not written: the log disk took more "
+        "than 2 s",
+        log_writer().pending_bytes());
   stdout_sink().flush(std::chrono::seconds(5));
   stderr_sink().flush(std::chrono::seconds(5));
 }

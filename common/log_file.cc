@@ -1,62 +1,40 @@
 #include "common/log_file.h"
 
-#include <fcntl.h>
 #include <spdlog/spdlog.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
-#include <cerrno>
-#include <cstring>
-
-#include "common/own_dir.h"
+#include <algorithm>
 
 namespace tv {
-namespace {
-constexpr std::size_t kFlushAt = 64 * 1024;
+
+void LogFile::open(int dir, const std::string& name, const std::string& path) {
+  file_ = writer_.open(dir, name, path);
 }
 
-LogFile::~LogFile() {
-  flush();
-  if (fd_ >= 0) ::close(fd_);
+void LogFile::adopt(int fd, const std::string& path) { file_ = writer_.adopt(fd, path); }
+
+void LogFile::append(std::string_view bytes) {
+  if (!file_ || closed_ || file_->failed || bytes.empty()) return;
+  const std::size_t taken = writer_.write(file_, bytes);
+  if (taken == bytes.size()) return;
+  const std::string_view lost = bytes.substr(taken);
+  if (dropped_bytes_ == 0)
+    spdlog::warn(
+        "log file {}: the log disk is slower than the worker's output: its bytes are dropped "
+        "(and counted) while {} MiB wait to be written",
+        file_->path, writer_.pending_bytes() >> 20);
+  dropped_bytes_ += lost.size();
+  dropped_lines_ += static_cast<std::size_t>(std::count(lost.begin(), lost.end(), '\n'));
 }
 
-bool LogFile::open(int dir, const std::string& name, const std::string& path) {
-  path_ = path;
-  std::string why;
-  fd_ = open_own_append_file(dir, name, &why);
-  if (fd_ < 0) {
-    failed_ = true;
-    spdlog::warn("log file {}: {}; its lines are not written there", path_, why);
-    return false;
-  }
-  return true;
-}
-
-void LogFile::write_line(std::string_view line) {
-  if (fd_ < 0 || failed_) return;
-  buf_.append(line);
-  buf_ += '\n';
-  if (buf_.size() >= kFlushAt) flush();
-}
-
-void LogFile::flush() {
-  std::size_t done = 0;
-  while (fd_ >= 0 && !failed_ && done < buf_.size()) {
-    const ssize_t n = ::write(fd_, buf_.data() + done, buf_.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      fail("write failed", n < 0 ? errno : ENOSPC);
-      break;
-    }
-    done += static_cast<std::size_t>(n);
-  }
-  buf_.clear();
-}
-
-void LogFile::fail(const char* what, int err) {
-  failed_ = true;
-  spdlog::warn("log file {}: {} ({}); its later lines are dropped", path_, what,
-               std::strerror(err));
+void LogFile::close() {
+  if (!file_ || closed_) return;
+  closed_ = true;
+  writer_.close(file_);
+  if (dropped_bytes_)
+    spdlog::warn(
+        "log file {}: {} bytes of the worker's output ({} lines) dropped: the log disk was slower "
+        "than the worker",
+        file_->path, dropped_bytes_, dropped_lines_);
 }
 
 }  // namespace tv

@@ -1,42 +1,53 @@
-// LogFile: a file trainvisor appends lines to (a worker's per-rank stdout.log / stderr.log).
+// LogFile: a file trainvisor appends a worker's output to (its per-rank stdout.log / stderr.log),
+// through the LogWriter's thread (common/log_writer.h): the event loop never waits for the disk.
 //
 // Opened with O_APPEND | O_NONBLOCK | O_NOFOLLOW relative to its directory's descriptor (a
 // directory trainvisor made, common/own_dir.h) and checked on the opened descriptor to be a regular
-// file with no other hard link, so a FIFO, a device or a planted link in its place cannot block the
-// event loop or be written through (it is refused). Lines are buffered
-// and written with write(2); the first write that fails (read-only file system, disk full) is
-// logged once, plainly, with the path and the reason, and the file's later lines are dropped.
+// file with no other hard link, so a FIFO, a device or a planted link in its place cannot block a
+// thread or be written through (it is refused, said once). The worker's bytes are kept as written
+// (no line is split or completed). When the disk is slower than the worker and the writer's
+// budget is spent, bytes are dropped and counted: the first drop is said at once, the total at
+// close(). The first write that fails (read-only file system, disk full) is logged once, plainly,
+// with the path and the reason, and the file's later lines are dropped.
 // Not thread-safe: one owner (the WorkerProcess).
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <string_view>
+
+#include "common/log_writer.h"
 
 namespace tv {
 
 class LogFile {
  public:
-  LogFile() = default;
-  ~LogFile();
+  explicit LogFile(LogWriter& writer = log_writer()) : writer_(writer) {}
+  ~LogFile() { close(); }
   LogFile(const LogFile&) = delete;
   LogFile& operator=(const LogFile&) = delete;
 
-  // Opens (creating) `name` in the directory `dir` for appending; `path` is what messages show.
-  // False, with one log line saying why, when it cannot.
-  bool open(int dir, const std::string& name, const std::string& path);
-  bool is_open() const { return fd_ >= 0; }
-  void write_line(std::string_view line);
-  void flush();
-  // True once a write failed (the failure has been logged).
-  bool failed() const { return failed_; }
+  // Opens (creating) `name` in the directory `dir` for appending, on the writer's thread; `path`
+  // is what messages show. A refusal is said there, once.
+  void open(int dir, const std::string& name, const std::string& path);
+  // A descriptor already open, owned from now on (tests).
+  void adopt(int fd, const std::string& path);
+  bool is_open() const { return file_ != nullptr; }
+  // The bytes as the worker wrote them. Never waits for the disk.
+  void append(std::string_view bytes);
+  // The end of the stream: closed once what was queued is written; says what was dropped.
+  void close();
+  // True once opening or a write failed (the failure has been logged).
+  bool failed() const { return file_ && file_->failed; }
+  std::size_t dropped_bytes() const { return dropped_bytes_; }
+  std::size_t dropped_lines() const { return dropped_lines_; }  // the newlines among them
 
  private:
-  void fail(const char* what, int err);
-
-  std::string path_;
-  std::string buf_;
-  int fd_ = -1;
-  bool failed_ = false;
+  LogWriter& writer_;
+  LogWriter::Handle file_;
+  std::size_t dropped_bytes_ = 0;
+  std::size_t dropped_lines_ = 0;
+  bool closed_ = false;
 };
 
 }  // namespace tv

@@ -7,6 +7,8 @@
 #include <cerrno>
 #include <cstring>
 
+#include "common/log_writer.h"
+
 namespace tv {
 namespace {
 
@@ -191,6 +193,7 @@ OutputSink& stderr_sink() {
 void start_output_sinks() {
   stdout_sink();
   stderr_sink();
+  log_writer();
 }
 
 }  // namespace tv

@@ -96,7 +96,8 @@ class OutputSink {
 
 OutputSink& stdout_sink();
 OutputSink& stderr_sink();
-// Makes both sinks, and so their writer threads, now: main calls it before anything else, so no
+// Makes both sinks and the per-rank log files' writer (common/log_writer.h), and so their
+// threads, now: main calls it before anything else, so no
 // thread of trainvisor's is started once a worker could have spent the pids limit (a thread
 // that cannot start then would be std::terminate in PID 1).
 void start_output_sinks();

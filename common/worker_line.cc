@@ -60,15 +60,16 @@ void append_string(std::string& out, std::string_view line) {
 }  // namespace
 
 std::string worker_line_json(int rank, WorkerStream stream, std::string_view line,
-                             std::chrono::system_clock::time_point time) {
+                             std::chrono::system_clock::time_point time, bool continued) {
   std::string out;
   out.reserve(line.size() + 112);
   out += R"({"time":")";
   append_time(out, time);
   out += R"(","logger":"worker","rank":)";
   out += std::to_string(rank);
-  out += stream == WorkerStream::kStdout ? R"(,"stream":"stdout","line":)"
-                                         : R"(,"stream":"stderr","line":)";
+  out += stream == WorkerStream::kStdout ? R"(,"stream":"stdout",)" : R"(,"stream":"stderr",)";
+  if (continued) out += R"("continued":true,)";
+  out += R"("line":)";
   append_string(out, line);
   out += '}';
   return out;

@@ -1,10 +1,26 @@
 #include "launcher/observability/job_report.h"
 
+#include <spdlog/fmt/fmt.h>
+
 #include <algorithm>
 #include <cmath>
+#include <ctime>
+
+#include "common/exit_codes.h"
 
 namespace tv {
 namespace {
+
+bool failed(const std::string& outcome) { return outcome == "failed" || outcome == "hung"; }
+bool failed(const GenerationRecord& g) { return failed(g.outcome); }
+
+// A container's ending that is a failure of its own: a code that is not 0 when its last generation
+// did not fail already (that failure is the code's: counted once).
+std::string end_failure(const ContainerRecord& c) {
+  if (!c.ended || !c.exit_code || *c.exit_code == 0) return "";
+  if (!c.generations.empty() && failed(c.generations.back())) return "";
+  return fmt::format("exit {}: {}", *c.exit_code, exit_reason(*c.exit_code));
+}
 
 ReportGeneration report_generation(const GenerationRecord& g, double t0, double container_end) {
   ReportGeneration r;
@@ -13,7 +29,11 @@ ReportGeneration report_generation(const GenerationRecord& g, double t0, double 
   r.end = std::max(r.start, g.ended_unix.value_or(container_end + t0) - t0);
   r.outcome = g.outcome;
   r.summary = g.summary;
-  r.evidence = g.evidence;
+  for (const auto& p : g.evidence) {
+    auto e = std::find_if(g.exceptions.begin(), g.exceptions.end(),
+                          [&p](const ExceptionLine& x) { return x.path == p; });
+    r.evidence.push_back({p, e == g.exceptions.end() ? "" : e->line});
+  }
   return r;
 }
 
@@ -24,23 +44,56 @@ ReportContainer report_container(const ContainerRecord& c, double t0) {
   r.end = std::max(r.start, c.heartbeat_unix - t0);
   r.ended = c.ended;
   r.exit_code = c.exit_code;
+  r.end_failure = end_failure(c);
   r.restarts = c.restarts;
   r.productive = c.productive;
   r.failure_file = c.failure_file;
   for (const auto& g : c.generations) r.generations.push_back(report_generation(g, t0, r.end));
+  if (!r.end_failure.empty() && !r.generations.empty()) {  // the ending is its last generation's
+    ReportGeneration& last = r.generations.back();
+    last.outcome = "failed";
+    if (last.summary.empty()) last.summary = r.end_failure;
+  }
   return r;
 }
 
-bool failed(const GenerationRecord& g) { return g.outcome == "failed" || g.outcome == "hung"; }
-
-// Failures of one container: its failed generations (its restarts when it kept none), and its
-// own end when it was killed and another container came after it.
+// Failures of one container: its failed generations (its restarts when it kept none), its ending
+// when it is a failure of its own, and its end when it was killed and another container came
+// after it.
 int failures_of(const ContainerRecord& c, bool has_next) {
-  int n = c.generations.empty()
-              ? c.restarts
-              : static_cast<int>(std::count_if(c.generations.begin(), c.generations.end(), failed));
+  int n =
+      c.generations.empty()
+          ? c.restarts
+          : static_cast<int>(std::count_if(c.generations.begin(), c.generations.end(),
+                                           [](const GenerationRecord& g) { return failed(g); }));
+  if (!end_failure(c).empty()) ++n;
   if (!c.ended && has_next) ++n;
   return n;
+}
+
+const char* signal_name(int sig) {
+  switch (sig) {
+    case 1:
+      return "SIGHUP";
+    case 2:
+      return "SIGINT";
+    case 6:
+      return "SIGABRT";
+    case 7:
+      return "SIGBUS";
+    case 8:
+      return "SIGFPE";
+    case 9:
+      return "SIGKILL";
+    case 11:
+      return "SIGSEGV";
+    case 13:
+      return "SIGPIPE";
+    case 15:
+      return "SIGTERM";
+    default:
+      return nullptr;
+  }
 }
 
 void add_checkpoints(const ContainerRecord& c, long& count, double& cost_sum, long& cost_n,
@@ -82,6 +135,55 @@ CheckpointAdvice advice_of(const Ledger& l, double wall) {
 }
 
 }  // namespace
+
+std::string exit_reason(int code) {
+  namespace x = exit_code;
+  switch (code) {
+    case x::kOk:
+      return "success";
+    case x::kTempFail:
+      return "lost node (a peer node was lost or the rendezvous timed out)";
+    case x::kNodeFault:
+      return "node fault (a GPU of this node failed)";
+    case x::kHang:
+      return "hang (restarts exhausted)";
+    case x::kNotExecutable:
+      return "the command is not executable";
+    case x::kNotFound:
+      return "the command was not found";
+    case x::kUsage:
+      return "usage error";
+    case x::kPreflightFailed:
+      return "preflight failed";
+    case x::kOsError:
+      return "out of threads or open files";
+    case x::kExportFailed:
+      return "the export failed";
+    case x::kConfig:
+      return "configuration or topology error";
+    default:
+      break;
+  }
+  if (code > x::kSignalBase && code < x::kSignalBase + 65) {
+    const int sig = code - x::kSignalBase;
+    const char* name = signal_name(sig);
+    return name ? fmt::format("signal {} ({})", sig, name) : fmt::format("signal {}", sig);
+  }
+  return "a worker's failure (restarts exhausted, or one that would fail again)";
+}
+
+std::string iso8601_utc(double unix_seconds, int decimals) {
+  decimals = std::clamp(decimals, 0, 3);
+  const double scale = std::pow(10.0, decimals);
+  const auto ticks = static_cast<long long>(std::floor(unix_seconds * scale + 0.5));
+  const auto whole = static_cast<std::time_t>(ticks / static_cast<long long>(scale));
+  std::tm tm{};
+  gmtime_r(&whole, &tm);
+  char date[32];
+  std::strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%S", &tm);
+  if (decimals == 0) return std::string(date) + "Z";
+  return fmt::format("{}.{:0{}}Z", date, ticks % static_cast<long long>(scale), decimals);
+}
 
 double young_interval(double c, double m) { return std::sqrt(2.0 * c * m); }
 

@@ -7,9 +7,11 @@
 //   (the time between containers), goodput = productive / wall;
 // - a timeline: each container from its start to its last heartbeat, its generations (start, end,
 //   outcome), the gaps between containers; times in seconds from the job's first start;
-// - failures F: every generation that failed or hung, plus every container that was killed (no
-//   end in its record) with a container after it (for folded containers: their restarts);
-//   MTBF = wall / F;
+// - failures F: every generation that failed or hung, every container that ended with a code that
+//   is not 0 when its last generation did not fail already (a lost node's 75, a stop's 143: that
+//   generation is shown failed, with the code's meaning as its reason: exit_reason), plus every
+//   container that was killed (no end in its record) with a container after it (for folded
+//   containers: their restarts); MTBF = wall / F;
 // - the checkpoint cost C and the observed interval T: the means of every container's, weighted by
 //   its checkpoint count;
 // - Young's advice T_young = sqrt(2 C MTBF), and Daly's higher-order one
@@ -30,13 +32,18 @@
 
 namespace tv {
 
+struct ReportEvidence {
+  std::string path;
+  std::string exception;  // the exception line a log ends with; "" for none (or not a log)
+};
+
 struct ReportGeneration {
   int number = 0;
   double start = 0;  // seconds from the job's first start
   double end = 0;    // its end, else its container's last heartbeat
   std::string outcome;
   std::string summary;
-  std::vector<std::string> evidence;
+  std::vector<ReportEvidence> evidence;
 };
 
 struct ReportContainer {
@@ -44,6 +51,10 @@ struct ReportContainer {
   double start = 0, end = 0;  // seconds from the job's first start
   bool ended = false;
   std::optional<int> exit_code;
+  // A failure of its own ending (a code that is not 0, its last generation not failed already):
+  // "exit 75: a peer node was lost or the rendezvous timed out"; "" for none. Its last generation,
+  // when it has one, is then "failed" with this as its summary when it had none.
+  std::string end_failure;
   int restarts = 0;
   double productive = 0;
   std::vector<ReportGeneration> generations;
@@ -85,6 +96,12 @@ struct JobReport {
 };
 
 JobReport job_report(const Ledger& l);
+
+// What trainvisor run's exit code `code` means (docs/exit-codes.md), for a report: "a peer node was
+// lost or the rendezvous timed out" for 75, "signal 15 (SIGTERM)" for 143 ...
+std::string exit_reason(int code);
+// "YYYY-MM-DDThh:mm:ss[.f...]Z" of Unix seconds, with `decimals` digits of the second (0 to 3).
+std::string iso8601_utc(double unix_seconds, int decimals = 0);
 
 // Young's and Daly's intervals for cost `c` and MTBF `m` (both > 0).
 double young_interval(double c, double m);

@@ -30,7 +30,11 @@ class LedgerFile {
   int index() const { return index_; }
   // Writes the other containers' records and `current` (this container's); the others are read
   // again first, so a container of the job that overlaps this one (a replacement started during
-  // the old one's grace period) is not overwritten. The first failure is logged once.
+  // the old one's grace period) is not overwritten. The read and the write hold the directory's
+  // flock(2) (bounded wait), and until this container's first record is written an index another
+  // container wrote first is given up for the next free one (`current.index` is replaced by
+  // index()): containers started together keep one record each. The first failure is logged
+  // once.
   void write(const ContainerRecord& current);
   // A checkpoint this container found poisoned: kept with the other containers' marks at every
   // write from now on (the caller writes at once).
@@ -45,7 +49,9 @@ class LedgerFile {
   Ledger prior_;
   std::vector<PoisonMark> own_marks_;
   int index_ = 0;
+  bool claimed_ = false;  // a record with index_ was written: a record there now is this one's
   bool warned_ = false;
+  bool warned_lock_ = false;
 };
 
 // The marks of the job's ledger in `dir`, read only (the other nodes of a job: node 0 keeps the

@@ -26,7 +26,9 @@ const char* const kStyle =
     ".stopped{fill:#888}.gap{fill:#f3d4d1}.box{fill:none;stroke:#555}"
     ".bar{fill:#c9583f}.bar.productive{fill:#3a9b4f}.bar.outside{fill:#8a7fb8}"
     ".formula{font-family:monospace;background:#f4f4f4;padding:6px 10px;display:inline-block}"
-    "li{margin:4px 0;font-size:13px}";
+    "li{margin:4px 0;font-size:13px}svg text.exit{font-size:10px;fill:#a32}"
+    "svg text.tick{font-size:10px}"
+    ".exception{font-family:monospace;font-size:12px;color:#a32}";
 
 std::string num(double v) { return fmt::format("{:.1f}", v); }
 
@@ -52,46 +54,68 @@ std::string rect(double x, double y, double w, double h, const std::string& cls,
       escape_html(cls), num(x), num(y), num(std::max(w, 1.0)), num(h), escape_html(title));
 }
 
-std::string axis(double span, double scale, double bottom) {
+// The digits of a second the axis needs for ticks `step` seconds apart to differ.
+int axis_decimals(double step) {
+  if (step >= 1) return 0;
+  return step >= 0.1 ? 1 : (step >= 0.01 ? 2 : 3);
+}
+
+// Six ticks, each the wall-clock time in UTC (ISO 8601), its offset from the job's first start in
+// its title.
+std::string axis(double t0, double span, double scale, double bottom) {
   std::string out;
+  const int decimals = axis_decimals(span / 5);
   for (int i = 0; i <= 5; ++i) {
     const double t = span * i / 5, x = kLabels + t * scale;
     out += fmt::format(
-        "<line x1=\"{0}\" x2=\"{0}\" y1=\"0\" y2=\"{1}\" stroke=\"#ddd\"/><text x=\"{0}\" "
-        "y=\"{2}\" text-anchor=\"middle\">{3}</text>\n",
-        num(x), num(bottom), num(bottom + 14), escape_html(report_seconds(t)));
+        "<line x1=\"{0}\" x2=\"{0}\" y1=\"0\" y2=\"{1}\" stroke=\"#ddd\"/><text class=\"tick\" "
+        "x=\"{0}\" y=\"{2}\" text-anchor=\"middle\">{3}<title>{4} from the first start</title>"
+        "</text>\n",
+        num(x), num(bottom), num(bottom + 14), escape_html(iso8601_utc(t0 + t, decimals)),
+        escape_html(report_seconds(t)));
   }
   return out;
 }
 
-std::string container_row(const ReportContainer& c, double y, double scale) {
+// "exit 75", "killed", "" (no code known): under the container's label.
+std::string exit_label(const ReportContainer& c) {
+  if (!c.ended) return "killed";
+  return c.exit_code ? "exit " + std::to_string(*c.exit_code) : "";
+}
+
+std::string container_row(const ReportContainer& c, double y, double scale, double t0) {
   std::string out =
-      fmt::format("<text x=\"4\" y=\"{}\">container {}</text>\n", num(y + 18), c.index);
+      fmt::format("<text x=\"4\" y=\"{}\">container {}</text>\n", num(y + 13), c.index);
+  if (const std::string code = exit_label(c); !code.empty())
+    out += fmt::format("<text class=\"exit\" data-exit=\"{}\" x=\"4\" y=\"{}\">{}</text>\n",
+                       c.index, num(y + 25), escape_html(code));
   for (const auto& g : c.generations)
     out += rect(kLabels + g.start * scale, y + 6, (g.end - g.start) * scale, kRow - 12, g.outcome,
                 fmt::format("generation {}: {} ({} to {})", g.number, g.outcome,
                             report_seconds(g.start), report_seconds(g.end)));
   out += rect(kLabels + c.start * scale, y + 4, (c.end - c.start) * scale, kRow - 8, "box",
-              fmt::format("container {}: {} to {}{}", c.index, report_seconds(c.start),
-                          report_seconds(c.end), c.ended ? "" : " (killed)"));
+              fmt::format("container {}: {} to {}: {}", c.index, iso8601_utc(t0 + c.start),
+                          iso8601_utc(t0 + c.end), report_container_end(c)));
   return out;
 }
 
 std::string timeline_svg(const JobReport& r) {
-  const double span = timeline_span(r), scale = (kWidth - kLabels - 40) / span;
+  // The right margin holds half of the last tick's label (a date and time at 10 px).
+  const double span = timeline_span(r), scale = (kWidth - kLabels - 80) / span;
   const double height = kRow * static_cast<double>(r.timeline.size());
   std::string out = fmt::format(
       "<section id=\"timeline\"><h2>Timeline</h2><p>Each container from its start to its last "
       "heartbeat, its generations inside it (green: ran or succeeded, red: failed, orange: hung, "
-      "grey: stopped), the time between containers shaded.</p>\n<svg width=\"{}\" height=\"{}\" "
-      "viewBox=\"0 0 {} {}\" role=\"img\">\n",
+      "grey: stopped), how it ended under its name (exit code), the time between containers "
+      "shaded; times in UTC.</p>\n<svg width=\"{}\" height=\"{}\" viewBox=\"0 0 {} {}\" "
+      "role=\"img\">\n",
       num(kWidth), num(height + 24), num(kWidth), num(height + 24));
   for (const auto& g : r.gaps)
     out += rect(kLabels + g.start * scale, 0, (g.end - g.start) * scale, height, "gap",
                 fmt::format("between containers: {}", report_seconds(g.end - g.start)));
-  out += axis(span, scale, height);
+  out += axis(r.first_started_unix, span, scale, height);
   for (std::size_t i = 0; i < r.timeline.size(); ++i)
-    out += container_row(r.timeline[i], kRow * static_cast<double>(i), scale);
+    out += container_row(r.timeline[i], kRow * static_cast<double>(i), scale, r.first_started_unix);
   return out + "</svg></section>\n";
 }
 
@@ -149,12 +173,23 @@ const char* const kAdviceText =
     "average). Young's T minimizes it; <em>saved</em> is waste(observed) &#8722; waste(Young), "
     "in the figures below.</p></section>\n";
 
+// The container's exit code, after the item of its last generation (or of its ending).
+std::string exit_of(const ReportContainer& c) {
+  if (!c.ended || !c.exit_code || *c.exit_code == 0) return "";
+  return fmt::format(" <span class=\"exit\" data-exit=\"{}\">(container exit {})</span>", c.index,
+                     *c.exit_code);
+}
+
 std::string evidence_item(const ReportContainer& c, const ReportGeneration& g) {
   std::string out = fmt::format("<li>container {}, generation {}: <strong>{}</strong>", c.index,
                                 g.number, escape_html(g.outcome));
   if (!g.summary.empty()) out += " &#8212; " + escape_html(g.summary);
-  for (const auto& p : g.evidence)
-    out += "<br><code class=\"evidence\">" + escape_html(p) + "</code>";
+  if (&g == &c.generations.back()) out += exit_of(c);
+  for (const auto& e : g.evidence) {
+    out += "<br><code class=\"evidence\">" + escape_html(e.path) + "</code>";
+    if (!e.exception.empty())
+      out += " <span class=\"exception\">" + escape_html(e.exception) + "</span>";
+  }
   return out + "</li>\n";
 }
 
@@ -164,6 +199,10 @@ std::string failures_list(const JobReport& r) {
   for (const auto& c : r.timeline) {
     for (const auto& g : c.generations)
       if (g.outcome == "failed" || g.outcome == "hung") out += evidence_item(c, g), any = true;
+    if (!c.end_failure.empty() && c.generations.empty())
+      out += fmt::format("<li>container {}: <strong>failed</strong> &#8212; {}{}</li>\n", c.index,
+                         escape_html(c.end_failure), exit_of(c)),
+          any = true;
     if (!c.failure_file.empty())
       out += fmt::format("<li>container {}: failure file <code class=\"evidence\">{}</code></li>\n",
                          c.index, escape_html(c.failure_file)),
@@ -189,8 +228,9 @@ std::string report_html(const JobReport& r) {
   out += kStyle;
   out += "</style></head><body>\n<h1>Where the hours went</h1>\n<p>job <code id=\"job\">";
   out += escape_html(r.job_id);
-  out += fmt::format("</code>, {} container(s){}</p>\n", r.containers,
-                     r.folded > 0 ? fmt::format(" ({} folded into the totals)", r.folded) : "");
+  out += fmt::format("</code>, {} container(s){}, first start <time>{}</time></p>\n", r.containers,
+                     r.folded > 0 ? fmt::format(" ({} folded into the totals)", r.folded) : "",
+                     iso8601_utc(r.first_started_unix));
   out += timeline_svg(r);
   out += bars_svg(r);
   out += kAdviceText;

@@ -40,21 +40,27 @@ void add_advice(std::vector<ReportFigure>& f, const JobReport& r) {
                  fmt::format("{:.3f} ({} GPUs)", *a.saved * *r.gpus / 3600.0, *r.gpus)});
 }
 
+std::string evidence_line(const ReportEvidence& e) {
+  std::string line = "      evidence " + escape_control(e.path);
+  if (!e.exception.empty()) line += ": " + escape_control(e.exception);
+  return line + "\n";
+}
+
 std::string generation_line(const ReportGeneration& g) {
   std::string line =
       fmt::format("    generation {} {} to {}: {}", g.number, report_seconds(g.start),
                   report_seconds(g.end), escape_control(g.outcome));
   if (!g.summary.empty()) line += " (" + escape_control(g.summary) + ")";
   line += "\n";
-  for (const auto& p : g.evidence) line += "      evidence " + escape_control(p) + "\n";
+  for (const auto& e : g.evidence) line += evidence_line(e);
   return line;
 }
 
-std::string container_lines(const ReportContainer& c) {
-  std::string end = c.ended ? "ended" : "killed (last heartbeat)";
-  if (c.exit_code) end += ", exit " + std::to_string(*c.exit_code);
-  std::string out = fmt::format("  container {} {} to {}: {}, {} restart(s)\n", c.index,
-                                report_seconds(c.start), report_seconds(c.end), end, c.restarts);
+std::string container_lines(const ReportContainer& c, double t0) {
+  std::string out =
+      fmt::format("  container {} {} to {} ({} to {}): {}, {} restart(s)\n", c.index,
+                  report_seconds(c.start), report_seconds(c.end), iso8601_utc(t0 + c.start),
+                  iso8601_utc(t0 + c.end), report_container_end(c), c.restarts);
   for (const auto& g : c.generations) out += generation_line(g);
   if (!c.failure_file.empty()) out += "    failure file " + escape_control(c.failure_file) + "\n";
   return out;
@@ -63,6 +69,13 @@ std::string container_lines(const ReportContainer& c) {
 }  // namespace
 
 std::string report_seconds(double s) { return fmt::format("{:.3f} s", s); }
+
+std::string report_container_end(const ReportContainer& c) {
+  std::string end = c.ended ? "ended" : "killed (last heartbeat)";
+  if (!c.end_failure.empty()) return end + ", " + c.end_failure;
+  if (c.exit_code) end += ", exit " + std::to_string(*c.exit_code);
+  return end;
+}
 
 std::vector<ReportFigure> report_figures(const JobReport& r) {
   std::vector<ReportFigure> f;
@@ -88,7 +101,8 @@ std::string report_text(const JobReport& r) {
   std::string out = "where the hours went\n";
   for (const auto& f : report_figures(r))
     out += fmt::format("  {:<34}{}\n", f.label, escape_control(f.value));
-  out += "timeline (seconds from the job's first start)\n";
+  out +=
+      "timeline (seconds from the job's first start, " + iso8601_utc(r.first_started_unix) + ")\n";
   if (r.folded > 0)
     out += fmt::format("  {} earlier container(s) folded into the ledger's totals\n", r.folded);
   std::size_t gap = 0;
@@ -97,7 +111,7 @@ std::string report_text(const JobReport& r) {
       out += fmt::format("  between containers {} to {}: {}\n", report_seconds(r.gaps[gap].start),
                          report_seconds(r.gaps[gap].end),
                          report_seconds(r.gaps[gap].end - r.gaps[gap].start));
-    out += container_lines(c);
+    out += container_lines(c, r.first_started_unix);
   }
   for (const auto& m : r.poisoned)
     out += "poisoned checkpoint " + escape_control(m.path) + ": " + escape_control(m.reason) + "\n";

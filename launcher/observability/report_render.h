@@ -25,5 +25,8 @@ std::string report_html(const JobReport& r);
 
 // "12.345 s"; the figures' one format for seconds.
 std::string report_seconds(double s);
+// How a container ended: "ended, exit 0", "killed (last heartbeat)", "ended, exit 75: lost node
+// (...)" (a failure of its own ending: ReportContainer::end_failure). Not escaped (no ledger text).
+std::string report_container_end(const ReportContainer& c);
 
 }  // namespace tv

@@ -47,9 +47,9 @@ void NetworkCluster::start_agent() {
   if (coordinator_ && !coordinator_->listening()) {
     if (auto st = coordinator_->listen(); !st) {
       finished_ = true;
-      asio::post(io_, [this, why = st.error().message] {
-        if (joined_) return events_.lost(why, 0);
-        preflight_over(Error{exit_code::kTempFail, why});
+      asio::post(io_, [this, e = st.error()] {
+        if (joined_) return events_.lost(e.message, 0);
+        preflight_over(e);  // 75 when it cannot listen, 71 short of descriptors
       });
       return;
     }

@@ -54,8 +54,8 @@ struct NetworkClusterConfig {
   std::chrono::milliseconds peer_timeout{30000};
   std::string token;                  // the HMAC key, already derived (derive_rdzv_token)
   RestartPolicy policy;               // launcher/supervision/restart_policy.h
-  std::string bind_addr = "0.0.0.0";  // coordinator listen address (tests use 127.0.0.x);
-                                      // a loopback master_addr narrows 0.0.0.0 to itself
+  std::string bind_addr = "0.0.0.0";  // coordinator listen address (tests use 127.0.0.x); for
+                                      // 0.0.0.0 the master's family decides (rdzv_host.h)
   // Node 0 only: when set, the coordinator runs the preflight phase before generation 0 and hands
   // this ncclUniqueId (hex; "" when node 0 could not make one) to every node.
   std::optional<std::string> preflight_unique_id;

@@ -3,11 +3,14 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <boost/asio/ip/v6_only.hpp>
 #include <set>
 
 #include "common/exit_codes.h"
 #include "common/json_field.h"
 #include "common/open_files.h"
+#include "launcher/rendezvous/rdzv_descriptors.h"
+#include "launcher/rendezvous/rdzv_host.h"
 #include "launcher/supervision/free_port.h"
 
 namespace tv {
@@ -22,30 +25,6 @@ namespace {
 
 std::chrono::milliseconds tick_interval(std::chrono::milliseconds peer_timeout) {
   return std::max(std::chrono::milliseconds(10), peer_timeout / 4);
-}
-
-// Node 0's descriptors: a connection per node, the pending ones of a join flood on top (their
-// limit, rdzv::pending_limits), and a margin for the listener, the loop, logs and worker pipes.
-std::uint64_t descriptors_needed(int nnodes) {
-  return static_cast<std::uint64_t>(nnodes) + rdzv::pending_limits(nnodes).total + 64;
-}
-
-// The soft open-file limit up to the hard one, said in one line; a warning when even that is short.
-void raise_descriptor_limit(int nnodes) {
-  const auto r = raise_open_file_limit();
-  const auto need = descriptors_needed(nnodes);
-  if (r.after.soft != r.before.soft)
-    spdlog::info(
-        "rdzv: node 0 raised its soft open-file limit (RLIMIT_NOFILE) from {} to the hard limit "
-        "{}: it holds a connection per node ({} nodes: up to about {} descriptors); its workers "
-        "keep {}",
-        r.before.soft, r.after.soft, nnodes, need, r.before.soft);
-  if (r.after.soft < need)
-    spdlog::warn(
-        "rdzv: node 0's open-file limit is {} (hard limit {}), below the about {} descriptors "
-        "that {} nodes need here: raise the hard limit (docker/podman --ulimit nofile=N:N, "
-        "systemd LimitNOFILE=N, /etc/security/limits.conf)",
-        r.after.soft, r.after.hard, need, nnodes);
 }
 
 }  // namespace
@@ -69,13 +48,13 @@ RdzvCoordinator::RdzvCoordinator(asio::io_context& io, const NetworkClusterConfi
                   std::max(config.nnodes, 1)),
       machine_(std::max(config.nnodes, 1), config.policy, config.base_master_port,
                config.preflight_unique_id.has_value(), *this) {
-  // A job whose master is a loopback address runs on one machine: listen there only.
+  // The family (or both) the master's name resolves to: an IPv6-only name gets an IPv6 listener.
   boost::system::error_code ec;
-  auto master = asio::ip::make_address(config_.master_addr, ec);
-  if (!ec && master.is_loopback() && config_.bind_addr == "0.0.0.0")
-    config_.bind_addr = config_.master_addr;
-  else if (!ec && master.is_v6() && config_.bind_addr == "0.0.0.0")
-    config_.bind_addr = "::";  // an IPv6 master: agents connect over IPv6 (and IPv4, dual stack)
+  asio::ip::make_address(config_.master_addr, ec);
+  const bool lookup = ec && config_.bind_addr == "0.0.0.0";
+  config_.bind_addr = coordinator_listen_address(
+      config_.master_addr, config_.bind_addr,
+      lookup ? resolved_families(config_.master_addr) : AddressFamilies{});
 }
 
 RdzvCoordinator::~RdzvCoordinator() {
@@ -88,12 +67,16 @@ RdzvCoordinator::~RdzvCoordinator() {
 }
 
 Status RdzvCoordinator::listen() {
-  raise_descriptor_limit(config_.nnodes);
+  if (auto s = reserve_coordinator_descriptors(config_.nnodes, config_.nproc_per_node); !s)
+    return s;
   boost::system::error_code ec;
   auto addr = asio::ip::make_address(config_.bind_addr, ec);
   tcp::endpoint ep(addr, static_cast<unsigned short>(config_.rdzv_port));
   if (!ec) acceptor_.open(ep.protocol(), ec);
   if (!ec) acceptor_.set_option(tcp::acceptor::reuse_address(true), ec);
+  // "::" takes IPv4 too (dual stack) whatever net.ipv6.bindv6only says.
+  if (!ec && addr.is_v6() && addr.is_unspecified())
+    acceptor_.set_option(asio::ip::v6_only(false), ec);
   if (!ec) acceptor_.bind(ep, ec);
   if (!ec) acceptor_.listen(asio::socket_base::max_listen_connections, ec);
   address_in_use_ = ec == asio::error::address_in_use;

@@ -12,7 +12,8 @@
 // per source address and in all without ever refusing a newcomer
 // (launcher/rendezvous/rdzv_pending.h); their limits grow with --nnodes, so every node joining at
 // once fits. Node 0 holds a descriptor per node (twice that while they all join): listen() raises
-// its soft RLIMIT_NOFILE to the hard limit and says so (common/open_files.h); out of descriptors,
+// its soft RLIMIT_NOFILE to the hard limit and says so (common/open_files.h), and refuses (71) a
+// limit below what --nnodes need at the least (rdzv_descriptors.h); out of descriptors,
 // it accepts again after a pause instead of spinning. Its deadlines, ticker and pauses are
 // LoopTimers and every "now" is its LoopTime's (common/loop_time.h). Single-threaded on the
 // io_context; nothing blocks.

@@ -41,6 +41,15 @@ bool local_address(const ip::address& a, const std::set<ip::address>& mine) {
          local_address(ip::make_address_v4(ip::v4_mapped, a.to_v6()), mine);
 }
 
+// The host's addresses (getaddrinfo, blocking); empty when it does not resolve.
+std::unique_ptr<addrinfo, decltype(&::freeaddrinfo)> lookup(const std::string& host) {
+  addrinfo hints{};
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* found = nullptr;
+  if (::getaddrinfo(host.c_str(), nullptr, &hints, &found) != 0) found = nullptr;
+  return {found, &::freeaddrinfo};
+}
+
 }  // namespace
 
 bool is_this_machine(const std::string& host) {
@@ -51,12 +60,8 @@ bool is_this_machine(const std::string& host) {
   if (!ec) return local_address(literal, mine);
   char name[256] = {};
   if (::gethostname(name, sizeof name - 1) == 0 && host == name) return true;
-  addrinfo hints{};
-  hints.ai_socktype = SOCK_STREAM;
-  addrinfo* found = nullptr;
-  if (::getaddrinfo(host.c_str(), nullptr, &hints, &found) != 0) return false;
-  std::unique_ptr<addrinfo, decltype(&::freeaddrinfo)> own(found, &::freeaddrinfo);
-  for (addrinfo* i = found; i; i = i->ai_next) {
+  const auto found = lookup(host);
+  for (addrinfo* i = found.get(); i; i = i->ai_next) {
     char text[NI_MAXHOST] = {};
     if (::getnameinfo(i->ai_addr, i->ai_addrlen, text, sizeof text, nullptr, 0, NI_NUMERICHOST))
       continue;
@@ -64,6 +69,28 @@ bool is_this_machine(const std::string& host) {
     if (!ec && local_address(a, mine)) return true;
   }
   return false;
+}
+
+AddressFamilies resolved_families(const std::string& host) {
+  AddressFamilies out;
+  const auto found = lookup(host);
+  for (addrinfo* i = found.get(); i; i = i->ai_next) {
+    out.v4 = out.v4 || i->ai_family == AF_INET;
+    out.v6 = out.v6 || i->ai_family == AF_INET6;
+  }
+  return out;
+}
+
+std::string coordinator_listen_address(const std::string& master, const std::string& bind_addr,
+                                       AddressFamilies resolved) {
+  if (bind_addr != "0.0.0.0") return bind_addr;
+  boost::system::error_code ec;
+  const auto literal = ip::make_address(master, ec);
+  if (!ec) {
+    if (literal.is_loopback()) return master;
+    return literal.is_v6() ? "::" : "0.0.0.0";
+  }
+  return resolved.v6 ? "::" : "0.0.0.0";
 }
 
 }  // namespace tv

@@ -13,4 +13,21 @@ namespace tv {
 // (before any worker starts); a name that does not resolve is not this machine.
 bool is_this_machine(const std::string& host);
 
+// The address families a host name resolves to (getaddrinfo, blocking: before any worker
+// starts); neither when it does not resolve.
+struct AddressFamilies {
+  bool v4 = false;
+  bool v6 = false;
+};
+AddressFamilies resolved_families(const std::string& host);
+
+// Where the coordinator listens for a job whose master is `master` (--master-addr or the
+// --rdzv-endpoint host), when `bind_addr` is the default "0.0.0.0"; another bind_addr is kept.
+// A loopback address: itself (the job runs on one machine). An IPv6 address, or a name that
+// resolves to IPv6 (only, or IPv6 and IPv4): "::", dual stack (the listener turns IPV6_V6ONLY
+// off), so agents reach it over either family. An IPv4 address, a name that resolves to IPv4
+// only, or one that does not resolve: "0.0.0.0". `resolved` is looked at for a name only.
+std::string coordinator_listen_address(const std::string& master, const std::string& bind_addr,
+                                       AddressFamilies resolved);
+
 }  // namespace tv

@@ -18,6 +18,7 @@
 #include "launcher/supervision/nccl_trace_summary_py.h"
 #include "launcher/supervision/rank_dirs.h"
 #include "launcher/supervision/standby.h"
+#include "launcher/supervision/traceback_watch.h"
 #include "launcher/supervision/worker_hook_py.h"
 
 namespace tv {
@@ -28,9 +29,11 @@ constexpr const char* kHookDir = ".trainvisor";
 constexpr auto kNcclSummaryDeadline = std::chrono::seconds(20);
 constexpr std::size_t kNcclSummaryCap = 16u << 10;  // the summary's output, one line a rank
 
-// A file worth listing: not empty, and for a stacks file more than the hook's header.
+// A file worth listing: not empty, for a stacks file more than the hook's header, for a log an
+// exception at its end.
 bool has_evidence(const FileSystem& fs, const std::string& path) {
   if (fs.regular_size(path).value_or(0) == 0) return false;
+  if (path.ends_with("/stderr.log")) return !log_exception(fs, path).empty();
   if (!path.ends_with("/stacks.txt")) return true;
   auto text = fs.read(path, kStacksCap);
   return text && text->find("(most recent call first):") != std::string::npos;
@@ -78,6 +81,13 @@ std::optional<std::string> read_summary(const std::string& python, const Environ
 
 }  // namespace
 
+std::string log_exception(const FileSystem& fs, const std::string& path) {
+  const auto size = fs.regular_size(path);
+  if (!size) return "";
+  const auto tail = fs.read_tail(path, kStderrTail);
+  return tail ? last_exception(*tail, *size > tail->size()) : "";
+}
+
 EvidenceFiles::EvidenceFiles(EvidenceSetup setup, const FileSystem& fs)
     : setup_(std::move(setup)), fs_(fs) {}
 
@@ -121,8 +131,9 @@ std::vector<std::string> EvidenceFiles::paths(int generation) const {
   for (int l = 0; l < setup_.layout.nproc_per_node; ++l) {
     const int rank = global_rank(setup_.layout, l);
     const std::string dir = attempt_dir(generation, rank);
-    for (const std::string& name : {std::string("error.json"), std::string("stacks.txt"),
-                                    "nccl_trace_rank_" + std::to_string(rank)})
+    for (const std::string& name :
+         {std::string("error.json"), std::string("stacks.txt"), std::string("stderr.log"),
+          "nccl_trace_rank_" + std::to_string(rank)})
       if (has_evidence(fs_, dir + "/" + name)) paths.push_back(dir + "/" + name);
   }
   return paths;

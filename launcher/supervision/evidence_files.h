@@ -16,6 +16,13 @@
 
 namespace tv {
 
+// The most of a worker's stderr.log that is read for its exception: its tail, whatever the size.
+inline constexpr std::size_t kStderrTail = 64 * 1024;
+
+// The exception line of the last traceback in the tail of the log at `path` (a rank's
+// stderr.log); "" when there is none or the file cannot be read (a FIFO or a device is not read).
+std::string log_exception(const FileSystem& fs, const std::string& path);
+
 struct EvidenceSetup {
   bool stacks = true;      // --hang-stacks
   bool keep_logs = false;  // --log-dir: the pid file, and the files listed by path
@@ -39,7 +46,8 @@ class EvidenceFiles {
   bool hooked() const { return !hook_dir_.empty(); }
   // The stacks file, the flight-recorder prefix, the hook's directory and signal of one attempt.
   void add_env(WorkerAttempt& attempt, const std::string& rank_dir) const;
-  // With --log-dir: the files of evidence this node's ranks left in attempt_<g>/, by path.
+  // With --log-dir: the files of evidence this node's ranks left in attempt_<g>/, by path: error
+  // files, stacks, a stderr.log whose tail holds an exception (log_exception), NCCL dumps.
   std::vector<std::string> paths(int generation) const;
   // "evidence:\n  PATH\n..." for a failure report; "" with none.
   std::string listing(int generation) const;

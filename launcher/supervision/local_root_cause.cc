@@ -111,13 +111,12 @@ void LocalRootCause::report(int generation, const WorkerEnd& first) {
   hooks_.send(generation, std::move(f));
 }
 
-bool LocalRootCause::write_files(const Ending& ending, const RootCausePaths& paths,
-                                 const std::function<std::string(int generation)>& evidence,
-                                 const std::vector<NodeFailure>& judged) const {
+std::optional<RootCauseTexts> LocalRootCause::end_texts(
+    const Ending& ending, const std::function<std::string(int generation)>& evidence,
+    const std::vector<NodeFailure>& judged) const {
   if (const auto table = root_cause_table(judged, causes_); !table.empty())
     spdlog::info("root causes:\n{}", table);
-  const auto texts = root_cause_texts(ending, causes_, evidence);
-  return texts && write_root_cause_files(paths, *texts);
+  return root_cause_texts(ending, causes_, evidence);
 }
 
 }  // namespace tv

@@ -71,13 +71,13 @@ class LocalRootCause {
   // Whether `sig` to `local_rank` is held: the root cause on its way out keeps its exit status.
   bool holds(int local_rank, int sig) const { return wait_.holds(local_rank, sig); }
   const std::vector<FailureRecord>& causes() const { return causes_; }
-  // The end of the run: the failure file and the termination log for `ending` (the table to the
-  // log first: the job's root causes where this node judged them, `judged`, else this node's:
-  // root_cause_table); `evidence`: generation g's lines as the files are now. True when the
-  // failure file was written.
-  bool write_files(const Ending& ending, const RootCausePaths& paths,
-                   const std::function<std::string(int generation)>& evidence,
-                   const std::vector<NodeFailure>& judged = {}) const;
+  // The end of the run: the texts of the failure file and the termination log for `ending` (the
+  // table to the log first: the job's root causes where this node judged them, `judged`, else
+  // this node's: root_cause_table); `evidence`: generation g's lines as the files are now. The
+  // Supervisor writes them (beside its thread, with a deadline: report_root_cause).
+  std::optional<RootCauseTexts> end_texts(
+      const Ending& ending, const std::function<std::string(int generation)>& evidence,
+      const std::vector<NodeFailure>& judged = {}) const;
 
  private:
   std::optional<LocalFailure> earliest(int generation) const;

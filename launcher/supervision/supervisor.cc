@@ -51,6 +51,7 @@ Supervisor::Supervisor(boost::asio::io_context& io, SupervisorConfig cfg, Cluste
           io, time, spawner, cfg_.gpu_health, [this](const GpuHealthEvent& e) { on_gpu_health(e); },
           cfg_.side_queries),
       gpu_events_(cfg_.gpu_health_required, cfg_.layout.node_rank),
+      lookup_(io, time, cfg_.off_loop ? *cfg_.off_loop : real_off_loop(), cfg_.resume_dir),
       root_cause_(io, time, fs(), roster_, cfg_.layout, cfg_.grace, root_cause_hooks()),
       stacks_(io, time, spawner, fs(), cfg_.work_dir, cfg_.layout.node_rank),
       reports_(io, time, spawner, {cfg_.executable, cfg_.base_env, cfg_.layout.node_rank}),
@@ -134,10 +135,12 @@ void Supervisor::start_generation(const GenerationPlan& plan) {
   plan_ = plan;
   root_cause_.generation_started();
   roster_.new_generation(cfg_.layout.nproc_per_node);
-  resume_ = cfg_.find_resume ? cfg_.find_resume(plan) : std::nullopt;  // the resume hook
-  // A SIGTERM/INT/HUP during the lookup ended it (Init::stop_requested) and is posted to
-  // on_signal, next on this loop: start nothing, so the run ends 128+N with no worker to stop.
-  if (signals_.stop_requested()) return;
+  resume_.reset();
+  if (cfg_.find_resume) return look_up_resume(plan);  // then start_workers, on the loop
+  start_workers(plan);
+}
+
+void Supervisor::start_workers(const GenerationPlan& plan) {
   starts_.place(plan);  // elastic membership: this generation's node rank and count
   if (!open_rank_dirs(plan.generation)) return;
   if (resume_) spdlog::info("generation {}: resuming from {}", plan.generation, resume_->path);
@@ -292,6 +295,7 @@ void Supervisor::stop_standbys() {
 
 // node_run_ decided the outcome (exit_code): nothing new starts, the other nodes hear it.
 void Supervisor::leave(int exit_code, int signal, const std::string& reason) {
+  drop_lookup_of(plan_.generation);  // a lookup under way starts nothing now
   stop_standbys();
   if (cfg_.observer) cfg_.observer->ending(exit_code);
   cluster_.leave(signal, reason);

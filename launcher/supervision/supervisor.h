@@ -51,6 +51,7 @@
 #include "launcher/supervision/hang_check.h"
 #include "launcher/supervision/local_root_cause.h"
 #include "launcher/supervision/node_run.h"
+#include "launcher/supervision/resume_wait.h"
 #include "launcher/supervision/root_cause_judge.h"
 #include "launcher/supervision/save_before_stop.h"
 #include "launcher/supervision/spawner.h"
@@ -103,6 +104,12 @@ class Supervisor final : public GroupActions, private NodeRunActions {
   void on_signal(int sig);
   // NodeRunActions: what node_run_ decides, carried out on this node's resources.
   void start_generation(const GenerationPlan& plan) override;
+  // supervisor_resume.cc: the generation's resume lookup runs off the loop (lookup_); its answer
+  // starts the workers. A stop, or the cluster's stop of that generation, drops it.
+  void look_up_resume(const GenerationPlan& plan);
+  void resume_found(const GenerationPlan& plan, std::optional<ResumeTarget> target);
+  void start_workers(const GenerationPlan& plan);
+  bool drop_lookup_of(int generation);
   void leave(int exit_code, int signal, const std::string& reason) override;
   bool workers_running() const override { return group_.running() > 0; }
   void stop_workers(int sig) override { group_.stop(sig); }
@@ -176,6 +183,8 @@ class Supervisor final : public GroupActions, private NodeRunActions {
   GpuEventReader gpu_events_;             // what each GPU health event means for this node's run
   GenerationPlan plan_;
   std::optional<ResumeTarget> resume_;  // this generation's checkpoint
+  ResumeWait lookup_;                   // its lookup, off the loop, while it runs
+  std::optional<int> looking_up_;       // the generation whose lookup runs
   LocalRootCause root_cause_;           // which worker failed first here, its report, the files
   StacksCollection stacks_;
   CollectiveReports reports_;  // failures and Stopped with their ranks' last collectives

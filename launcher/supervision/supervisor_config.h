@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "common/file_system.h"
+#include "common/off_loop.h"
 #include "launcher/supervision/cluster.h"
 #include "launcher/supervision/rank_dirs.h"
 #include "launcher/supervision/run_observer.h"
@@ -55,8 +56,15 @@ struct SupervisorConfig {
   // Hook: the checkpoint to resume from at each (re)start, and the arguments that hand it to
   // the workers (--resume-arg, already expanded); may be empty.
   // The plan names the checkpoint to step over when the judge found one poisoned
-  // (GenerationPlan::step_over).
-  std::function<std::optional<ResumeTarget>(const GenerationPlan&)> find_resume;
+  // (GenerationPlan::step_over). In three steps, so that no file-system call runs on the loop:
+  // called on the loop, the hook returns the lookup; the lookup runs off the loop (off_loop,
+  // ResumeWait: launcher/supervision/resume_wait.h) and owns what it reads; it returns the
+  // answer, which runs on the loop again and gives the target.
+  using ResumeAnswer = std::function<std::optional<ResumeTarget>()>;
+  using ResumeLookup = std::function<ResumeAnswer()>;
+  std::function<ResumeLookup(const GenerationPlan&)> find_resume;
+  std::string resume_dir;       // the directory looked up, named when a lookup is slow
+  OffLoop* off_loop = nullptr;  // where the lookup runs; null: real_off_loop()
   // --save-signal: on a stop signal the workers get this signal first and their SIGTERM waits,
   // inside the grace period, for a complete checkpoint newer than the stop (checkpoint_complete;
   // launcher/supervision/stop_save.h); 0: off.

@@ -4,12 +4,20 @@
 // stop of a failed generation, this node's own failure or another node's.
 #include <spdlog/spdlog.h>
 
+#include <atomic>
 #include <csignal>
+#include <memory>
 
 #include "common/exit_codes.h"
+#include "common/off_loop.h"
+#include "launcher/supervision/root_cause_files.h"
 #include "launcher/supervision/supervisor.h"
 
 namespace tv {
+namespace {
+constexpr std::chrono::milliseconds kEndWriteDeadline{10000};
+constexpr std::chrono::milliseconds kEndWriteStopDeadline{500};
+}  // namespace
 
 LocalRootCause::Hooks Supervisor::root_cause_hooks() {
   LocalRootCause::Hooks h;
@@ -50,6 +58,14 @@ void Supervisor::send_failure(int generation, NodeFailure f) {
 // The cluster stops the generation for this node's own failure (its report came back) or for
 // another node's.
 void Supervisor::on_cluster_stop(const NodeFailure& f) {
+  // Another node failed while this one was still looking up the generation's checkpoint: no
+  // worker of it started here, so this node has stopped at once.
+  if (drop_lookup_of(f.generation)) {
+    spdlog::warn("node {} failed in generation {}: its resume lookup here is dropped", f.node_rank,
+                 f.generation);
+    observe_failure(f.generation);
+    return node_run_.workers_gone(f.generation);
+  }
   if (f.node_rank != cfg_.layout.node_rank) return on_peer_failure(f);
   observe_failure(f.generation);
   group_.stop(SIGTERM);
@@ -83,13 +99,26 @@ void Supervisor::observe_failure(int generation) {
 
 // The table of the job's root causes (where this node judged them: node 0) or this node's in the
 // log; the orchestrator's files (root_cause_files.h), with the evidence as the files are now, the
-// dumps read in a child Python (after the loop: blocks).
+// dumps read in a child Python (after the loop: blocks). The files are written beside this
+// thread with a deadline (their paths may be on a slow or hung file system): 10 s, 0.5 s after a
+// stop signal, whose end must come within the grace period; past it the run ends without them,
+// saying so.
 void Supervisor::report_root_cause() {
-  const bool written = root_cause_.write_files(
-      node_run_.outcome(), {cfg_.failure_file, cfg_.termination_log},
-      [this](int g) { return evidence_of(g) + evidence_.nccl_summary(g); },
+  const auto texts = root_cause_.end_texts(
+      node_run_.outcome(), [this](int g) { return evidence_of(g) + evidence_.nccl_summary(g); },
       cluster_.judged_root_causes());
-  if (written && cfg_.observer) cfg_.observer->root_cause_file(cfg_.failure_file);
+  if (!texts) return;
+  const auto deadline =
+      node_run_.stop_signal_seen() != 0 ? kEndWriteStopDeadline : kEndWriteDeadline;
+  auto written = std::make_shared<std::atomic<bool>>(false);
+  const RootCausePaths paths{cfg_.failure_file, cfg_.termination_log};
+  if (!run_bounded([paths, t = *texts, written] { *written = write_root_cause_files(paths, t); },
+                   deadline))
+    return spdlog::warn(
+        "failure file {}: not written {} ms after the run's end; exiting without it (a slow or "
+        "hung file system?)",
+        cfg_.failure_file, deadline.count());
+  if (*written && cfg_.observer) cfg_.observer->root_cause_file(cfg_.failure_file);
 }
 
 }  // namespace tv

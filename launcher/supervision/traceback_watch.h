@@ -16,6 +16,7 @@
 #include <cstddef>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace tv {
@@ -97,5 +98,23 @@ class TracebackWatch {
   std::string prefix_;
   std::vector<std::string> current_, last_;
 };
+
+// The exception line of the last complete traceback in `text`, a log file's tail (a worker's
+// stderr.log: EvidenceFiles, the job's ledger); "" when there is none. `first_line_cut`: the tail
+// begins inside a line, which is skipped. A line holding a NUL byte (binary output) is no part of
+// a traceback; a trailing '\r' is dropped.
+inline std::string last_exception(std::string_view text, bool first_line_cut) {
+  TracebackWatch w;
+  bool first = true;
+  while (!text.empty()) {
+    const std::size_t end = text.find('\n');
+    std::string_view line = text.substr(0, end);
+    text.remove_prefix(end == std::string_view::npos ? text.size() : end + 1);
+    if (std::exchange(first, false) && first_line_cut) continue;
+    if (line.ends_with('\r')) line.remove_suffix(1);
+    w.line(line.find('\0') == std::string_view::npos ? line : std::string_view());
+  }
+  return w.exception();
+}
 
 }  // namespace tv

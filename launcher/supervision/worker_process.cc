@@ -27,7 +27,8 @@ WorkerProcess::WorkerProcess(boost::asio::io_context& io, LoopTime& time, Spawne
       spawner_(spawner),
       id_(std::move(id)),
       last_activity_(time.now()),
-      prefix_("[rank" + std::to_string(id_.rank) + "]: ") {
+      prefix_("[rank" + std::to_string(id_.rank) + "]: "),
+      continued_prefix_("[rank" + std::to_string(id_.rank) + "]+ ") {
   err_.is_err = true;
   if (id_.log_dir.empty() || log_dir_fd < 0) return;
   out_.log.open(log_dir_fd, "stdout.log", id_.log_dir + "/stdout.log");
@@ -110,21 +111,22 @@ bool WorkerProcess::read_now(Stream& s, int max_reads) {
     const std::string_view data(s.buf.data(), static_cast<size_t>(n));
     last_activity_ = time_.now();  // any bytes: a bar redrawn with '\r' is not silence
     if (s.tap) s.tap(data);
-    s.splitter.feed(data, [&](std::string_view line) { on_line(s, line); });
+    s.log.append(data);  // the per-rank file keeps the bytes as written; only the console splits
+    s.splitter.feed(data,
+                    [&](std::string_view line, bool continued) { on_line(s, line, continued); });
     ++i;
   }
   return true;
 }
 
-void WorkerProcess::on_line(Stream& s, std::string_view line) {
+void WorkerProcess::on_line(Stream& s, std::string_view line, bool continued) {
   std::string text(line);
-  s.log.write_line(text);
   OutputSink& sink = s.is_err ? stderr_sink() : stdout_sink();
   if (id_.json_lines)
     sink.push(worker_line_json(id_.rank, s.is_err ? WorkerStream::kStderr : WorkerStream::kStdout,
-                               text, std::chrono::system_clock::now()));
+                               text, std::chrono::system_clock::now(), continued));
   else
-    sink.push(prefix_, text);
+    sink.push(continued ? continued_prefix_ : prefix_, text);
   if (s.is_err) traceback_.line(text);
   tail_.push_back(std::move(text));
   if (tail_.size() > kTailLines) tail_.pop_front();
@@ -133,9 +135,9 @@ void WorkerProcess::on_line(Stream& s, std::string_view line) {
 void WorkerProcess::stream_closed(Stream& s) {
   if (s.at_end) return;
   s.at_end = true;
-  s.splitter.finish([&](std::string_view line) { on_line(s, line); });
+  s.splitter.finish([&](std::string_view line, bool continued) { on_line(s, line, continued); });
   if (s.tap) s.tap({});
-  s.log.flush();
+  s.log.close();  // on the log writer's thread, once its bytes are written
   // Before attach() nothing was counted (a worker that never started: its pipes closed unread).
   if (open_streams_ > 0 && --open_streams_ == 0 && on_streams_closed_) on_streams_closed_();
 }

@@ -109,7 +109,8 @@ class WorkerProcess : public std::enable_shared_from_this<WorkerProcess> {
   void wait_readable(Stream& s);
   // Reads at most `max_reads` buffers of what is there now; false once the stream has ended.
   bool read_now(Stream& s, int max_reads);
-  void on_line(Stream& s, std::string_view line);
+  // `continued`: the piece goes on from a longer line cut at the split size.
+  void on_line(Stream& s, std::string_view line, bool continued);
   void stream_closed(Stream& s);
 
   boost::asio::io_context& io_;
@@ -124,8 +125,9 @@ class WorkerProcess : public std::enable_shared_from_this<WorkerProcess> {
   Clock::time_point last_activity_;
   std::optional<std::int64_t> heartbeat_mtime_;  // ns (FileSystem::modified_ns)
   std::deque<std::string> tail_;
-  TracebackWatch traceback_;  // stderr's
-  std::string prefix_;
+  TracebackWatch traceback_;      // stderr's
+  std::string prefix_;            // "[rankN]: "
+  std::string continued_prefix_;  // "[rankN]+ ": a piece that continues a cut line
 };
 
 }  // namespace tv

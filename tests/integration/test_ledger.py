@@ -222,6 +222,39 @@ def test_an_overlapping_container_of_the_job_is_not_overwritten(job_dir):
                 p.communicate()
 
 
+# Each worker says it started, then waits until all of the job's containers have (a barrier over
+# files), so every trainvisor has read the ledger before any writes it.
+BARRIER = textwrap.dedent(r"""
+    import os, sys, time
+    here, n = sys.argv[1], int(sys.argv[2])
+    open(os.path.join(here, str(os.getpid())), "w").close()
+    while len(os.listdir(here)) < n:
+        time.sleep(0.02)
+""")
+
+
+def test_containers_of_the_job_started_together_keep_a_record_each(tmp_path):
+    # Issue 58: four containers started together left 3 records ("container 2" twice). The ledger's
+    # read-modify-write holds its directory's flock, and an index another container wrote first
+    # is given up for the next free one.
+    n, ckpt, started = 8, tmp_path / "ckpt", tmp_path / "started"
+    ckpt.mkdir()
+    started.mkdir()
+    (tmp_path / "barrier.py").write_text(BARRIER)
+    procs = [subprocess.Popen(
+        [str(tvtest.BIN), "run", "--preflight", "none", "--nproc-per-node", "1",
+         "--checkpoint-dir", str(ckpt), "--run-id", "together", "--ledger-interval", "3600",
+         "--summary-file", str(tmp_path / f"summary{i}.json"), "--no-python", tvtest.PYTHON,
+         str(tmp_path / "barrier.py"), str(started), str(n)],
+        env=tvtest.base_env(), cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+        text=True) for i in range(n)]
+    logs = [p.communicate(timeout=300)[1] for p in procs]
+    assert [p.returncode for p in procs] == [0] * n, logs
+    led = read_ledger(ckpt)
+    assert sorted(r["index"] for r in led["records"]) == list(range(n)), led
+    assert all(r["ended"] for r in led["records"]), led
+
+
 def bad_ledger_run(tmp, content=None, link_to=None):
     """A first container writes the job's ledger; it is replaced by `content` (a function of the
     good text) or a link, and a second container runs."""

@@ -421,6 +421,26 @@ def test_node_0_raises_its_open_file_limit_and_its_workers_keep_the_one_it_start
     assert "RLIMIT_NOFILE" not in output(procs[1])
 
 
+@pytest.mark.parametrize("by_rendezvous", [False, True])
+def test_node_0_short_of_descriptors_for_every_node_exits_71_before_the_rendezvous(jobs, by_rendezvous):
+    # Issue 58: 300 nodes with node 0 at nofile 256 waited out --rdzv-timeout, then 75 everywhere.
+    # The need is known from --nnodes: 71 at once, one line naming the limit, the need and how to
+    # raise it; nothing listens. Node 0 alone: it decides before any other node could join. With
+    # no --node-rank the coordinator's host decides it when it binds the endpoint.
+    job = jobs(300, rdzv_timeout=3600)
+    argv = job.argv(0, ["/bin/true"])
+    if by_rendezvous:  # no rank: this node hosts the coordinator, as the master is this machine
+        i = argv.index("--node-rank")
+        del argv[i:i + 2]
+    r = subprocess.run(["prlimit", "--nofile=256:256", "--", *argv], env=job.env(), cwd=job.tmp,
+                       stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=TIMEOUT_S)
+    out = r.stdout + r.stderr
+    assert r.returncode == 71, out
+    assert ("open-file limit (RLIMIT_NOFILE) is 256 (hard limit 256), below the 330 descriptors "
+            "that 300 nodes need on node 0") in out, out
+    assert "--ulimit nofile=" in out and "coordinator listening" not in out, out
+
+
 def sanitized(binary):
     """Whether `binary` links the ASan/UBSan runtime (the CI's sanitizer build)."""
     r = subprocess.run(["ldd", str(binary)], capture_output=True, text=True)

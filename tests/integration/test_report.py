@@ -8,7 +8,13 @@ finishes. `trainvisor report --ledger` prints the figures and writes the page; h
 loads it: no console message (the page's Content-Security-Policy makes any script or fetch one), no
 element from the ledger's text, and every figure on the page equals the text form's and what this
 test computes from the ledger itself. Also: a FIFO, /dev/zero, a truncated and a huge ledger are
-each one line naming the file, at once."""
+each one line naming the file, at once.
+
+Why a job died: a real 2-node job on loopback (2 workers a node) whose rank 1 raises in generation
+0 (its traceback in attempt_0/rank_1/stderr.log) and whose node 1 is SIGKILLed in generation 1, so
+that node 0 ends 75 (a lost node). Its report, from `--ledger DIR` (the checkpoint dir), says so in
+both forms and on the page chromium loads: the lost node as a failure with its reason, the
+exception's last line beside its log, the exit code, wall-clock times (UTC) on the axis."""
 import html.parser
 import json
 import math
@@ -17,11 +23,29 @@ import re
 import shutil
 import subprocess
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
 
 import tvtest
+
+LOST_JOB = "report-lost-node"
+EXCEPTION = "ValueError: rank 1 fails on the first attempt"
+
+# Every rank says it is up (a file per attempt and rank); in generation 0 rank 1 raises once every
+# rank is up, in generation 1 every rank waits (its node 1 is killed under it).
+LOST_WORKER = textwrap.dedent(r"""
+    import os, sys, time
+    out, rank = sys.argv[1], int(os.environ["RANK"])
+    attempt, world = int(os.environ["TORCHELASTIC_RESTART_COUNT"]), int(os.environ["WORLD_SIZE"])
+    open(os.path.join(out, f"up_a{attempt}_r{rank}"), "w").close()
+    if attempt == 0 and rank == 1:
+        while len([n for n in os.listdir(out) if n.startswith("up_a0_")]) < world:
+            time.sleep(0.02)
+        raise ValueError("rank 1 fails on the first attempt")
+    time.sleep(600)
+""")
 
 JOB = "report-job-1"
 MARKUP = "boom <script>alert(1)</script> & <b>bold</b>"
@@ -245,3 +269,119 @@ def test_unreadable_ledgers_are_one_line_naming_the_file(tmp_path):
     assert not (tmp_path / "out.html").exists()
     r = report("--html", tmp_path / "out.html")
     assert r.returncode == 64 and "--ledger" in r.stderr, r.stderr
+
+
+def lost_node_argv(tmp, node, ports):
+    master, rdzv = ports
+    return [str(tvtest.BIN), "run", "--nnodes", "2", "--node-rank", str(node),
+            "--master-addr", "127.0.0.1", "--master-port", str(master), "--rdzv-port", str(rdzv),
+            "--nproc-per-node", "2", "--peer-timeout", "2", "--rdzv-timeout", "120",
+            "--max-restarts", "2", "--grace-period", "3", "--preflight", "none",
+            "--run-id", LOST_JOB, "--checkpoint-dir", str(tmp / "ckpt"), "--ledger-interval", "0.5",
+            "--log-dir", str(tmp / f"logs{node}"), "--failure-file", str(tmp / f"failure{node}"),
+            "--termination-log", str(tmp / f"termlog{node}"),
+            "--no-python", tvtest.PYTHON, str(tmp / "worker.py"), str(tmp / "out")]
+
+
+def wait_for_files(out, prefix, count, procs):
+    """Waits until `count` files named prefix* are in `out` (the workers said they are up); fails
+    when a node ended first (its output in the message)."""
+    with procs[0][1].cond:
+        while len([p for p in out.iterdir() if p.name.startswith(prefix)]) < count:
+            for proc, output in procs:
+                assert proc.poll() is None, "a node ended early:\n" + output.text()
+            procs[0][1].cond.wait(0.05)
+
+
+@pytest.fixture(scope="module")
+def lost_job(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("lost")
+    (tmp / "worker.py").write_text(LOST_WORKER)
+    for d in ("ckpt", "out"):
+        (tmp / d).mkdir()
+    ports = tvtest.free_ports(2)
+    procs = []
+    try:
+        for node in (0, 1):
+            proc = subprocess.Popen(lost_node_argv(tmp, node, ports), env=tvtest.base_env(),
+                                    cwd=tmp, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                    stderr=subprocess.STDOUT, text=True)
+            procs.append((proc, tvtest.Output(proc, 120)))
+        wait_for_files(tmp / "out", "up_a1_", 4, procs)  # generation 1 runs on both nodes
+        procs[1][0].kill()  # node 1 is lost
+        assert procs[0][0].wait(timeout=120) == 75, procs[0][1].text()
+        procs[0][1].wait_end()
+        return tmp, procs[0][1].text()
+    finally:
+        for proc, _ in procs:
+            if proc.poll() is None:
+                proc.kill()
+            proc.wait()
+
+
+def test_run_logs_where_it_keeps_the_ledger(lost_job):
+    tmp, log = lost_job
+    (ledger,) = (tmp / "ckpt").glob(".trainvisor-ledger-*.json")
+    assert f"job ledger {ledger}: container 1 of job '{LOST_JOB}'" in log, log
+
+
+def test_report_says_why_the_job_died(lost_job):
+    tmp, _ = lost_job
+    (ledger,) = (tmp / "ckpt").glob(".trainvisor-ledger-*.json")
+    r = report("--ledger", tmp / "ckpt")  # the checkpoint dir: its one ledger
+    assert r.returncode == 0, r.stderr
+    assert r.stderr == f"trainvisor report: the ledger in {tmp / 'ckpt'}: {ledger}\n", r.stderr
+    log = tmp / "logs0" / "attempt_0" / "rank_1" / "stderr.log"
+    assert f"evidence {log}: {EXCEPTION}\n" in r.stdout, r.stdout
+    assert re.search(r"^  container 0 .*: ended, exit 75: lost node \(a peer node was lost or the "
+                     r"rendezvous timed out\), 1 restart\(s\)$", r.stdout, re.M), r.stdout
+    assert re.search(r"^    generation 1 .*: failed \(exit 75: lost node", r.stdout, re.M), r.stdout
+    assert re.search(r"^  failures\s+2$", r.stdout, re.M), r.stdout
+
+
+def test_page_says_why_the_job_died(lost_job):
+    if chromium() is None:
+        pytest.skip("skipped: chromium is not installed (scripts/install-deps.sh installs it)")
+    tmp, _ = lost_job
+    page = tmp / "report.html"
+    r = report("--ledger", tmp / "ckpt", "--html", page)
+    assert r.returncode == 0, r.stderr
+    dom, browser_log = browse(tmp, page, "--dump-dom")
+    assert not [line for line in browser_log.splitlines() if ":CONSOLE" in line]
+    parsed = Figures()
+    parsed.feed(dom)
+    # The lost node: a failed generation (red), none stopped (grey), in the failures with its reason.
+    assert "stopped" not in parsed.rects and parsed.rects.count("failed") == 2, parsed.rects
+    failures = dom[dom.index('id="failures"'):dom.index('id="figures"')]
+    assert "generation 1: <strong>failed</strong> — exit 75: lost node (a peer node was lost" \
+        in failures, failures
+    # The exception's last line beside its log; the exit code under the container and in the list.
+    log = tmp / "logs0" / "attempt_0" / "rank_1" / "stderr.log"
+    assert str(log) in parsed.evidence, parsed.evidence
+    assert f'<span class="exception">{EXCEPTION}</span>' in failures, failures
+    assert re.search(r'<text class="exit" data-exit="0"[^>]*>exit 75</text>', dom), dom
+    assert "(container exit 75)" in failures
+    # Wall-clock times on the axis: the day the job ran, in UTC.
+    led = json.loads((tmp / "ckpt").glob(".trainvisor-ledger-*.json").__next__().read_text())
+    day = time.strftime("%Y-%m-%d", time.gmtime(led["records"][0]["started_unix"]))
+    ticks = re.findall(r'<text class="tick"[^>]*>([^<]*)<title>', dom)
+    assert len(ticks) == 6 and all(re.fullmatch(rf"{day}T\d\d:\d\d:\d\d(\.\d+)?Z", t)
+                                   for t in ticks), ticks
+
+
+def test_ledger_dir_without_exactly_one_ledger_is_one_error(tmp_path):
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    r = report("--ledger", empty)
+    assert r.returncode == 78, r.stderr
+    assert r.stderr == (f"trainvisor report: {empty}: a directory with no job ledger; expected "
+                        "exactly one job ledger (.trainvisor-ledger-<16 hex digits>.json, which "
+                        "`trainvisor run` writes in the checkpoint dir of a job with an id)\n")
+    two = tmp_path / "two"
+    two.mkdir()
+    for name in (".trainvisor-ledger-0000000000000001.json", ".trainvisor-ledger-0000000000000002.json"):
+        (two / name).write_text("{}")
+    r = report("--ledger", two)
+    assert r.returncode == 78 and len(r.stderr.splitlines()) == 1, r.stderr
+    assert "a directory with 2 job ledgers (.trainvisor-ledger-0000000000000001.json, " \
+        ".trainvisor-ledger-0000000000000002.json)" in r.stderr, r.stderr

@@ -82,6 +82,65 @@ TEST(SkrlDiscovery, ZeroSettleWindowNeverWaits) {
   EXPECT_EQ(fs.sleeps, 0);
 }
 
+// The warnings logged while `fn` runs, captured.
+template <class Fn>
+std::string warnings_of(Fn fn) {
+  std::ostringstream out;
+  auto previous = spdlog::default_logger();
+  spdlog::set_default_logger(std::make_shared<spdlog::logger>(
+      "warnings", std::make_shared<spdlog::sinks::ostream_sink_mt>(out)));
+  spdlog::set_level(spdlog::level::warn);
+  fn();
+  spdlog::set_default_logger(previous);
+  spdlog::set_level(spdlog::level::info);
+  return out.str();
+}
+
+// Issue 58: a save dated 15 s ahead (its writer's clock runs ahead, on a shared file system) is
+// looked at twice, one settle window apart by this node's clock, not waited for until the clock
+// catches up; one warning says so.
+TEST(SkrlDiscovery, FileDatedInTheFutureSettlesAfterOneWindowOfLooks) {
+  FakeCheckpointFs fs;
+  fs.add_file(kRun1 + "/agent_1000.pt", make_zip());
+  fs.add_file(kRun1 + "/agent_2000.pt", make_zip(), fs.now() + 15 * kS);
+  const std::int64_t start = fs.now();
+  std::optional<Checkpoint> c;
+  const std::string warned = warnings_of([&] { c = latest(fs); });
+  EXPECT_EQ(path_of(c), kRun1 + "/agent_2000.pt");
+  EXPECT_EQ(fs.sleeps, 1);
+  EXPECT_LE(fs.now() - start, 2 * kS + kS / 100);  // one 2 s window, not the 17 s to catch up
+  EXPECT_NE(warned.find("agent_2000.pt is modified 15.0 s in the future by this node's clock"),
+            std::string::npos)
+      << warned;
+  EXPECT_EQ(std::count(warned.begin(), warned.end(), '\n'), 1) << warned;
+}
+
+TEST(SkrlDiscovery, FileDatedInTheFutureThatGrowsBetweenLooksIsNotTaken) {
+  FakeCheckpointFs fs;
+  fs.add_file(kRun1 + "/agent_1000.pt", make_zip());
+  const std::string path = kRun1 + "/agent_2000.pt";
+  const std::int64_t ahead = fs.now() + 15 * kS;
+  fs.add_file(path, make_zip(), ahead);
+  std::string body = "x";
+  fs.on_sleep = [&] { fs.add_file(path, make_zip(body += "x"), ahead); };  // still being written
+  EXPECT_EQ(path_of(latest(fs)), kRun1 + "/agent_1000.pt");
+  EXPECT_EQ(fs.sleeps, 3);
+  EXPECT_LE(fs.now() - (ahead - 15 * kS), 6 * kS + kS / 100);  // three windows of 2 s at most
+}
+
+TEST(SkrlDiscovery, ZeroSettleWindowTakesAFileDatedInTheFutureAtOnce) {
+  FakeCheckpointFs fs;
+  fs.add_file(kRun1 + "/agent_2000.pt", make_zip(), fs.now() + 15 * kS);
+  std::optional<Checkpoint> c;
+  const std::string warned = warnings_of([&] {
+    c = find_resume_checkpoint(
+        ResumeRequest{kRoot, "skrl", Pick::kLatest, std::chrono::milliseconds(0)}, fs);
+  });
+  EXPECT_EQ(path_of(c), kRun1 + "/agent_2000.pt");
+  EXPECT_EQ(fs.sleeps, 0);
+  EXPECT_NE(warned.find("decided by its content alone"), std::string::npos) << warned;
+}
+
 TEST(SkrlDiscovery, BestIsBestAgentOfTheNewestRunAndFallsBackToLatest) {
   FakeCheckpointFs fs;
   fs.add_file(kRun1 + "/best_agent.pt", make_zip());
@@ -377,6 +436,11 @@ TEST(GlobDiscovery, FrameworkMarkerPointerAndSettleRules) {
   EXPECT_EQ(path_of(latest(fs, "glob:save/s-*,settle=30")), kRoot + "/save/s-10");
   fs.set_now(fs.now() + 60 * kS);
   EXPECT_EQ(path_of(latest(fs, "glob:save/s-*,settle=30")), kRoot + "/save/s-20");
+  // Dated 10 minutes ahead of this node's clock: seen unchanged one 2 s window later (issue 58).
+  fs.add_file(kRoot + "/save/s-30/weights", "w", fs.now() + 600 * kS);
+  const std::int64_t before = fs.now();
+  EXPECT_EQ(path_of(latest(fs, "glob:save/s-*,settle=30")), kRoot + "/save/s-30");
+  EXPECT_LE(fs.now() - before, 2 * kS + kS / 100);
 }
 
 TEST(Formats, Validation) {

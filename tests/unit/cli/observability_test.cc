@@ -53,12 +53,17 @@ TEST_F(LedgerInterval, RewrittenEveryIntervalOfTheLoopsTime) {
   cfg.ledger_interval = 30;
   auto o = Observability::make(io, cfg, clock, clock.now(), time);
   ASSERT_TRUE(o.ok()) << o.error().message;
+  // The ledger is written on a thread of its own (LedgerWriter): each look waits for its writes.
+  const auto settled = [&o] { return (*o)->ledger_settled(10s); };
   time.advance(30s - 1ns);
+  ASSERT_TRUE(settled());
   EXPECT_FALSE(recorded_wall());  // nothing written before the first interval
   time.advance(1ns);
+  ASSERT_TRUE(settled());
   ASSERT_TRUE(recorded_wall());
   EXPECT_NEAR(*recorded_wall(), 30.0, 1e-6);
   time.advance(30s);
+  ASSERT_TRUE(settled());
   EXPECT_NEAR(*recorded_wall(), 60.0, 1e-6);
   (*o)->report();  // the last write, and the timer is off
   EXPECT_EQ(time.pending(), 0u);

@@ -125,6 +125,30 @@ TEST(FileSystem, RegularSizesAnswerAlike) {
   EXPECT_EQ(real.regular_size("/dev/null"), std::nullopt);  // a device: never read for its size
 }
 
+// A log's tail (the exception at the end of a worker's stderr.log): its last bytes whatever its
+// size, through both alike; a FIFO, a device or nothing: refused at once, never waited on.
+TEST(FileSystem, TailsAnswerAlike) {
+  Tree t;
+  const RealFileSystem real;
+  for (const std::string& path : {t.dev + "/vendor", t.dev + "/big", t.dev, t.dev + "/none"})
+    for (std::size_t cap : {std::size_t{3}, std::size_t{1000}}) {
+      std::string real_why, fake_why;
+      EXPECT_EQ(t.fake.read_tail(path, cap, &fake_why), real.read_tail(path, cap, &real_why))
+          << path;
+      EXPECT_EQ(fake_why, real_why) << path;
+    }
+  EXPECT_EQ(real.read_tail(t.dev + "/vendor", 3, nullptr), "0f\n");
+  const std::string fifo = (t.root / "fifo").string();
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  std::string why;
+  EXPECT_FALSE(real.read_tail(fifo, 10, &why));
+  EXPECT_EQ(why, "not a regular file (a FIFO)");
+  EXPECT_FALSE(real.read_tail("/dev/zero", 10, &why));
+  EXPECT_EQ(why, "not a regular file (a character device)");
+  EXPECT_FALSE(real.read_tail(t.dev + "/driver", 10, &why));  // a link (a worker's planted one)
+  EXPECT_EQ(why, "a symbolic link; not followed");
+}
+
 // A glob's matches (a "/" and a leading "." only literally; the directories too), through both:
 // the same paths in the same order; none where nothing matches.
 TEST(FileSystem, GlobsMatchAlike) {

@@ -27,6 +27,14 @@ TEST(WorkerLine, CarriesRankStreamTimeAndTheLine) {
   EXPECT_EQ(parsed(worker_line_json(0, WorkerStream::kStdout, "", t))["stream"], "stdout");
 }
 
+TEST(WorkerLine, APieceThatContinuesACutLineSaysSo) {
+  const auto t = std::chrono::system_clock::now();
+  EXPECT_FALSE(parsed(worker_line_json(0, WorkerStream::kStdout, "a", t)).contains("continued"));
+  const json j = parsed(worker_line_json(0, WorkerStream::kStdout, "b", t, true));
+  EXPECT_EQ(j["continued"], true);
+  EXPECT_EQ(j["line"], "b");
+}
+
 TEST(WorkerLine, ControlCharactersAreEscapedAndInvalidUtf8IsReplaced) {
   const auto now = std::chrono::system_clock::now();
   const std::string raw = std::string("50%\r75%\t\x01 ") + "\xff\xfe end \"q\" \\";

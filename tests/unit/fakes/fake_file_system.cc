@@ -2,6 +2,7 @@
 
 #include <fnmatch.h>
 
+#include <algorithm>
 #include <deque>
 #include <filesystem>
 
@@ -53,6 +54,13 @@ std::optional<std::string> FakeFileSystem::read(const std::string& path, std::si
   if (nodes_.count(path)) return refuse(why, "not a regular file (a character device)");
   if (is_directory(path)) return refuse(why, "not a regular file (a directory)");
   return refuse(why, "cannot open (No such file or directory)");
+}
+
+std::optional<std::string> FakeFileSystem::read_tail(const std::string& path, std::size_t max_bytes,
+                                                     std::string* why) const {
+  auto it = files_.find(path);
+  if (it == files_.end()) return read(path, max_bytes, why);  // its refusal
+  return it->second.substr(it->second.size() - std::min(it->second.size(), max_bytes));
 }
 
 // Links are not followed (as read's "No such file"); a directory implied by its paths has no mtime.

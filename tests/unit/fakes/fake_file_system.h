@@ -37,6 +37,8 @@ class FakeFileSystem final : public FileSystem {
   std::optional<std::string> read_link(const std::string& path) const override;
   std::optional<std::string> read(const std::string& path, std::size_t max_bytes,
                                   std::string* why) const override;
+  std::optional<std::string> read_tail(const std::string& path, std::size_t max_bytes,
+                                       std::string* why) const override;
   std::optional<std::int64_t> modified_ns(const std::string& path) const override;
   std::optional<std::uint64_t> regular_size(const std::string& path) const override;
   std::optional<std::vector<std::string>> glob(const std::string& pattern) const override;

@@ -5,31 +5,13 @@
 #include <cmath>
 
 #include "launcher/observability/report_render.h"
+#include "tests/unit/observability/ledger_records.h"
 
 namespace tv {
 namespace {
 
-// A hand-written container: it runs from `start` to `end` (Unix seconds), all of it productive.
-ContainerRecord container(int index, double start, double end, bool ended) {
-  ContainerRecord c;
-  c.index = index;
-  c.started_unix = start;
-  c.heartbeat_unix = end;
-  c.ended = ended;
-  c.productive = end - start;
-  c.progress_evidence = true;
-  return c;
-}
-
-GenerationRecord generation(int number, double start, std::optional<double> end,
-                            const std::string& outcome) {
-  GenerationRecord g;
-  g.number = number;
-  g.started_unix = start;
-  g.ended_unix = end;
-  g.outcome = outcome;
-  return g;
-}
+using testing::container;
+using testing::generation;
 
 Ledger two_containers() {
   Ledger l;
@@ -133,14 +115,86 @@ TEST(JobReport, FoldedContainersCountTheirRestartsAsFailures) {
     ContainerRecord c = container(i, 1000.0 * i, 1000.0 * i + 900, true);
     c.restarts = 1;
     c.exit_code = 1;
-    put_record(l, c);  // no generations kept: each container's restarts are its failures
+    put_record(l, c);  // no generations kept: its restarts and its ending (exit 1) are failures
   }
   const JobReport r = job_report(l);
   EXPECT_EQ(r.folded, 2);
   EXPECT_EQ(r.containers, static_cast<int>(kLedgerRecords) + 2);
   EXPECT_EQ(r.timeline.size(), kLedgerRecords);
-  EXPECT_EQ(r.advice.failures, static_cast<int>(kLedgerRecords) + 2);
+  // A folded container's restarts are all that is left of it; each kept one adds its ending.
+  EXPECT_EQ(r.advice.failures, 2 * static_cast<int>(kLedgerRecords) + 2);
   EXPECT_DOUBLE_EQ(r.timeline.front().start, 2000);  // from the job's (a folded one's) first start
+}
+
+// A container that ended 75 (a lost node) after a generation that ran is a failure, its reason
+// the code's meaning: its last generation is shown failed (not stopped) with it, and it counts.
+TEST(JobReport, ALostNodesEndingIsAFailureWithItsReason) {
+  Ledger l;
+  l.job_id = "lost";
+  ContainerRecord c = container(0, 1000, 2000, true);
+  c.exit_code = 75;
+  c.generations = {generation(0, 1000, 1500, "failed"), generation(1, 1500, 2000, "stopped")};
+  c.generations[0].summary = "rank 3 (node 1, local 1): exit 1: ValueError: boom";
+  put_record(l, c);
+  const JobReport r = job_report(l);
+  const ReportContainer& rc = r.timeline.at(0);
+  EXPECT_EQ(rc.end_failure,
+            "exit 75: lost node (a peer node was lost or the rendezvous timed out)");
+  EXPECT_EQ(rc.generations[1].outcome, "failed");
+  EXPECT_EQ(rc.generations[1].summary, rc.end_failure);
+  EXPECT_EQ(rc.generations[0].summary, "rank 3 (node 1, local 1): exit 1: ValueError: boom");
+  EXPECT_EQ(r.advice.failures, 2);
+  // Before any generation (the rendezvous timed out): the container's own failure.
+  l.records[0].generations.clear();
+  EXPECT_EQ(job_report(l).advice.failures, 1);
+  EXPECT_FALSE(job_report(l).timeline[0].end_failure.empty());
+  // A non-zero ending that is its last generation's failure counts once, and 0 is no failure.
+  l.records[0].generations = {generation(0, 1000, 2000, "failed")};
+  l.records[0].exit_code = 1;
+  EXPECT_EQ(job_report(l).advice.failures, 1);
+  EXPECT_EQ(job_report(l).timeline[0].end_failure, "");
+  l.records[0].generations = {generation(0, 1000, 2000, "succeeded")};
+  l.records[0].exit_code = 0;
+  EXPECT_EQ(job_report(l).advice.failures, 0);
+  // A stop from outside is one too, with its signal.
+  l.records[0].generations = {generation(0, 1000, 2000, "stopped")};
+  l.records[0].exit_code = 143;
+  EXPECT_EQ(job_report(l).timeline[0].end_failure, "exit 143: signal 15 (SIGTERM)");
+  EXPECT_EQ(job_report(l).advice.failures, 1);
+}
+
+TEST(JobReport, ExitReasonsAreTheDocumentedMeanings) {
+  EXPECT_EQ(exit_reason(75), "lost node (a peer node was lost or the rendezvous timed out)");
+  EXPECT_EQ(exit_reason(74), "node fault (a GPU of this node failed)");
+  EXPECT_EQ(exit_reason(124), "hang (restarts exhausted)");
+  EXPECT_EQ(exit_reason(137), "signal 9 (SIGKILL)");
+  EXPECT_EQ(exit_reason(128 + 40), "signal 40");
+  EXPECT_EQ(exit_reason(78), "configuration or topology error");
+  EXPECT_EQ(exit_reason(3),
+            "a worker's failure (restarts exhausted, or one that would fail again)");
+}
+
+// The evidence of a failure: each path, with the exception line its log ends with.
+TEST(JobReport, EvidenceCarriesTheExceptionLineOfItsLog) {
+  Ledger l = two_containers();
+  GenerationRecord& g = l.records[0].generations[0];
+  add_evidence(g, "/logs/attempt_0/rank_0/stderr.log", "ValueError: boom");
+  const JobReport r = job_report(l);
+  const auto& ev = r.timeline[0].generations[0].evidence;
+  ASSERT_EQ(ev.size(), 2u);
+  EXPECT_EQ(ev[0].path, "/logs/attempt_0/rank_0/error.json");
+  EXPECT_EQ(ev[0].exception, "");
+  EXPECT_EQ(ev[1].path, "/logs/attempt_0/rank_0/stderr.log");
+  EXPECT_EQ(ev[1].exception, "ValueError: boom");
+}
+
+TEST(JobReport, WallClockTimesAreIso8601InUtc) {
+  EXPECT_EQ(iso8601_utc(0), "1970-01-01T00:00:00Z");
+  EXPECT_EQ(iso8601_utc(1700000000), "2023-11-14T22:13:20Z");
+  EXPECT_EQ(iso8601_utc(1700000000.96), "2023-11-14T22:13:21Z");  // rounded, not cut
+  EXPECT_EQ(iso8601_utc(1700000000.25, 2), "2023-11-14T22:13:20.25Z");
+  EXPECT_EQ(iso8601_utc(1700000000.05, 1), "2023-11-14T22:13:20.1Z");
+  EXPECT_EQ(iso8601_utc(1700000000.999, 3), "2023-11-14T22:13:20.999Z");
 }
 
 }  // namespace

@@ -90,6 +90,70 @@ TEST(LedgerHistory, BoundedWhateverTheRestarts) {
   EXPECT_EQ(find_generation(gens, 3), nullptr);
 }
 
+// A log's exception line is kept beside its path: in the file by the path's index (no path twice),
+// back as the path; an index that names no path is dropped; bounded like the rest.
+TEST(LedgerHistory, ExceptionLinesKeepTheirLogsPathThroughTheFile) {
+  Ledger l;
+  l.job_id = "job";
+  ContainerRecord c;
+  GenerationRecord g;
+  g.outcome = "failed";
+  add_evidence(g, "/logs/attempt_0/rank_1/error.json", "");
+  add_evidence(g, "/logs/attempt_0/rank_1/stderr.log", "ValueError: boom");
+  add_evidence(g, "/logs/attempt_0/rank_1/stderr.log", "ValueError: twice");  // already there
+  ASSERT_EQ(g.evidence.size(), 2u);
+  c.generations = {g};
+  put_record(l, c);
+  const std::string text = ledger_text(l);
+  EXPECT_EQ(nlohmann::json::parse(text)["records"][0]["generations"][0]["exceptions"],
+            nlohmann::json::parse(R"([{"evidence": 1, "line": "ValueError: boom"}])"));
+  auto back = parse_ledger(text);
+  ASSERT_TRUE(back) << back.error().message;
+  EXPECT_EQ(
+      back->records.at(0).generations.at(0).exceptions,
+      (std::vector<ExceptionLine>{{"/logs/attempt_0/rank_1/stderr.log", "ValueError: boom"}}));
+  const auto dangling = read_generations(nlohmann::json::parse(R"([
+    {"generation": 0, "started_unix": 1, "evidence": ["/a"],
+     "exceptions": [{"evidence": 1, "line": "x"}, {"evidence": 0, "line": ""}, {"evidence": -1},
+                    "junk", {"evidence": 0, "line": "KeyError: 'k'"}]}])"));
+  EXPECT_EQ(dangling.at(0).exceptions, (std::vector<ExceptionLine>{{"/a", "KeyError: 'k'"}}));
+}
+
+TEST(LedgerHistory, ExceptionLinesAreBounded) {
+  GenerationRecord g;
+  for (int i = 0; i < 10; ++i)
+    add_evidence(g, "/logs/rank_" + std::to_string(i) + "/stderr.log", std::string(1000, 'E'));
+  EXPECT_EQ(g.evidence.size(), kEvidencePaths);
+  ASSERT_EQ(g.exceptions.size(), kExceptionLines);
+  EXPECT_EQ(g.exceptions[0].line.size(), kExceptionLineCap);
+}
+
+// The worst record at every bound, 16 of them: the file stays under the cap it is read with.
+TEST(LedgerHistory, AFullLedgerStaysUnderItsReadCap) {
+  Ledger l;
+  l.job_id = std::string(kLedgerTextCap, 'j');
+  for (int i = 0; i < static_cast<int>(kLedgerRecords); ++i) {
+    ContainerRecord c;
+    c.index = i;
+    c.failure_file = std::string(kLedgerTextCap, 'f');
+    for (int n = 0; n < static_cast<int>(kLedgerGenerations); ++n) {
+      GenerationRecord g;
+      g.number = n;
+      g.started_unix = 1e9;
+      g.ended_unix = 1e9 + 1;
+      g.outcome = "failed";
+      g.summary = std::string(kLedgerTextCap, 's');
+      for (int p = 0; p < static_cast<int>(kEvidencePaths); ++p)
+        add_evidence(g, std::string(kLedgerTextCap - 1, 'p') + std::to_string(p),
+                     std::string(kExceptionLineCap, 'e'));
+      add_generation(c.generations, g);
+    }
+    put_record(l, c);
+  }
+  const std::size_t size = ledger_text(l).size();
+  EXPECT_LT(size, 1024u * 1024u) << size;  // kLedgerFileCap (ledger_file.h)
+}
+
 TEST(LedgerHistory, CutNeverSplitsAUtf8Sequence) {
   std::string text(kLedgerTextCap - 1, 'a');
   text += "\xc3\xa9\xc3\xa9";  // an é across the cap

@@ -57,6 +57,26 @@ TEST(EvidenceFiles, OnlyFilesHoldingEvidenceAreListedAndOnlyWithALogDir) {
   EXPECT_TRUE(shell.nccl_dumps(0).empty());  // no Python to read them with
 }
 
+// A rank's stderr.log is evidence when its tail ends in a traceback (the worker raised): read as
+// a tail, so a huge log costs kStderrTail bytes and its exception line is still found.
+TEST(EvidenceFiles, AStderrLogWithAnExceptionIsListed) {
+  FakeFileSystem fs;
+  fs.add_file("/logs/attempt_0/rank_2/stderr.log", "a warning\nno traceback here\n");
+  fs.add_file("/logs/attempt_0/rank_3/stderr.log",
+              std::string(10 * kStderrTail, 'x') +
+                  "\nTraceback (most recent call last):\n  File \"t.py\", line 9, in <module>\n"
+                  "ValueError: rank 3 fails on the first attempt\n");
+  const EvidenceFiles e(setup({"/usr/bin/python3", "-u", "train.py"}), fs);
+  EXPECT_EQ(e.paths(0), std::vector<std::string>{"/logs/attempt_0/rank_3/stderr.log"});
+  EXPECT_EQ(log_exception(fs, "/logs/attempt_0/rank_3/stderr.log"),
+            "ValueError: rank 3 fails on the first attempt");
+  EXPECT_EQ(log_exception(fs, "/logs/attempt_0/rank_2/stderr.log"), "");
+  EXPECT_EQ(log_exception(fs, "/logs/none/stderr.log"), "");
+  // The traceback before the tail: not found, never read whole.
+  fs.append("/logs/attempt_0/rank_3/stderr.log", std::string(kStderrTail, 'y') + "\n");
+  EXPECT_EQ(log_exception(fs, "/logs/attempt_0/rank_3/stderr.log"), "");
+}
+
 class EvidenceFilesOnDisk : public ::testing::Test {
  protected:
   EvidenceSetup on_disk(std::vector<std::string> argv, bool stacks = true) {

@@ -20,6 +20,7 @@
 
 #include "launcher/supervision/supervisor.h"
 #include "tests/unit/fakes/fake_file_system.h"
+#include "tests/unit/fakes/fake_off_loop.h"
 #include "tests/unit/fakes/sim_loop_time.h"
 #include "tests/unit/fakes/temp_dir.h"
 #include "tests/unit/supervision/fake_cluster.h"
@@ -54,6 +55,7 @@ class SupervisorTest : public ::testing::Test {
     cfg_.grace = kGrace;
     cfg_.work_dir = dir_;
     cfg_.failure_file = dir_ + "/failure.txt";
+    cfg_.off_loop = &off_loop_;  // a resume lookup waits until the test releases it
   }
   void TearDown() override { sup_.reset(); }
 
@@ -114,6 +116,7 @@ class SupervisorTest : public ::testing::Test {
   FakeSignals signals_;
   FakeFileSystem fs_;       // what cfg_.fs reads, where a test sets it
   FakeRankDirs rank_dirs_;  // what cfg_.rank_dirs opens, where a test sets it
+  FakeOffLoop off_loop_;    // where cfg_.find_resume's lookups run
   TempDir tmp_{"tv-supervisor"};
   std::string dir_ = tmp_.path();
   SupervisorConfig cfg_;

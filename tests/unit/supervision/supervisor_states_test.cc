@@ -183,13 +183,16 @@ INSTANTIATE_TEST_SUITE_P(
 // A SIGTERM while the first generation's resume checkpoint is looked up (Init::stop_requested):
 // no worker is started, and the run ends 128 + 15 with nothing to stop.
 TEST_F(SupervisorTest, AStopSignalDuringTheResumeLookupStartsNoWorker) {
-  cfg_.find_resume = [this](const GenerationPlan&) -> std::optional<ResumeTarget> {
-    signals_.deliver(SIGTERM);
-    return ResumeTarget{"/c/agent_10.pt", {}};
+  cfg_.find_resume = [this](const GenerationPlan&) -> SupervisorConfig::ResumeLookup {
+    return [this]() -> SupervisorConfig::ResumeAnswer {
+      signals_.deliver(SIGTERM);  // Init's thread, while the lookup runs
+      return [] { return std::optional<ResumeTarget>(ResumeTarget{"/c/agent_10.pt", {}}); };
+    };
   };
   begin();
-  EXPECT_TRUE(spawner_.spawned().empty());
+  ASSERT_TRUE(off_loop_.release());
   time_.run_ready();
+  EXPECT_TRUE(spawner_.spawned().empty());
   EXPECT_EQ(end(), 143);
   EXPECT_EQ(cluster_->calls, (std::vector<std::string>{"join", "leave 15"}));
 }

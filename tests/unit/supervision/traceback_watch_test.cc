@@ -86,5 +86,32 @@ TEST(TracebackWatch, ADeepTracebackKeepsItsHeaderAndItsLastLines) {
   EXPECT_EQ(w.exception(), "RecursionError: maximum recursion depth exceeded");
 }
 
+// A log's tail (a rank's stderr.log): the last traceback's exception line, a first line that may
+// be cut skipped, binary lines no part of a traceback, CRLF endings.
+TEST(TracebackWatch, LastExceptionOfALogsTail) {
+  const std::string tb =
+      "Traceback (most recent call last):\n  File \"/x/t.py\", line 3, in <module>\n"
+      "ValueError: rank 3 fails\n";
+  EXPECT_EQ(last_exception("step 1\n" + tb + "exiting\n", false), "ValueError: rank 3 fails");
+  const std::string header_first = "Traceback (most recent call last):\nKeyError: 'k'\n";
+  EXPECT_EQ(last_exception(header_first, false), "KeyError: 'k'");
+  EXPECT_EQ(last_exception(header_first, true), "");  // its header was the cut first line
+  EXPECT_EQ(last_exception("last call):\n" + tb, true), "ValueError: rank 3 fails");
+  EXPECT_EQ(last_exception("no traceback\n", false), "");
+  EXPECT_EQ(last_exception("", false), "");
+  std::string crlf = tb;
+  for (std::size_t at = 0; (at = crlf.find('\n', at)) != std::string::npos; at += 2)
+    crlf.insert(at, "\r");
+  EXPECT_EQ(last_exception(crlf, false), "ValueError: rank 3 fails");
+  std::string binary = "Traceback (most recent call last):\n  File \"t.py\", line 1\n";
+  binary += std::string(
+                "\x7f"
+                "ELF\0\x01\x02 junk",
+                12) +
+            "\nKeyError: not after binary\n";
+  EXPECT_EQ(last_exception(binary, false), "");
+  EXPECT_EQ(last_exception(std::string(100000, '\0'), false), "");
+}
+
 }  // namespace
 }  // namespace tv

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "launcher/supervision/descendants.h"
@@ -43,6 +44,28 @@ TEST(LineSplitter, LastLineWithoutNewlineAndOverlongLines) {
   std::vector<std::string> rest;
   s.finish([&](std::string_view l) { rest.emplace_back(l); });
   EXPECT_EQ(rest, std::vector<std::string>{"tail"});
+}
+
+// Each piece with whether it continues a line cut before it: the console marks those.
+std::vector<std::pair<std::string, bool>> pieces(LineSplitter& s, std::string_view data) {
+  std::vector<std::pair<std::string, bool>> out;
+  s.feed(data, [&](std::string_view l, bool continued) { out.emplace_back(l, continued); });
+  return out;
+}
+
+TEST(LineSplitter, PiecesOfACutLineSayTheyContinueIt) {
+  LineSplitter s(4);
+  using P = std::vector<std::pair<std::string, bool>>;
+  EXPECT_EQ(pieces(s, "abcdefghij\nxy\n"),
+            (P{{"abcd", false}, {"efgh", true}, {"ij", true}, {"xy", false}}));
+  // A line of exactly the split size is not cut; the cut is only known once more bytes come.
+  EXPECT_EQ(pieces(s, "abcd\n"), (P{{"abcd", false}}));
+  EXPECT_TRUE(pieces(s, "abcd").empty());
+  EXPECT_EQ(pieces(s, "e"), (P{{"abcd", false}}));
+  P rest;
+  s.finish([&](std::string_view l, bool continued) { rest.emplace_back(l, continued); });
+  EXPECT_EQ(rest, (P{{"e", true}}));
+  EXPECT_EQ(pieces(s, "z\n"), (P{{"z", false}})) << "a new stream starts a new line";
 }
 
 TEST(WorkerEnv, TorchrunContract) {
