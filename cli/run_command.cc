@@ -133,6 +133,8 @@ NetworkClusterConfig network_config(const RunPlan& p) {
                     : from == t.origin.end() ? ""
                                              : from->second;
   c.nnodes = t.nnodes;
+  c.min_nnodes = t.min_nnodes;
+  c.last_call = p.rdzv_last_call;
   c.nproc_per_node = t.nproc_per_node;
   c.master_addr = t.master_addr;
   c.rdzv_port = p.rdzv_port;

@@ -74,6 +74,13 @@ std::vector<OptionSpec> run_option_specs() {
        .help = "seconds to wait for all nodes",
        .default_value = "900",
        .max = kWeek},
+      {.name = "rdzv-last-call",
+       .type = T::kNumber,
+       .help = "elastic --nnodes MIN:MAX: seconds generation 0 waits for more nodes once MIN "
+               "joined, and a running generation for more late nodes before it re-forms "
+               "(torchrun's --rdzv-conf last_call_timeout)",
+       .default_value = "30",
+       .max = kDay},
       {.name = "rdzv-token",
        .help = "key that authenticates the node agents (default: from the job id)",
        .metavar = "KEY"},

@@ -136,8 +136,8 @@ Status map_endpoint(Options& o) {
 }
 
 // rdzv_conf: k=v,k=v (run.py _parse_rendezvous_config). The join timeout is ours; the read
-// timeout is how long a silent node is waited for; last_call and close concern membership that
-// changes, which here it does not (accepted, no effect).
+// timeout is how long a silent node is waited for; last_call is elastic membership's window
+// (--rdzv-last-call); close is accepted, no effect.
 Status map_conf(Options& o) {
   auto v = o.get("rdzv-conf");
   if (!v || v->value.empty()) return ok_status();
@@ -151,10 +151,11 @@ Status map_conf(Options& o) {
     const std::string key = item.substr(0, eq), value = eq == item.npos ? "" : item.substr(eq + 1);
     if (eq == item.npos || key.empty())
       return config(shown(*v) + ": \"" + escape_control(item) + "\" is not KEY=VALUE");
-    const char* ours = key == "join_timeout"   ? "rdzv-timeout"
-                       : key == "read_timeout" ? "peer-timeout"
-                                               : nullptr;
-    if (!ours && key != "last_call_timeout" && key != "close_timeout")
+    const char* ours = key == "join_timeout"        ? "rdzv-timeout"
+                       : key == "read_timeout"      ? "peer-timeout"
+                       : key == "last_call_timeout" ? "rdzv-last-call"
+                                                    : nullptr;
+    if (!ours && key != "close_timeout")
       return config(shown(*v) + ": key " + escape_control(key) +
                     " is not supported (expected join_timeout, read_timeout, last_call_timeout, "
                     "close_timeout)");
@@ -166,8 +167,9 @@ Status map_conf(Options& o) {
   return ok_status();
 }
 
-// --nnodes N:N is N; MIN < MAX (elastic membership) is refused: trainvisor's world is fixed.
-// PET_NNODES stays the Kubeflow source's (launcher/topology/topology_kubeflow.cc).
+// --nnodes N:N is N; MIN:MAX with MIN < MAX stays as given: elastic membership, read by the
+// topology (launcher/topology/topology.cc, nnodes_range). PET_NNODES stays the Kubeflow source's
+// (launcher/topology/topology_kubeflow.cc).
 Status map_nnodes(Options& o) {
   auto v = o.get("nnodes");
   if (!v || v->origin.starts_with("PET_") || v->value.find(':') == std::string::npos)
@@ -177,10 +179,7 @@ Status map_nnodes(Options& o) {
   const auto hi = parse_integer<long>(v->value.substr(colon + 1), 1, 100000);
   if (!lo || !hi || *lo > *hi)
     return config(shown(*v) + ": expected N or MIN:MAX with 1 <= MIN <= MAX <= 100000");
-  if (*lo != *hi)
-    return config(shown(*v) +
-                  ": elastic membership (MIN < MAX) is not supported: trainvisor runs a fixed "
-                  "world; expected N or N:N, the job's node count");
+  if (*lo != *hi) return ok_status();
   o.set("nnodes", OptionValue{std::to_string(*hi), v->origin});
   return ok_status();
 }
@@ -206,8 +205,9 @@ std::vector<OptionSpec> torchrun_option_specs() {
        .from_pet = true,
        .metavar = "ID"},
       {.name = "rdzv-conf",
-       .help = "join_timeout sets --rdzv-timeout, read_timeout --peer-timeout; "
-               "last_call_timeout, close_timeout have no effect; other keys are refused",
+       .help = "join_timeout sets --rdzv-timeout, read_timeout --peer-timeout, "
+               "last_call_timeout --rdzv-last-call; close_timeout has no effect; other keys are "
+               "refused",
        .from_pet = true,
        .metavar = "K=V,..."},
       {.name = "start-method",

@@ -17,7 +17,7 @@ std::vector<OptionSpec> torchrun_option_specs();
 
 // Maps the torchrun options onto trainvisor's (the endpoint's host becomes --master-addr, its
 // port the coordinator's --rdzv-port, rdzv_conf's timeouts ours, --nnodes N:N becomes N) and
-// refuses, naming the option, what trainvisor does not do (etcd, elastic MIN<MAX, --numa-binding,
+// refuses, naming the option, what trainvisor does not do (etcd, --numa-binding,
 // --logs-specs, redirects to files ...). Exit 64 for a refused option, 78 for a bad value.
 Status apply_torchrun_options(Options& opts);
 

@@ -138,7 +138,8 @@ Status read_timing(const Options& o, const Environment& env, RunPlan& p) {
   for (const Status& s : {assign(o.get_int("max-restarts"), p.policy.max_restarts),
                           assign(grace_period(o, env, p.topology), p.sup.grace),
                           assign(seconds_option(o, "rdzv-timeout"), p.rdzv_timeout),
-                          assign(seconds_option(o, "peer-timeout"), p.peer_timeout)})
+                          assign(seconds_option(o, "peer-timeout"), p.peer_timeout),
+                          assign(seconds_option(o, "rdzv-last-call"), p.rdzv_last_call)})
     if (!s) return s;
   if (auto s = read_hang_rules(o, p); !s) return s;
   if (auto s = assign(choice_of(o, "hang-stacks", kHangStacksWords), p.sup.stacks); !s) return s;

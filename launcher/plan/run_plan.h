@@ -66,6 +66,7 @@ struct RunPlan {
   std::optional<std::string> export_what;  // --export
   std::string export_dir;                  // where it goes (read_export)
   std::chrono::milliseconds rdzv_timeout{0}, peer_timeout{0};
+  std::chrono::milliseconds rdzv_last_call{30000};  // --rdzv-last-call (elastic --nnodes MIN:MAX)
 };
 
 // The machine's facts plan_run reads: the real ones are wired by cli/run_command.cc.

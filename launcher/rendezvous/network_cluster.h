@@ -41,7 +41,12 @@ struct NetworkClusterConfig {
   int node_rank = 0;
   // This process in its joins; the constructor makes it when node_id is empty (rank_from kept).
   rdzv::NodeIdentity who;
-  int nnodes = 1;
+  int nnodes = 1;  // the most nodes (--nnodes N, or MAX of MIN:MAX)
+  // Elastic membership (--nnodes MIN:MAX, docs/coordination.md): MIN; 0 (or nnodes): a fixed world.
+  int min_nnodes = 0;
+  // Elastic: how long generation 0 waits for more nodes once MIN joined, and a generation that
+  // runs for more nodes to join before it re-forms (--rdzv-conf last_call_timeout).
+  std::chrono::milliseconds last_call{30000};
   int nproc_per_node = 0;    // this node's workers, sent in its join (0: not said)
   std::string master_addr;   // node 0's name or address (resolved with retries)
   int rdzv_port = 0;         // coordinator port on node 0 (default master port + 1)

@@ -168,9 +168,10 @@ void RdzvAgent::on_message(const Message& m) {
     case MsgType::kStart:
       started_ = true;
       deadline_.cancel();
-      return handlers_.on_start({m.generation, m.body["master_port"].get<int>(),
-                                 rdzv::peer_text(m.body, "retried_by"),
-                                 rdzv::peer_text(m.body, "step_over")});
+      return handlers_.on_start(
+          {m.generation, m.body["master_port"].get<int>(), rdzv::peer_text(m.body, "retried_by"),
+           rdzv::peer_text(m.body, "step_over"), json_field(m.body, "node_rank", -1),
+           json_field(m.body, "nnodes", 0)});
     case MsgType::kPreflight:
       if (started_) return;
       deadline_.cancel();

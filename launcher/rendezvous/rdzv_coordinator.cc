@@ -39,10 +39,13 @@ RdzvCoordinator::RdzvCoordinator(asio::io_context& io, const NetworkClusterConfi
       rdzv_deadline_(io, time),
       backoff_(io, time),
       accept_retry_(io, time),
+      last_call_(io, time),
       pending_(io, rdzv::handshake_deadline(config.peer_timeout),
                rdzv::pending_limits(config.nnodes), time),
       agents_(static_cast<size_t>(std::max(config.nnodes, 1))),
       assigned_(agents_.size()),
+      membership_(config.min_nnodes > 0 ? config.min_nnodes : config.nnodes,
+                  std::max(config.nnodes, 1)),
       machine_(std::max(config.nnodes, 1), config.policy, config.base_master_port,
                config.preflight_unique_id.has_value(), *this) {
   // The family (or both) the master's name resolves to: an IPv6-only name gets an IPv6 listener.
@@ -173,8 +176,8 @@ void RdzvCoordinator::on_join(const Conn& conn, const Message& m, const rdzv::No
     refuse = "unexpected node rank " + std::to_string(rank);
   // Too late is not the node's mistake (a pod that restarted): it keeps retrying as before. A
   // second node claiming the rank of a live node is: 78 on every node (late_clash).
-  const bool late =
-      refuse.empty() && (machine_.generation() != 0 || machine_.state() != State::kGathering);
+  const bool late = refuse.empty() && !admits_late(rank) &&
+                    (machine_.generation() != 0 || machine_.state() != State::kGathering);
   if (late) refuse = rank_text(rank) + " joined after the job started";
   const bool clash_late = late && m.type == MsgType::kJoin && held_by_another(rank, m);
   if (!refuse.empty() && (m.type != MsgType::kJoin || (late && !clash_late)))
@@ -194,6 +197,11 @@ void RdzvCoordinator::on_join(const Conn& conn, const Message& m, const rdzv::No
   }
   agents_[rank] = Agent{conn, time_.now(), json_field(m.body, "nproc_per_node", 0), who,
                         rdzv::fingerprint_from(m.body)};
+  if (const std::string why = late_mismatch(); !why.empty()) {
+    agents_[rank].reset();
+    return refuse_join(conn, rank, why);
+  }
+  membership_.joined(rank);
   auto w = std::weak_ptr<bool>(alive_);
   conn->rebind(
       [this, w, rank](const Message& msg) {
@@ -338,8 +346,25 @@ void RdzvCoordinator::on_probe_result(int rank, const Message& m) {
 }
 
 void RdzvCoordinator::try_start() {
-  if (machine_.state() != State::kGathering || joined() != config_.nnodes) return;
+  if (machine_.state() != State::kGathering || machine_.generation() != 0) return maybe_grow();
+  if (!membership_.full()) {
+    if (membership_.elastic() && membership_.enough()) arm_last_call();
+    return;
+  }
+  form_and_start();
+}
+
+// Generation 0's members are the nodes present (every node of a fixed world).
+void RdzvCoordinator::form_and_start() {
   rdzv_deadline_.cancel();
+  last_call_.cancel();
+  last_call_armed_ = false;
+  membership_.form();
+  machine_.set_nodes(membership_.members());
+  if (membership_.elastic())
+    spdlog::info("rdzv: generation 0 forms with {} of {}..{} nodes (node ranks: {})",
+                 membership_.members(), membership_.min_nodes(), membership_.max_nodes(),
+                 membership_.ranks_text());
   // RANK = node_rank * nproc_per_node + local rank holds only when every node runs as many
   // workers; otherwise ranks overlap or leave gaps and init_process_group hangs. Refused on every
   // node (78), naming each node's count (docs/coordination.md).
@@ -376,29 +401,44 @@ std::string RdzvCoordinator::unequal_fingerprints() const {
 
 void RdzvCoordinator::begin_preflight() {
   spdlog::info("rdzv: every node joined; preflight on {} nodes before generation 0",
-               config_.nnodes);
+               membership_.members());
   broadcast(MsgType::kPreflight, {{"unique_id", config_.preflight_unique_id.value_or("")}});
 }
 
 void RdzvCoordinator::start(const GenerationPlan& plan) {
   spdlog::info("rdzv: starting generation {} on {} nodes (MASTER_PORT {})", plan.generation,
-               config_.nnodes, plan.master_port);
+               membership_.members(), plan.master_port);
   json body = {{"master_port", plan.master_port}};
   if (!plan.retried_by.empty()) body["retried_by"] = plan.retried_by;
   if (!plan.step_over.empty()) body["step_over"] = plan.step_over.substr(0, rdzv::kMaxText);
-  broadcast(MsgType::kStart, body);
+  if (!membership_.elastic()) return broadcast(MsgType::kStart, body);
+  // Elastic: each member its own node rank of this generation, and the node count.
+  body["nnodes"] = membership_.members();
+  for (std::size_t slot = 0; slot < agents_.size(); ++slot) {
+    const auto rank = membership_.node_rank(static_cast<int>(slot));
+    if (!agents_[slot] || !rank) continue;
+    body["node_rank"] = *rank;
+    agents_[slot]->conn->send(MsgType::kStart, 0, machine_.generation(), body);
+  }
 }
 
 void RdzvCoordinator::stop(const NodeFailure& f) {
-  spdlog::warn("rdzv: generation {} failed on node {}: {}; stopping every node", f.generation,
-               f.node_rank, f.summary);
-  broadcast(MsgType::kStop, rdzv::failure_body(f));
+  spdlog::warn(
+      "rdzv: generation {} {} node {}: {}; stopping every node", f.generation,
+      f.exit_code == exit_code::kTempFail && membership_.elastic() ? "re-forms for" : "failed on",
+      f.node_rank, f.summary);
+  // Only the generation's members run workers; a node waiting to join has none to stop.
+  for (std::size_t slot = 0; slot < agents_.size(); ++slot)
+    if (agents_[slot] && membership_.member(static_cast<int>(slot)))
+      agents_[slot]->conn->send(MsgType::kStop, 0, machine_.generation(), rdzv::failure_body(f));
 }
 
 void RdzvCoordinator::arm_backoff(LoopClock::duration pause) {
   backoff_.expires_after(pause);
   backoff_.async_wait([this, w = std::weak_ptr<bool>(alive_)](boost::system::error_code ec) {
-    if (!ec && !w.expired()) machine_.backoff_over(time_.now());
+    if (ec || w.expired()) return;
+    form_next();
+    machine_.backoff_over(time_.now());
   });
 }
 
@@ -434,6 +474,7 @@ void RdzvCoordinator::finish(const JobEnd& end) {
   rdzv_deadline_.cancel();
   backoff_.cancel();
   accept_retry_.cancel();
+  last_call_.cancel();
   pending_.close_all();
   for (auto& a : agents_)
     if (a) a->conn->close(/*after_flush=*/true);
@@ -447,9 +488,10 @@ void RdzvCoordinator::on_agent_gone(int rank, const std::string& why) {
     spdlog::warn("rdzv: node {} disconnected before the job started ({}); waiting for it again",
                  rank, why);
     agents_[rank].reset();
+    membership_.left(rank);
     return;
   }
-  lost("node " + std::to_string(rank) + " lost: " + why);
+  on_member_lost(rank, "node " + std::to_string(rank) + " lost: " + why);
 }
 
 void RdzvCoordinator::tick() {
@@ -457,9 +499,13 @@ void RdzvCoordinator::tick() {
   const auto now = time_.now();
   for (size_t r = 0; r < agents_.size(); ++r) {
     if (!agents_[r]) continue;
-    if (now - agents_[r]->last_seen > config_.peer_timeout)
-      return lost("node " + std::to_string(r) + " silent for more than " +
-                  std::to_string(config_.peer_timeout.count()) + " ms (--peer-timeout)");
+    if (now - agents_[r]->last_seen > config_.peer_timeout) {
+      on_member_lost(static_cast<int>(r), "node " + std::to_string(r) + " silent for more than " +
+                                              std::to_string(config_.peer_timeout.count()) +
+                                              " ms (--peer-timeout)");
+      if (finished()) return;
+      continue;
+    }
     agents_[r]->conn->send(MsgType::kHeartbeat, 0, machine_.generation());
   }
   ticker_.expires_after(tick_interval(config_.peer_timeout));
@@ -485,6 +531,95 @@ void RdzvCoordinator::flush_poll(std::function<void()> fn, Clock::time_point cap
     if (w.expired()) return fn();
     flush_poll(std::move(fn), cap);
   });
+}
+
+}  // namespace tv
+
+namespace tv {
+
+// Elastic membership (docs/coordination.md, "Elastic membership"). The rule of who is in a
+// generation is rdzv::Membership's; here it meets the sockets and the job state machine.
+
+bool RdzvCoordinator::admits_late(int rank) const {
+  if (!membership_.elastic() || finished()) return false;
+  if (rank == rdzv::kRankUnassigned) return true;
+  return rank >= 0 && rank < static_cast<int>(agents_.size()) && !agents_[rank];
+}
+
+std::string RdzvCoordinator::late_mismatch() const {
+  if (machine_.generation() == 0 && machine_.state() == State::kGathering) return "";
+  if (std::string why = unequal_nproc(); !why.empty()) return why;
+  return unequal_fingerprints();
+}
+
+void RdzvCoordinator::on_member_lost(int rank, const std::string& why) {
+  if (!membership_.elastic()) return lost(why);
+  if (agents_[rank]) agents_[rank]->conn->close();
+  if (machine_.state() == State::kGathering && machine_.generation() == 0)
+    return on_agent_gone(rank, why);  // frees its slot; it may join again
+  agents_[rank].reset();
+  assigned_[rank].reset();  // its rank may go to a node that joins later
+  const bool was_member = membership_.member(rank);
+  membership_.left(rank);
+  if (!membership_.enough())
+    return lost(why + "; " + std::to_string(membership_.present()) +
+                " node(s) remain, fewer than the minimum " +
+                std::to_string(membership_.min_nodes()) + " (--nnodes " +
+                std::to_string(membership_.min_nodes()) + ":" +
+                std::to_string(membership_.max_nodes()) + ")");
+  spdlog::warn("rdzv: {}; {} node(s) remain (--nnodes {}:{}){}", why, membership_.present(),
+               membership_.min_nodes(), membership_.max_nodes(),
+               was_member ? ": the next generation forms without it" : "");
+  if (was_member) machine_.member_lost(rank, why, membership_.members());
+}
+
+void RdzvCoordinator::arm_last_call() {
+  if (last_call_armed_) return;
+  last_call_armed_ = true;
+  spdlog::info("rdzv: {} of {} nodes present; last call for more: {} ms (--rdzv-last-call)",
+               membership_.present(), membership_.max_nodes(), config_.last_call.count());
+  last_call_.expires_after(config_.last_call);
+  last_call_.async_wait([this, w = std::weak_ptr<bool>(alive_)](boost::system::error_code ec) {
+    if (!ec && !w.expired()) on_last_call();
+  });
+}
+
+void RdzvCoordinator::on_last_call() {
+  last_call_armed_ = false;
+  if (finished()) return;
+  if (machine_.state() == State::kGathering && machine_.generation() == 0) {
+    if (membership_.enough()) form_and_start();  // else a node left meanwhile: wait again
+    return;
+  }
+  if (machine_.state() != State::kRunning || membership_.waiting() == 0) return;
+  for (std::size_t slot = 0; slot < agents_.size(); ++slot)
+    if (agents_[slot] && !membership_.member(static_cast<int>(slot)))
+      return machine_.reform(static_cast<int>(slot),
+                             std::to_string(membership_.waiting()) +
+                                 " node(s) joined: the generation re-forms with " +
+                                 std::to_string(membership_.present()) + " nodes");
+}
+
+// torchrun's agent restarts its workers as soon as it sees nodes waiting
+// (SimpleElasticAgent._invoke_run: num_nodes_waiting > 0): here the same, after the last-call
+// window (several nodes arriving together cost one restart), or at once when the job is full.
+void RdzvCoordinator::maybe_grow() {
+  if (!membership_.elastic() || membership_.waiting() == 0) return;
+  if (machine_.state() != State::kRunning) return;  // the next formation takes them anyway
+  if (membership_.full()) {
+    last_call_.cancel();
+    last_call_armed_ = false;
+    return on_last_call();
+  }
+  arm_last_call();
+}
+
+void RdzvCoordinator::form_next() {
+  if (!membership_.elastic()) return;
+  membership_.form();
+  machine_.set_nodes(membership_.members());
+  spdlog::info("rdzv: generation {} forms with {} nodes (node ranks: {})",
+               machine_.generation() + 1, membership_.members(), membership_.ranks_text());
 }
 
 }  // namespace tv

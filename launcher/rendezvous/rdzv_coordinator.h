@@ -28,6 +28,7 @@
 
 #include "common/loop_time.h"
 #include "common/result.h"
+#include "launcher/rendezvous/membership.h"
 #include "launcher/rendezvous/network_cluster.h"
 #include "launcher/rendezvous/rdzv_connection.h"
 #include "launcher/rendezvous/rdzv_pending.h"
@@ -99,6 +100,17 @@ class RdzvCoordinator final : private JobActions {
   std::string rank_clash(int rank, const rdzv::NodeIdentity& who, const std::string& address);
   void on_agent_message(int rank, const rdzv::Message& m);
   void on_agent_gone(int rank, const std::string& why);
+  // Elastic membership (membership.h): a node silent or disconnected is dropped; the job is lost
+  // only below MIN. A fixed world: lost.
+  void on_member_lost(int rank, const std::string& why);
+  // A node admitted after generation 0 started (elastic): "" or why it cannot run beside the rest.
+  std::string late_mismatch() const;
+  bool admits_late(int rank) const;
+  void arm_last_call();
+  void on_last_call();
+  void form_and_start();  // generation 0: the present nodes are its members
+  void maybe_grow();  // nodes waiting while a generation runs: re-form (now, or after last call)
+  void form_next();   // before a later generation: the present nodes are its members
   void on_probe_result(int rank, const rdzv::Message& m);
   void try_start();
   void broadcast(rdzv::MsgType type, const nlohmann::json& body);
@@ -122,12 +134,15 @@ class RdzvCoordinator final : private JobActions {
   LoopTimer rdzv_deadline_;
   LoopTimer backoff_;
   LoopTimer accept_retry_;  // out of descriptors: accept again shortly
+  LoopTimer last_call_;     // elastic: the last-call window (armed: last_call_armed_)
+  bool last_call_armed_ = false;
   bool told_out_of_fds_ = false;
   bool address_in_use_ = false;
   int port_ = 0;
   rdzv::PendingConnections pending_;
   std::vector<std::optional<Agent>> agents_;       // by node rank
   std::vector<std::optional<Assigned>> assigned_;  // by node rank: given in join order
+  rdzv::Membership membership_;  // who is in each generation, and their node ranks
   JobStateMachine machine_;
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
 };

@@ -162,7 +162,9 @@ bool body_valid(MsgType type, const json& body) {
     case MsgType::kStart:
       return is_int_in(body, "master_port", 1, 65535) &&
              (!body.contains("retried_by") || is_text(body, "retried_by", 64)) &&
-             (!body.contains("step_over") || is_text(body, "step_over", kMaxText));
+             (!body.contains("step_over") || is_text(body, "step_over", kMaxText)) &&
+             (!body.contains("node_rank") || is_int_in(body, "node_rank", 0, 1 << 20)) &&
+             (!body.contains("nnodes") || is_int_in(body, "nnodes", 1, 1 << 20));
     case MsgType::kStop:
     case MsgType::kGiveUp:
       return is_failure(body) && is_int_in(body, "failed_node", 0, 1 << 20);

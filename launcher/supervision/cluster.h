@@ -31,6 +31,10 @@ struct GenerationPlan {
   // A checkpoint the RootCauseJudge found poisoned (launcher/supervision/resume_fallback.h): this
   // generation resumes from the newest complete checkpoint before it; empty for none.
   std::string step_over = {};
+  // Elastic membership (docs/coordination.md): this node's rank and the node count of this
+  // generation when they differ from the configured layout's; -1 and 0: as configured.
+  int node_rank = -1;
+  int nnodes = 0;
 };
 
 // What a failure looks like to the RootCauseJudge (launcher/supervision/root_cause_judge.h): the

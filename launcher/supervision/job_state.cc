@@ -79,6 +79,7 @@ void JobStateMachine::start_generation(Clock::time_point now) {
   }
   succeeded_.clear();
   stopped_.clear();
+  reform_.clear();
   evidence_.clear();
   job_step_.reset();
   judge_.begin(gen_);
@@ -101,6 +102,9 @@ void JobStateMachine::success(int node, int generation) {
 
 void JobStateMachine::failure(NodeFailure f, Clock::time_point now) {
   if (state_ != State::kRunning && state_ != State::kStopping) return;
+  if (!reform_.empty() && f.generation == gen_)
+    return spdlog::info("job: node {} failed in generation {} while it re-forms ({}): {}",
+                        f.node_rank, gen_, reform_, f.summary);
   if (f.generation == gen_) {
     keep_evidence(f.ranks);
     keep_step(f.signature.step);
@@ -118,8 +122,8 @@ void JobStateMachine::failure(NodeFailure f, Clock::time_point now) {
       break;
   }
   const auto ran = now - started_at_;
-  next_pause_ = restart_pause(gen_, ran, quick_);
-  quick_ = gen_ > 0 && ran < kSettled ? quick_ + 1 : 0;
+  next_pause_ = restart_pause(restarts_, ran, quick_);
+  quick_ = restarts_ > 0 && ran < kSettled ? quick_ + 1 : 0;
   state_ = State::kStopping;
   stopped_ = succeeded_;  // nodes that already succeeded have no workers left
   actions_.stop(f);
@@ -156,6 +160,7 @@ void JobStateMachine::stopped(int node, int generation, const std::vector<RankEv
 }
 
 void JobStateMachine::after_stop() {
+  if (!reform_.empty()) return after_membership_stop();
   const Verdict v = judge_.verdict(job_step_);
   NodeFailure root = judge_.history().back();
   root.recent = judge_.recent();
@@ -185,8 +190,8 @@ void JobStateMachine::after_stop() {
     root.verdict_rule = v.rule;
     return end(ending(JobEnd::Kind::kGiveUp, "gave up early (" + v.rule + ")", 0, root));
   }
-  if (!policy_.may_restart(gen_)) {
-    root.verdict = "job: giving up: restarts exhausted (" + std::to_string(gen_) +
+  if (!policy_.may_restart(restarts_)) {
+    root.verdict = "job: giving up: restarts exhausted (" + std::to_string(restarts_) +
                    " of --max-restarts " + std::to_string(policy_.max_restarts) +
                    "): " + described(root) + " failed";
     spdlog::error("{}", root.verdict);
@@ -195,6 +200,7 @@ void JobStateMachine::after_stop() {
   spdlog::info("{}", v.line);
   retried_by_ = v.rule;
   step_over_ = v.step_over;
+  ++restarts_;
   state_ = State::kBackoff;
   spdlog::info("job: every node stopped; restart {} in {} ms", gen_ + 1,
                std::chrono::duration_cast<std::chrono::milliseconds>(next_pause_).count());
@@ -205,6 +211,46 @@ void JobStateMachine::backoff_over(Clock::time_point now) {
   if (state_ != State::kBackoff) return;
   ++gen_;
   start_generation(now);
+}
+
+void JobStateMachine::member_lost(int node, const std::string& why, int remaining) {
+  if (state_ == State::kFinished || (state_ == State::kGathering && gen_ == 0)) return;
+  if (state_ == State::kPreflight) return lost(why);
+  nnodes_ = remaining;
+  succeeded_.erase(node);
+  stopped_.erase(node);
+  if (state_ == State::kBackoff) return;  // the next generation forms without it
+  stop_for_membership(node, why);
+}
+
+void JobStateMachine::reform(int node, const std::string& why) {
+  if (state_ != State::kRunning) return;  // stopping or in backoff: the next one forms anyway
+  stop_for_membership(node, why);
+}
+
+// The generation ends everywhere (a failure already stopping it becomes a membership change:
+// the lost node is its likely cause) and the next starts at once, counting no restart.
+void JobStateMachine::stop_for_membership(int node, const std::string& why) {
+  const bool was_stopping = state_ == State::kStopping;
+  reform_ = why;
+  retried_by_.clear();
+  step_over_.clear();
+  next_pause_ = Clock::duration::zero();
+  if (!was_stopping) {
+    state_ = State::kStopping;
+    stopped_ = succeeded_;
+    actions_.stop(node_failure(gen_, node, exit_code::kTempFail, why));
+  }
+  if (static_cast<int>(stopped_.size()) >= nnodes_) after_stop();
+}
+
+void JobStateMachine::after_membership_stop() {
+  state_ = State::kBackoff;
+  spdlog::info(
+      "job: generation {} re-forms ({}); generation {} starts with the nodes present, "
+      "no restart counted ({} of --max-restarts {} used)",
+      gen_, reform_, gen_ + 1, restarts_, policy_.max_restarts);
+  actions_.arm_backoff(Clock::duration::zero());
 }
 
 void JobStateMachine::refuse(const NodeFailure& f) {

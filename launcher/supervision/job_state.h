@@ -12,6 +12,13 @@
 //                                                                  | give up (restarts spent)
 //   running(g)   --every node succeeded--> done
 //   any state    --lost(why)--> lost
+//   running(g) | stopping(g) --member_lost (elastic, enough nodes remain)--> stopping(g)
+//                --every remaining node stopped--> backoff (no pause) --> running(g+1)
+//   running(g)   --reform (elastic: nodes waiting to join)--> the same, with more nodes
+// A membership change (member_lost, reform) is not a failure: no restart is counted against
+// --max-restarts and the judge is not asked (a worker failure reported while the generation
+// re-forms is a consequence of the lost node). Who is a member is the caller's
+// (launcher/rendezvous/membership.h); the machine only counts its nodes (set_nodes).
 // Which failure is a generation's root cause, and whether it is worth another generation, is the
 // RootCauseJudge's (root_cause_judge.h): every failure report is offered to it, and once every
 // node stopped its verdict may give up before the restarts are spent.
@@ -84,6 +91,15 @@ class JobStateMachine {
                std::optional<std::int64_t> step = std::nullopt);
   void backoff_over(Clock::time_point now);
   void lost(const std::string& why, int signal = 0);
+  // Elastic membership: node `node` of this generation is gone and `remaining` members are left
+  // (the caller checked there are enough): the generation stops on the others and the next one
+  // forms without it. Before generation 0 nothing happens; during the preflight the job is lost.
+  void member_lost(int node, const std::string& why, int remaining);
+  // Elastic membership: nodes wait to join (`node`: one of them, named in the stop): the running
+  // generation stops and the next forms.
+  void reform(int node, const std::string& why);
+  // The node count of the next generation (the caller formed it), before it starts.
+  void set_nodes(int nnodes) { nnodes_ = nnodes; }
   // Before generation 0: the job cannot run as configured (f.exit_code, f.summary): every node
   // gives up with it.
   void refuse(const NodeFailure& f);
@@ -95,6 +111,8 @@ class JobStateMachine {
 
   State state() const { return state_; }
   int generation() const { return gen_; }
+  int restarts() const { return restarts_; }  // counted against --max-restarts
+  int nodes() const { return nnodes_; }
   int master_port() const { return master_port_; }
   // The job's root cause of each judged generation, oldest first (RootCauseJudge::history).
   const std::vector<NodeFailure>& root_causes() const { return judge_.history(); }
@@ -109,6 +127,8 @@ class JobStateMachine {
   void keep_evidence(const std::vector<RankEvidence>& ranks);
   void keep_step(std::optional<std::int64_t> step);
   void end(JobEnd e);
+  void stop_for_membership(int node, const std::string& why);
+  void after_membership_stop();
 
   int nnodes_;
   RestartPolicy policy_;
@@ -117,6 +137,8 @@ class JobStateMachine {
   JobActions& actions_;
   State state_ = State::kGathering;
   int gen_ = 0;
+  int restarts_ = 0;    // restarts after a failure; gen_ counts membership changes too
+  std::string reform_;  // non-empty: this generation ends for a membership change (why)
   int master_port_ = 0;
   int quick_ = 0;  // restarts in a row that failed within kSettled
   Clock::time_point started_at_{};

@@ -141,6 +141,7 @@ void Supervisor::start_generation(const GenerationPlan& plan) {
 }
 
 void Supervisor::start_workers(const GenerationPlan& plan) {
+  starts_.place(plan);  // elastic membership: this generation's node rank and count
   if (!open_rank_dirs(plan.generation)) return;
   if (resume_) spdlog::info("generation {}: resuming from {}", plan.generation, resume_->path);
   if (cfg_.observer) cfg_.observer->generation_started(plan.generation);
@@ -148,9 +149,9 @@ void Supervisor::start_workers(const GenerationPlan& plan) {
     spdlog::info("generation {}: a hang is {}", plan.generation, *rules);
   if (cfg_.observer && !plan.retried_by.empty()) cfg_.observer->retry_judged(plan.retried_by);
   spdlog::info("generation {}: starting {} worker(s), ranks {}-{}, MASTER_ADDR={} MASTER_PORT={}",
-               plan.generation, cfg_.layout.nproc_per_node, global_rank(cfg_.layout, 0),
-               global_rank(cfg_.layout, cfg_.layout.nproc_per_node - 1), cfg_.layout.master_addr,
-               plan.master_port);
+               plan.generation, cfg_.layout.nproc_per_node, global_rank(starts_.layout(), 0),
+               global_rank(starts_.layout(), cfg_.layout.nproc_per_node - 1),
+               cfg_.layout.master_addr, plan.master_port);
   group_.start(plan);
   beside_.start();  // once, after the first generation's workers
   // The next standbys, once this generation's workers are all started.

@@ -22,6 +22,12 @@ WorkerStart::WorkerStart(boost::asio::io_context& io, LoopTime& time, Spawner& s
       on_exit_(std::move(on_exit)),
       rank_env_(static_cast<size_t>(setup_.layout.nproc_per_node)) {}
 
+void WorkerStart::place(const GenerationPlan& plan) {
+  if (plan.nnodes <= 0 || plan.node_rank < 0) return;
+  setup_.layout.nnodes = plan.nnodes;
+  setup_.layout.node_rank = plan.node_rank;
+}
+
 // A refused rank directory (a link planted at attempt_<g>, another user's directory, a read-only
 // log dir) is trainvisor's own configuration error, decided before any worker of the generation
 // starts (docs/supervision.md).

@@ -61,6 +61,10 @@ class WorkerStart {
               const RankDirs& dirs, const EvidenceFiles& evidence, WorkerStartSetup setup,
               Spawner::OnExit on_exit);
 
+  // The node rank and node count of the generation about to start: the plan's where elastic
+  // membership gives them (GenerationPlan::nnodes > 0), else as they were.
+  void place(const GenerationPlan& plan);
+  const WorkerLayout& layout() const { return setup_.layout; }
   // Every local rank's directory of `generation`, before any of its workers starts; the refusal
   // (78, naming the path and what was expected) when one is refused.
   Status open_rank_dirs(int generation);

@@ -58,15 +58,32 @@ Result<std::pair<std::string, std::string>> chosen_platform(const Options& opts)
   return std::make_pair(std::string("local"), sv.origin);
 }
 
+// --nnodes N, or MIN:MAX with 1 <= MIN < MAX (cli/torchrun_options.cc made N:N into N): the
+// node count, and MIN where elastic (else 0).
+Result<std::pair<int, int>> nnodes_range(const OptionValue& v) {
+  const auto colon = v.value.find(':');
+  if (colon == std::string::npos) {
+    auto n = option_int(v, 1, kMaxNodes);
+    if (!n) return n.error();
+    return std::make_pair(*n, 0);
+  }
+  const auto lo = parse_integer<long>(v.value.substr(0, colon), 1, kMaxNodes);
+  const auto hi = parse_integer<long>(v.value.substr(colon + 1), 1, kMaxNodes);
+  if (!lo || !hi || *lo > *hi)
+    return bad_option(v, "N or MIN:MAX with 1 <= MIN <= MAX <= " + std::to_string(kMaxNodes));
+  return std::make_pair(static_cast<int>(*hi), *lo == *hi ? 0 : static_cast<int>(*lo));
+}
+
 // No platform detected: the explicit values are the whole topology (the rest defaults).
 Result<Topology> explicit_source(const Explicit& ex) {
   Topology t;
   t.platform = "explicit";
   t.origin["nnodes"] = t.origin["node_rank"] = t.origin["master_addr"] = "default";
   if (ex.nnodes) {
-    auto n = option_int(*ex.nnodes, 1, kMaxNodes);
+    auto n = nnodes_range(*ex.nnodes);
     if (!n) return n.error();
-    t.nnodes = *n;
+    t.nnodes = n->first;
+    t.min_nnodes = n->second;
     t.origin["nnodes"] = ex.nnodes->origin;
   }
   if (ex.nnodes && t.nnodes > 1 && !ex.master_addr)

@@ -40,6 +40,9 @@ struct Topology {
   // an explicit topology (no platform detected).
   std::string runs_on;
   int nnodes = 1, node_rank = 0, nproc_per_node = 1, master_port = 29500;
+  // Elastic membership (--nnodes MIN:MAX, PET_NNODES=MIN:MAX; docs/coordination.md): MIN, with
+  // nnodes the MAX; 0: a fixed world of nnodes.
+  int min_nnodes = 0;
   // More than one node, no platform and no --node-rank: node_rank is not known until
   // the rendezvous (NetworkCluster::assign_rank); origin["node_rank"] says so.
   bool rank_by_rendezvous = false;

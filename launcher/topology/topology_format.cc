@@ -50,6 +50,7 @@ nlohmann::json topology_to_json(const Topology& t) {
                       {"master_port", t.master_port}, {"job_id", t.job_id},
                       {"worker_env", t.worker_env},   {"sources", t.origin}};
   if (!t.hosts.empty()) j["hosts"] = t.hosts;
+  if (t.min_nnodes > 0) j["min_nnodes"] = t.min_nnodes;  // elastic: nnodes is the MAX
   if (!t.instance_type.empty()) j["instance_type"] = t.instance_type;
   if (!t.not_training.empty()) j["not_training"] = t.not_training;
   return j;
@@ -59,7 +60,10 @@ std::string format_topology(const Topology& t) {
   std::vector<Row> rows = {
       {"FIELD", "VALUE", "SOURCE"},
       {"platform", t.platform, origin_of(t, "platform")},
-      {"nnodes", std::to_string(t.nnodes), origin_of(t, "nnodes")},
+      {"nnodes",
+       t.min_nnodes > 0 ? std::to_string(t.min_nnodes) + ":" + std::to_string(t.nnodes)
+                        : std::to_string(t.nnodes),
+       origin_of(t, "nnodes")},
       {"node_rank", std::to_string(t.node_rank), origin_of(t, "node_rank")},
       {"nproc_per_node", std::to_string(t.nproc_per_node), origin_of(t, "nproc_per_node")},
       {"world_size", std::to_string(t.world_size()), "nnodes x nproc_per_node"},

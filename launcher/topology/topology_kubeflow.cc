@@ -13,23 +13,20 @@ constexpr long kMax = kMaxNodes;
 
 bool set(const Environment& env, const char* name) { return env.has(name); }
 
-// "N" or "N:N"; "MIN:MAX" with MIN != MAX is an elastic range: refused.
-Result<long> parse_pet_nnodes(const std::string& v) {
-  const std::string expected = "N or N:N with N from 1 to " + std::to_string(kMax);
+// "N" or "MIN:MAX" (the elasticPolicy's minReplicas:maxReplicas): MAX, and MIN where it is
+// less (elastic membership, docs/coordination.md), else 0.
+Result<std::pair<long, long>> parse_pet_nnodes(const std::string& v) {
+  const std::string expected = "N or MIN:MAX with 1 <= MIN <= MAX <= " + std::to_string(kMax);
   auto colon = v.find(':');
   Environment one({{"PET_NNODES", v.substr(0, colon)}});
   auto lo = env_int(one, "PET_NNODES", 1, kMax);
   if (!lo || !*lo) return bad_var("PET_NNODES", v, expected);
-  if (colon == std::string::npos) return **lo;
+  if (colon == std::string::npos) return std::make_pair(**lo, 0L);
   Environment two({{"PET_NNODES", v.substr(colon + 1)}});
   auto hi = env_int(two, "PET_NNODES", 1, kMax);
   if (!hi || !*hi) return bad_var("PET_NNODES", v, expected);
-  if (**hi != **lo)
-    return bad_var("PET_NNODES", v,
-                   expected +
-                       " (elastic MIN:MAX node ranges are not supported: set minReplicas "
-                       "= maxReplicas)");
-  return **lo;
+  if (**hi < **lo) return bad_var("PET_NNODES", v, expected);
+  return std::make_pair(**hi, **hi == **lo ? 0L : **lo);
 }
 
 // PET_NPROC_PER_NODE as a number, or nullopt ("auto", "gpu", unset).
@@ -85,13 +82,17 @@ Result<long> nnodes_from_world_size(const Environment& env, std::string& origin)
   return *ws / *p;
 }
 
-Result<long> kubeflow_nnodes(const Environment& env, std::string& origin) {
+// The node count, and MIN of an elastic range (0: fixed) in `min_nnodes`. An elastic job's
+// WORLD_SIZE is not checked: its node count changes.
+Result<long> kubeflow_nnodes(const Environment& env, std::string& origin, int& min_nnodes) {
   if (!set(env, "PET_NNODES")) return nnodes_from_world_size(env, origin);
   auto n = parse_pet_nnodes(*env.get("PET_NNODES"));
   if (!n) return n.error();
-  if (auto st = check_world_size(env, *n); !st) return st.error();
+  min_nnodes = static_cast<int>(n->second);
+  if (min_nnodes == 0)
+    if (auto st = check_world_size(env, n->first); !st) return st.error();
   origin = from_env("PET_NNODES");
-  return *n;
+  return n->first;
 }
 
 // "<job>-master-0" or "<job>-worker-3", optionally followed by a domain.
@@ -153,7 +154,7 @@ Result<Topology> kubeflow_source(const Environment& env, bool master_given) {
   Topology t;
   t.platform = "kubeflow";
   std::string origin;
-  auto n = kubeflow_nnodes(env, origin);
+  auto n = kubeflow_nnodes(env, origin, t.min_nnodes);
   if (!n) return n.error();
   t.nnodes = static_cast<int>(*n);
   t.origin["nnodes"] = origin;

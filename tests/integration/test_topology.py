@@ -179,14 +179,19 @@ def test_kubeflow_world_size_is_pod_count_without_nproc(tmp_path):
 def test_kubeflow_refusals(tmp_path):
     err = refused(tmp_path, env={**KF, "WORLD_SIZE": "2"})
     assert 'WORLD_SIZE="2" conflicts with PET_NNODES="2" and PET_NPROC_PER_NODE="4"' in err
-    err = refused(tmp_path, env={**KF, "PET_NNODES": "1:4"})
-    assert 'PET_NNODES="1:4"' in err and "elastic" in err
+    err = refused(tmp_path, env={**KF, "PET_NNODES": "4:1"})
+    assert 'PET_NNODES="4:1": expected N or MIN:MAX with 1 <= MIN <= MAX' in err
     err = refused(tmp_path, env={**KF, "PET_NODE_RANK": "2"})
     assert 'PET_NODE_RANK="2": expected an integer from 0 to 1' in err
 
 
 def test_kubeflow_nn_range_accepted(tmp_path):
     assert topo(tmp_path, env={**KF, "PET_NNODES": "2:2"})["nnodes"] == 2
+
+
+def test_kubeflow_elastic_range_is_min_and_max(tmp_path):
+    t = topo(tmp_path, env={**KF, "PET_NNODES": "1:4", "PET_NODE_RANK": "0"})
+    assert (t["nnodes"], t["min_nnodes"]) == (4, 1)
 
 
 # ---- AWS Batch ----

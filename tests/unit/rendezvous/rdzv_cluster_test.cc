@@ -582,3 +582,78 @@ TEST_F(RdzvCluster, WithTheCheckOffOnNodeZeroDifferentNodesStart) {
 
 }  // namespace
 }  // namespace tv
+
+namespace tv {
+namespace {
+
+// Elastic membership (--nnodes MIN:MAX, launcher/rendezvous/membership.h) through the real
+// coordinator and agents. The fixed world's counterpart: KilledAgentIsLostEverywhere.
+void elastic(NetworkClusterConfig& c) {
+  c.min_nnodes = 2;
+  c.last_call = 5s;
+}
+
+TEST_F(RdzvCluster, ElasticKilledAgentReformsWithoutItRanksRenumbered) {
+  add_all(3, elastic);
+  ASSERT_TRUE(run_until([&] { return all_started(1); }));
+  EXPECT_EQ(nodes_[2]->starts[0].nnodes, 3);
+  EXPECT_EQ(nodes_[2]->starts[0].node_rank, 2);
+  nodes_[1]->cluster.reset();  // like SIGKILL: its sockets close
+  ASSERT_TRUE(
+      run_until([&] { return nodes_[0]->starts.size() == 2 && nodes_[2]->starts.size() == 2; }));
+  for (int r : {0, 2}) {
+    const GenerationPlan& p = nodes_[r]->starts[1];
+    EXPECT_EQ(p.generation, 1);
+    EXPECT_EQ(p.nnodes, 2);
+    EXPECT_EQ(p.node_rank, r == 0 ? 0 : 1);  // node order kept, contiguous
+    ASSERT_EQ(nodes_[r]->stops.size(), 1u);
+    EXPECT_EQ(nodes_[r]->stops[0].exit_code, 75);
+    EXPECT_NE(nodes_[r]->stops[0].summary.find("node 1 lost"), std::string::npos);
+    EXPECT_FALSE(nodes_[r]->finished());
+  }
+  for (int r : {0, 2}) nodes_[r]->cluster->report_success(1);
+  ASSERT_TRUE(run_until([&] { return nodes_[0]->done && nodes_[2]->done; }));
+}
+
+TEST_F(RdzvCluster, ElasticBelowMinIsLostEverywhere) {
+  add_all(3, elastic);
+  ASSERT_TRUE(run_until([&] { return all_started(1); }));
+  nodes_[1]->cluster.reset();
+  nodes_[2]->cluster.reset();
+  ASSERT_TRUE(run_until([&] { return nodes_[0]->finished(); }));
+  ASSERT_TRUE(nodes_[0]->lost);
+  EXPECT_NE(nodes_[0]->lost->find("fewer than the minimum 2 (--nnodes 2:3)"), std::string::npos)
+      << *nodes_[0]->lost;
+}
+
+TEST_F(RdzvCluster, ElasticGenerationZeroWaitsTheLastCallThenALateNodeIsTakenIn) {
+  const auto t0 = loops_.now();
+  add_all(2, [](NetworkClusterConfig& c) { elastic(c), c.nnodes = 3; });
+  EXPECT_FALSE(run_until([&] { return all_started(1); }, 4s));
+  ASSERT_TRUE(run_until([&] { return all_started(1); }, 2s));
+  EXPECT_GE(loops_.now() - t0, 5s);
+  EXPECT_EQ(nodes_[1]->starts[0].nnodes, 2);
+  auto late = config(2, 3);
+  elastic(late);
+  add(late);
+  // Three of three present: the generation re-forms at once (no last call to wait).
+  ASSERT_TRUE(run_until([&] { return all_started(2) || nodes_[2]->starts.size() == 1; }, 1s));
+  ASSERT_TRUE(run_until([&] { return nodes_[0]->starts.size() == 2; }, 1s));
+  ASSERT_EQ(nodes_[2]->starts.size(), 1u);  // it ran nothing in generation 0
+  EXPECT_EQ(nodes_[2]->starts[0].generation, 1);
+  EXPECT_EQ(nodes_[2]->starts[0].node_rank, 2);
+  EXPECT_EQ(nodes_[2]->starts[0].nnodes, 3);
+  EXPECT_TRUE(nodes_[2]->stops.empty());  // a waiting node has no workers to stop
+  EXPECT_EQ(nodes_[0]->stops.size(), 1u);
+}
+
+// --nnodes N: the start frames say nothing of ranks (each node keeps its own), as before.
+TEST_F(RdzvCluster, AFixedWorldsStartsCarryNoElasticRanks) {
+  add_all(2);
+  ASSERT_TRUE(run_until([&] { return all_started(1); }));
+  EXPECT_EQ(nodes_[1]->starts[0].nnodes, 0);
+  EXPECT_EQ(nodes_[1]->starts[0].node_rank, -1);
+}
+
+}  // namespace
+}  // namespace tv

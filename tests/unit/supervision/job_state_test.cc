@@ -284,3 +284,97 @@ TEST_F(JobState, AFailureTheFlightRecorderSawNamesItsCulpritAndReportsAddUp) {
 
 }  // namespace
 }  // namespace tv
+
+namespace tv {
+namespace {
+
+// Elastic membership (docs/coordination.md): a lost member stops the generation on the others,
+// and the next starts with fewer nodes at once, counting no restart against --max-restarts.
+TEST_F(JobState, ALostMemberReformsWithoutCountingARestart) {
+  auto m = make(3, /*max_restarts=*/0);
+  m.all_present(now);
+  m.member_lost(2, "node 2 lost: closed by peer", 2);
+  ASSERT_EQ(actions.stops.size(), 1u);
+  EXPECT_EQ(actions.stops[0].node_rank, 2);
+  EXPECT_EQ(actions.stops[0].exit_code, exit_code::kTempFail);
+  // A survivor's workers fail because their peer is gone: no new root cause, no second stop.
+  m.failure(fail(0, 0), now);
+  EXPECT_EQ(actions.stops.size(), 1u);
+  m.stopped(0, 0);
+  EXPECT_EQ(m.state(), JobStateMachine::State::kStopping);
+  m.stopped(1, 0);
+  ASSERT_EQ(m.state(), JobStateMachine::State::kBackoff);
+  ASSERT_EQ(actions.pauses.size(), 1u);
+  EXPECT_EQ(actions.pauses[0], LoopClock::duration::zero());
+  m.set_nodes(2);
+  m.backoff_over(now);
+  ASSERT_EQ(actions.starts.size(), 2u);
+  EXPECT_EQ(actions.starts[1].generation, 1);
+  EXPECT_EQ(m.restarts(), 0);
+  EXPECT_EQ(m.nodes(), 2);
+  m.success(0, 1);
+  m.success(1, 1);
+  ASSERT_EQ(actions.ends.size(), 1u);
+  EXPECT_EQ(actions.ends[0].kind, JobEnd::Kind::kDone);
+}
+
+// A failure already stopping the generation when a member is lost becomes a membership change:
+// with --max-restarts 0 the job goes on instead of giving up.
+TEST_F(JobState, AMemberLostWhileAFailureStopsTheGenerationIsAMembershipChange) {
+  auto m = make(3, 0);
+  m.all_present(now);
+  m.failure(fail(1, 0), now);
+  m.stopped(1, 0);
+  m.member_lost(2, "node 2 silent", 2);
+  EXPECT_EQ(actions.stops.size(), 1u);  // the failure's stop is the one every node got
+  m.stopped(0, 0);
+  ASSERT_EQ(m.state(), JobStateMachine::State::kBackoff);
+  EXPECT_TRUE(actions.ends.empty());
+  EXPECT_EQ(m.restarts(), 0);
+}
+
+// A failure is still counted after membership changes: the restarts, not the generations.
+TEST_F(JobState, RestartsAreCountedApartFromMembershipChanges) {
+  auto m = make(2, 1);
+  m.all_present(now);
+  m.reform(2, "1 node(s) joined");
+  m.stopped(0, 0);
+  m.stopped(1, 0);
+  m.set_nodes(3);
+  m.backoff_over(now);
+  EXPECT_EQ(m.generation(), 1);
+  crash(m, 3, 20s);  // restart 1 of 1
+  EXPECT_EQ(m.generation(), 2);
+  EXPECT_EQ(m.restarts(), 1);
+  EXPECT_TRUE(actions.ends.empty());
+  crash(m, 3, 20s);
+  ASSERT_EQ(actions.ends.size(), 1u);
+  EXPECT_EQ(actions.ends[0].kind, JobEnd::Kind::kGiveUp);
+  EXPECT_NE(actions.ends[0].failure.verdict.find("restarts exhausted (1 of --max-restarts 1)"),
+            std::string::npos);
+}
+
+// A lost member during the backoff: the next generation simply has fewer nodes; during the
+// preflight: the job is lost (the preflight's communicator needs every node).
+TEST_F(JobState, AMemberLostInBackoffOrPreflight) {
+  auto m = make(3, 3);
+  m.all_present(now);
+  m.failure(fail(0, 0), now);
+  for (int n = 0; n < 3; ++n) m.stopped(n, 0);
+  ASSERT_EQ(m.state(), JobStateMachine::State::kBackoff);
+  m.member_lost(2, "node 2 lost", 2);
+  EXPECT_EQ(actions.stops.size(), 1u);
+  m.backoff_over(now);
+  EXPECT_EQ(m.nodes(), 2);
+  EXPECT_EQ(m.state(), JobStateMachine::State::kRunning);
+
+  FakeActions other;
+  JobStateMachine p(3, RestartPolicy{3}, 29500, /*preflight=*/true, other);
+  p.all_present(now);
+  p.member_lost(1, "node 1 lost", 2);
+  ASSERT_EQ(other.ends.size(), 1u);
+  EXPECT_EQ(other.ends[0].kind, JobEnd::Kind::kLost);
+}
+
+}  // namespace
+}  // namespace tv

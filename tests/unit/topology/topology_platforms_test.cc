@@ -188,12 +188,18 @@ TEST_F(TopologyTest, KubeflowNnodesRangeNN) {
   EXPECT_EQ(ok().nnodes, 2);
 }
 
-TEST_F(TopologyTest, KubeflowElasticRangeRefused) {
+// elasticPolicy minReplicas:maxReplicas: elastic membership (docs/coordination.md).
+TEST_F(TopologyTest, KubeflowElasticRangeIsMinAndMax) {
   set("PET_NNODES", "1:4");
   set("PET_NODE_RANK", "0");
+  set("PET_MASTER_ADDR", "m");
+  const Topology t = ok();
+  EXPECT_EQ(t.nnodes, 4);
+  EXPECT_EQ(t.min_nnodes, 1);
+  env = Environment({{"PET_NNODES", "4:1"}, {"PET_NODE_RANK", "0"}});
   std::string m = refused();
-  EXPECT_THAT(m, HasSubstr("PET_NNODES=\"1:4\""));
-  EXPECT_THAT(m, HasSubstr("elastic"));
+  EXPECT_THAT(m, HasSubstr("PET_NNODES=\"4:1\""));
+  EXPECT_THAT(m, HasSubstr("expected N or MIN:MAX with 1 <= MIN <= MAX"));
 }
 
 TEST_F(TopologyTest, KubeflowBadPetNnodes) {
