@@ -3,12 +3,12 @@
 #include "launcher/supervision/root_cause_judge.h"
 
 #include <gtest/gtest.h>
-#include <spdlog/sinks/ringbuffer_sink.h>
 #include <spdlog/spdlog.h>
 
 #include <memory>
 
 #include "launcher/supervision/job_state.h"
+#include "tests/unit/fakes/log_lines.h"
 
 namespace tv {
 namespace {
@@ -252,24 +252,7 @@ struct Actions : JobActions {
   int fresh_port() override { return 40000; }
 };
 
-// What spdlog logs while it lives (the judge's decisions are log lines).
-class LogLines {
- public:
-  LogLines() : old_(spdlog::default_logger()) {
-    spdlog::set_default_logger(std::make_shared<spdlog::logger>("capture", sink_));
-  }
-  ~LogLines() { spdlog::set_default_logger(old_); }
-  std::string text() const {
-    std::string t;
-    for (const auto& l : sink_->last_formatted()) t += l;
-    return t;
-  }
-
- private:
-  std::shared_ptr<spdlog::sinks::ringbuffer_sink_mt> sink_ =
-      std::make_shared<spdlog::sinks::ringbuffer_sink_mt>(64);
-  std::shared_ptr<spdlog::logger> old_;
-};
+using testing::LogLines;  // the judge's decisions are log lines
 
 // --max-restarts 0: the first failure would be retried, but nothing may restart. The one decision
 // line says it gives up, never "retried" right before the give-up.

@@ -4,7 +4,6 @@
 // cluster's stop, and time, warns past the deadline naming the directory, and the workers start
 // with the answer once it comes.
 #include <gtest/gtest.h>
-#include <spdlog/sinks/ringbuffer_sink.h>
 #include <spdlog/spdlog.h>
 #include <sys/wait.h>
 
@@ -12,6 +11,7 @@
 #include <memory>
 #include <string>
 
+#include "tests/unit/fakes/log_lines.h"
 #include "tests/unit/supervision/supervisor_fixture.h"
 
 namespace tv {
@@ -20,23 +20,7 @@ namespace {
 using namespace std::chrono_literals;
 using testing::SupervisorTest;
 
-class LogLines {
- public:
-  LogLines() : old_(spdlog::default_logger()) {
-    spdlog::set_default_logger(std::make_shared<spdlog::logger>("capture", sink_));
-  }
-  ~LogLines() { spdlog::set_default_logger(old_); }
-  std::string text() const {
-    std::string t;
-    for (const auto& l : sink_->last_formatted()) t += l;
-    return t;
-  }
-
- private:
-  std::shared_ptr<spdlog::sinks::ringbuffer_sink_mt> sink_ =
-      std::make_shared<spdlog::sinks::ringbuffer_sink_mt>(64);
-  std::shared_ptr<spdlog::logger> old_;
-};
+using testing::LogLines;
 
 class SupervisorResumeTest : public SupervisorTest {
  protected:
