@@ -123,7 +123,7 @@ int latest(const Options& o, const std::string& dir, const std::string& format) 
   if (has_control(c->path))  // a newline would make one path read as two: never raw
     return spdlog::error(
                "the newest checkpoint's path holds a control character: {}; use --json for it",
-               c->path),
+               escape_control(c->path)),
            exit_code::kNone;
   std::printf("%s\n", c->path.c_str());
   // With --resume-arg, a second line: what TEMPLATE becomes, as shell words (`eval set -- LINE`).

@@ -24,8 +24,13 @@ std::optional<int> Membership::node_rank(int slot) const {
 std::string Membership::ranks_text() const {
   std::string out;
   int rank = 0;
-  for (int slot : members_)
-    out += (out.empty() ? "" : " ") + std::to_string(slot) + "->" + std::to_string(rank++);
+  for (int slot : members_) {
+    // Appended piece by piece: GCC 12 at -O3 warns (-Wrestrict) on a temporary's concatenation.
+    if (!out.empty()) out += ' ';
+    out += std::to_string(slot);
+    out += "->";
+    out += std::to_string(rank++);
+  }
   return out;
 }
 

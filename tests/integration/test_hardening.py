@@ -216,13 +216,13 @@ def test_failure_file_on_a_full_disk_is_logged(tmp_path):
 # ---- Values that wrap ---------------------------------------------------------------------------
 
 @pytest.mark.parametrize("option,value,expected", [
-    ("--grace-period", "1e20", "a number from 0 to 86400"),
-    ("--grace-period", "inf", "a number from 0 to 86400"),
-    ("--grace-period", "nan", "a number from 0 to 86400"),
-    ("--grace-period", "-1", "a number from 0 to 86400"),
-    ("--rdzv-timeout", "1e300", "a number from 0 to 604800"),
-    ("--peer-timeout", "9223372036854775807", "a number from 0 to 86400"),
-    ("--hang-timeout", "1e18", "a number from 0 to 604800"),
+    ("--grace-period", "1e20", "a number of seconds from 0 to 86400"),
+    ("--grace-period", "inf", "a number of seconds from 0 to 86400"),
+    ("--grace-period", "nan", "a number of seconds from 0 to 86400"),
+    ("--grace-period", "-1", "a number of seconds from 0 to 86400"),
+    ("--rdzv-timeout", "1e300", "a number of seconds from 0 to 604800"),
+    ("--peer-timeout", "9223372036854775807", "a number of seconds from 0 to 86400"),
+    ("--hang-timeout", "1e18", "a number of seconds from 0 to 604800"),
     ("--min-busbw", "inf", "a number from 0 to 100000"),
 ])
 def test_durations_out_of_range_are_78_naming_the_option(option, value, expected):
