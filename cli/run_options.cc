@@ -75,7 +75,7 @@ std::vector<OptionSpec> run_option_specs() {
        .default_value = "900",
        .max = kWeek},
       {.name = "rdzv-last-call",
-       .type = T::kNumber,
+       .type = T::kSeconds,
        .help = "elastic --nnodes MIN:MAX: seconds generation 0 waits for more nodes once MIN "
                "joined, and a running generation for more late nodes before it re-forms "
                "(torchrun's --rdzv-conf last_call_timeout)",
