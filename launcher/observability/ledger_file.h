@@ -7,8 +7,10 @@
 // through a link). Read with O_NOFOLLOW and a 1 MiB cap. A file there that is not this job's
 // readable ledger (not JSON, another job's id, a link, too large) is renamed to `<name>.corrupt`
 // (replacing an older one) with one warning, and the job's account starts again from this
-// container. Called on the supervisor's event loop: a few KiB per write, every
-// --ledger-interval seconds and at exit.
+// container. Opened (read once) as the run starts; written only on LedgerWriter's own thread
+// (ledger_writer.h), never on the supervisor's event loop: a few KiB per write, every
+// --ledger-interval seconds and at exit, each read-modify-write under the checkpoint dir's flock
+// (at most 2 s, then unlocked with a warning).
 #pragma once
 
 #include <string>
