@@ -8,9 +8,9 @@
 #include "checkpoint/candidates.h"
 #include "checkpoint/checkpoint_fs.h"
 #include "checkpoint/discovery.h"
+#include "common/did_you_mean.h"
 #include "common/escape.h"
 #include "common/exit_codes.h"
-#include "common/options.h"
 
 namespace tv {
 

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "cli/commands.h"
+#include "common/did_you_mean.h"
 #include "common/exit_codes.h"
 #include "common/init.h"
 #include "common/log.h"

@@ -16,6 +16,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/did_you_mean.h"
 #include "common/environment.h"
 #include "common/exit_codes.h"
 #include "common/result.h"
@@ -127,11 +128,6 @@ Result<E> choice_of(const Options& o, const std::string& name, const Choice<E> (
   return Error{exit_code::kConfig,
                "--" + name + "=\"" + *word + "\": not one of the words trainvisor reads"};
 }
-
-// " (did you mean X?)" for the known name nearest `word` (edit distance, at most a third of its
-// length and never more than 3), "" when none is that near. For options, `prefix` is "--".
-std::string did_you_mean(const std::string& word, const std::vector<std::string>& known,
-                         const std::string& prefix = "");
 
 // "5m" -> 300, "1.5h" -> 5400, "30s" -> 30, "250ms" -> 0.25, "2d" -> 172800: a duration written
 // with a unit, for the hint of a seconds option; nullopt for anything else.

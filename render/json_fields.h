@@ -10,9 +10,9 @@
 #include <string>
 #include <vector>
 
+#include "common/did_you_mean.h"
 #include "common/exit_codes.h"
 #include "common/json_text.h"
-#include "common/options.h"
 #include "common/result.h"
 
 namespace tv::render_fields {

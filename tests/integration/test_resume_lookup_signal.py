@@ -81,8 +81,8 @@ def test_sigterm_during_first_resume_lookup_exits_143_without_workers(tmp_path):
 
 
 def test_sigterm_during_a_later_generations_resume_lookup_exits_143_without_workers(tmp_path):
-    """Generation 1's lookup runs on the Supervisor's loop, where the signal is posted: the flag
-    Init sets on its signal thread ends the lookup, and generation 1 starts nothing."""
+    """Generation 1's lookup runs beside the Supervisor's loop (ResumeWait), where the signal is
+    posted: the stop drops the lookup, and generation 1 starts nothing."""
     make_tree(tmp_path)
     starts = tmp_path / "starts"
     # Generation 0's worker fails at once (so a restart and its lookup follow); any later one
@@ -106,8 +106,10 @@ def test_sigterm_during_a_later_generations_resume_lookup_exits_143_without_work
             p.wait()
     output.wait_end()
     out = output.text()
-    # The signal came inside generation 1's lookup (its own line says so), whatever it took.
-    assert "the resume lookup under" in out and "was stopped (a signal)" in out, out[-2000:]
+    # The signal came once generation 1's lookup had begun, and generation 1 never started. The
+    # lookup's own "was stopped (a signal)" line is not asked for: the lookup runs off the loop
+    # (issue 58) and is abandoned at the stop, so the run may end before its thread says so.
+    assert out.index("checkpoint: looking under") < out.index("received SIGTERM"), out[-2000:]
     assert "generation 1: starting" not in out, out[-2000:]
     assert starts.read_text().count("start") == 1  # generation 1 started no worker
     assert workers_left() == []
