@@ -52,13 +52,14 @@ Supervisor::Supervisor(boost::asio::io_context& io, SupervisorConfig cfg, Cluste
           cfg_.side_queries),
       gpu_events_(cfg_.gpu_health_required, cfg_.layout.node_rank),
       lookup_(io, time, cfg_.off_loop ? *cfg_.off_loop : real_off_loop(), cfg_.resume_dir),
+      heartbeats_(io, cfg_.log_off_loop ? *cfg_.log_off_loop : real_off_loop(), fs()),
       root_cause_(io, time, fs(), roster_, cfg_.layout, cfg_.grace, root_cause_hooks()),
       stacks_(io, time, spawner, fs(), cfg_.work_dir, cfg_.layout.node_rank),
       reports_(io, time, spawner, {cfg_.executable, cfg_.base_env, cfg_.layout.node_rank}),
       evidence_({cfg_.stacks, cfg_.keep_logs, cfg_.work_dir, cfg_.first_attempt, cfg_.layout,
                  cfg_.executable, cfg_.argv, cfg_.base_env},
                 fs()),
-      starts_(io, time, spawner, fs(), rank_dirs(), evidence_,
+      starts_(io, time, spawner, rank_dirs(), evidence_,
               {cfg_.layout, cfg_.executable, cfg_.argv, cfg_.base_env, cfg_.work_dir,
                cfg_.keep_logs, cfg_.json_worker_lines, cfg_.first_attempt},
               [this](pid_t p, int status) { on_child_exit(p, status); }) {
@@ -142,7 +143,34 @@ void Supervisor::start_generation(const GenerationPlan& plan) {
 
 void Supervisor::start_workers(const GenerationPlan& plan) {
   starts_.place(plan);  // elastic membership: this generation's node rank and count
-  if (!open_rank_dirs(plan.generation)) return;
+  preparing_ = plan.generation;
+  OffLoop& off_loop = cfg_.log_off_loop ? *cfg_.log_off_loop : real_off_loop();
+  dirs_call_ = off_loop.run(
+      io_, [work = starts_.rank_dirs_work(plan.generation), this, plan]() -> std::function<void()> {
+        // Off the loop: only `work`, which owns what it uses; `this` is the answer's (the loop).
+        auto opened = std::make_shared<Result<std::vector<UniqueFd>>>(work());
+        return [this, plan, opened] { rank_dirs_opened(plan, std::move(*opened)); };
+      });
+}
+
+// A refused rank directory is trainvisor's own configuration error (WorkerStart::take_rank_dirs):
+// this node exits 78 naming the path, and nothing is retried (docs/supervision.md).
+void Supervisor::rank_dirs_opened(const GenerationPlan& plan,
+                                  Result<std::vector<UniqueFd>> opened) {
+  preparing_.reset();
+  if (signals_.stop_requested() || node_run_.ending()) return;  // as resume_found
+  auto taken = starts_.take_rank_dirs(plan.generation, std::move(opened));
+  if (!taken) {
+    spdlog::error("{}; exiting {} (trainvisor's configuration, not retried)", taken.error().message,
+                  exit_code::kConfig);
+    node_run_.refuse(node_failure(plan.generation, cfg_.layout.node_rank, exit_code::kConfig,
+                                  taken.error().message));
+    return;
+  }
+  launch_workers(plan);
+}
+
+void Supervisor::launch_workers(const GenerationPlan& plan) {
   if (resume_) spdlog::info("generation {}: resuming from {}", plan.generation, resume_->path);
   if (cfg_.observer) cfg_.observer->generation_started(plan.generation);
   if (auto rules = hangs_.generation_started(seconds_now()))
@@ -159,18 +187,6 @@ void Supervisor::start_workers(const GenerationPlan& plan) {
     boost::asio::post(io_, [this] {
       if (!node_run_.ending() && standbys_) standbys_->prepare(starts_.rank_envs());
     });
-}
-
-// A refused rank directory is trainvisor's own configuration error (WorkerStart::open_rank_dirs):
-// this node exits 78 naming the path, and nothing is retried (docs/supervision.md).
-bool Supervisor::open_rank_dirs(int generation) {
-  auto opened = starts_.open_rank_dirs(generation);
-  if (opened) return true;
-  spdlog::error("{}; exiting {} (trainvisor's configuration, not retried)", opened.error().message,
-                exit_code::kConfig);
-  node_run_.refuse(
-      node_failure(generation, cfg_.layout.node_rank, exit_code::kConfig, opened.error().message));
-  return false;
 }
 
 bool Supervisor::start_worker(int local_rank, const GenerationPlan& plan, WorkerEnd* end) {
@@ -295,7 +311,8 @@ void Supervisor::stop_standbys() {
 
 // node_run_ decided the outcome (exit_code): nothing new starts, the other nodes hear it.
 void Supervisor::leave(int exit_code, int signal, const std::string& reason) {
-  drop_lookup_of(plan_.generation);  // a lookup under way starts nothing now
+  drop_start_of(plan_.generation);  // a lookup or opening under way starts nothing now
+  heartbeats_.drop();
   stop_standbys();
   if (cfg_.observer) cfg_.observer->ending(exit_code);
   cluster_.leave(signal, reason);

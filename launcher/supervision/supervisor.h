@@ -49,6 +49,7 @@
 #include "launcher/supervision/evidence_files.h"
 #include "launcher/supervision/gpu_verdict.h"
 #include "launcher/supervision/hang_check.h"
+#include "launcher/supervision/heartbeat_reads.h"
 #include "launcher/supervision/local_root_cause.h"
 #include "launcher/supervision/node_run.h"
 #include "launcher/supervision/resume_wait.h"
@@ -108,8 +109,13 @@ class Supervisor final : public GroupActions, private NodeRunActions {
   // starts the workers. A stop, or the cluster's stop of that generation, drops it.
   void look_up_resume(const GenerationPlan& plan);
   void resume_found(const GenerationPlan& plan, std::optional<ResumeTarget> target);
+  // The generation's rank directories are opened off the loop too (dirs_call_); the answer
+  // starts the workers (launch_workers), or refuses the run with 78.
   void start_workers(const GenerationPlan& plan);
-  bool drop_lookup_of(int generation);
+  void rank_dirs_opened(const GenerationPlan& plan, Result<std::vector<UniqueFd>> opened);
+  void launch_workers(const GenerationPlan& plan);
+  // True when `generation`'s start was under way off the loop (now dropped: it starts nothing).
+  bool drop_start_of(int generation);
   void leave(int exit_code, int signal, const std::string& reason) override;
   bool workers_running() const override { return group_.running() > 0; }
   void stop_workers(int sig) override { group_.stop(sig); }
@@ -136,9 +142,6 @@ class Supervisor final : public GroupActions, private NodeRunActions {
   const RankDirs& rank_dirs() const;  // cfg_.rank_dirs, else the real one
   void report_root_cause();
   void release_workers();
-  // Every local rank's directory of `generation` (starts_), before any worker of it starts;
-  // false when one is refused: this node then ends with 78 naming it.
-  bool open_rank_dirs(int generation);
   void stop_standbys();
   // The GPU health watch's events: a fatal one ends this node with exit_code::kNodeFault.
   void on_gpu_health(const GpuHealthEvent& e);
@@ -184,7 +187,9 @@ class Supervisor final : public GroupActions, private NodeRunActions {
   GenerationPlan plan_;
   std::optional<ResumeTarget> resume_;  // this generation's checkpoint
   ResumeWait lookup_;                   // its lookup, off the loop, while it runs
-  std::optional<int> looking_up_;       // the generation whose lookup runs
+  OffLoopCall dirs_call_;               // its rank directories' opening, off the loop
+  std::optional<int> preparing_;        // the generation whose lookup or opening runs
+  HeartbeatReads heartbeats_;           // the heartbeat files, read off the loop each hang check
   LocalRootCause root_cause_;           // which worker failed first here, its report, the files
   StacksCollection stacks_;
   CollectiveReports reports_;  // failures and Stopped with their ranks' last collectives

@@ -65,6 +65,9 @@ struct SupervisorConfig {
   std::function<ResumeLookup(const GenerationPlan&)> find_resume;
   std::string resume_dir;       // the directory looked up, named when a lookup is slow
   OffLoop* off_loop = nullptr;  // where the lookup runs; null: real_off_loop()
+  // Where the rank directories under --log-dir are opened and the heartbeat files read (a slow
+  // log file system never stalls the loop); null: real_off_loop().
+  OffLoop* log_off_loop = nullptr;
   // --save-signal: on a stop signal the workers get this signal first and their SIGTERM waits,
   // inside the grace period, for a complete checkpoint newer than the stop (checkpoint_complete;
   // launcher/supervision/stop_save.h); 0: off.

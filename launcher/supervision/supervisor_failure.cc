@@ -58,11 +58,13 @@ void Supervisor::send_failure(int generation, NodeFailure f) {
 // The cluster stops the generation for this node's own failure (its report came back) or for
 // another node's.
 void Supervisor::on_cluster_stop(const NodeFailure& f) {
-  // Another node failed while this one was still looking up the generation's checkpoint: no
-  // worker of it started here, so this node has stopped at once.
-  if (drop_lookup_of(f.generation)) {
-    spdlog::warn("node {} failed in generation {}: its resume lookup here is dropped", f.node_rank,
-                 f.generation);
+  // Another node failed while this one was still looking up the generation's checkpoint or
+  // opening its rank directories: no worker of it started here, so this node has stopped at once.
+  if (drop_start_of(f.generation)) {
+    spdlog::warn(
+        "node {} failed in generation {}: its start here (resume lookup, rank "
+        "directories) is dropped",
+        f.node_rank, f.generation);
     observe_failure(f.generation);
     return node_run_.workers_gone(f.generation);
   }

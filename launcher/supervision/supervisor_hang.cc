@@ -32,8 +32,10 @@ void Supervisor::schedule_hang_check() {
 // Only a healthy group is judged, and never while its stacks are being collected.
 void Supervisor::check_hangs() {
   if (group_.state() != GroupState::kHealthy || stacks_.busy()) return;
-  if (auto v = hangs_.check(group_.generation(), seconds_now(), roster_.running(true)))
-    declare_hang(*v);
+  // The heartbeats as last read (HeartbeatReads: off the loop), then the next read.
+  auto looks = roster_.running(true);
+  heartbeats_.read(roster_.unreaped());
+  if (auto v = hangs_.check(group_.generation(), seconds_now(), looks)) declare_hang(*v);
 }
 
 void Supervisor::declare_hang(const HangVerdict& v) {

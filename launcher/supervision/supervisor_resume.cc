@@ -9,7 +9,7 @@ namespace tv {
 
 void Supervisor::look_up_resume(const GenerationPlan& plan) {
   SupervisorConfig::ResumeLookup lookup = cfg_.find_resume(plan);
-  looking_up_ = plan.generation;
+  preparing_ = plan.generation;
   lookup_.start("generation " + std::to_string(plan.generation),
                 [lookup = std::move(lookup), this, plan]() -> std::function<void()> {
                   // Off the loop: only the lookup runs here; `this` is the answer's (on the loop).
@@ -19,7 +19,7 @@ void Supervisor::look_up_resume(const GenerationPlan& plan) {
 }
 
 void Supervisor::resume_found(const GenerationPlan& plan, std::optional<ResumeTarget> target) {
-  looking_up_.reset();
+  preparing_.reset();
   // A SIGTERM/INT/HUP during the lookup ended it early (Init::stop_requested) and is posted to
   // on_signal, next on this loop: start nothing, so the run ends 128+N with no worker to stop.
   if (signals_.stop_requested() || node_run_.ending()) return;
@@ -27,11 +27,13 @@ void Supervisor::resume_found(const GenerationPlan& plan, std::optional<ResumeTa
   start_workers(plan);
 }
 
-// True when `generation`'s lookup was under way (now dropped: its answer starts nothing).
-bool Supervisor::drop_lookup_of(int generation) {
-  if (looking_up_ != generation) return false;
-  looking_up_.reset();
+// True when `generation`'s lookup or rank directories' opening was under way (now dropped: its
+// answer starts nothing).
+bool Supervisor::drop_start_of(int generation) {
+  if (preparing_ != generation) return false;
+  preparing_.reset();
   lookup_.drop();
+  dirs_call_.drop();
   return true;
 }
 

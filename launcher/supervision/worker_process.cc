@@ -5,6 +5,7 @@
 
 #include <cerrno>
 #include <csignal>
+#include <utility>
 
 #include "common/output_sink.h"
 #include "common/worker_line.h"
@@ -19,11 +20,10 @@ constexpr int kDrainReads = 64;
 }  // namespace
 
 WorkerProcess::WorkerProcess(boost::asio::io_context& io, LoopTime& time, Spawner& spawner,
-                             Identity id, int log_dir_fd, const FileSystem& fs)
+                             Identity id, int log_dir_fd)
     : drain_timer(io, time),
       io_(io),
       time_(time),
-      fs_(fs),
       spawner_(spawner),
       id_(std::move(id)),
       last_activity_(time.now()),
@@ -150,13 +150,14 @@ void WorkerProcess::signal(int sig) const {
   if (sig == SIGTERM || sig == SIGINT || sig == SIGHUP) spawner_.signal_group(pid_, SIGCONT);
 }
 
-bool WorkerProcess::poll_heartbeat() {
-  const auto mtime = fs_.modified_ns(id_.heartbeat_file);
-  if (!mtime) return false;
-  const bool touched = !heartbeat_mtime_ || *heartbeat_mtime_ != *mtime;  // or its first touch
-  if (touched) last_activity_ = time_.now();
-  heartbeat_mtime_ = mtime;
-  return touched;
+void WorkerProcess::heartbeat_read(std::optional<std::int64_t> mtime_ns) {
+  if (!mtime_ns) return;
+  if (heartbeat_mtime_ && *heartbeat_mtime_ == *mtime_ns) return;  // else changed, or first touch
+  last_activity_ = time_.now();
+  heartbeat_changed_ = true;
+  heartbeat_mtime_ = mtime_ns;
 }
+
+bool WorkerProcess::take_heartbeat_change() { return std::exchange(heartbeat_changed_, false); }
 
 }  // namespace tv

@@ -24,7 +24,6 @@
 #include <optional>
 #include <string>
 
-#include "common/file_system.h"
 #include "common/log_file.h"
 #include "common/loop_time.h"
 #include "launcher/supervision/line_splitter.h"
@@ -50,10 +49,9 @@ class WorkerProcess : public std::enable_shared_from_this<WorkerProcess> {
   };
 
   // `log_dir_fd`: the open rank directory (log_dir), whose stdout.log / stderr.log are opened
-  // relative to it (never through a link); -1 with no per-rank files. `fs`: where the heartbeat's
-  // mtime is read (the Supervisor's FileSystem); it must outlive the WorkerProcess.
+  // relative to it (never through a link); -1 with no per-rank files.
   WorkerProcess(boost::asio::io_context& io, LoopTime& time, Spawner& spawner, Identity id,
-                int log_dir_fd, const FileSystem& fs);
+                int log_dir_fd);
   ~WorkerProcess();
 
   // Creates the two pipes; returns the write ends for the child (closed again by attach()).
@@ -77,9 +75,11 @@ class WorkerProcess : public std::enable_shared_from_this<WorkerProcess> {
   // Sends sig to the worker's process group (and to the worker itself if it left the group);
   // SIGCONT after SIGTERM, SIGINT or SIGHUP, so a stopped worker acts on it at once.
   void signal(int sig) const;
-  // Re-reads the heartbeat file's mtime; a change counts as a sign of life. True when it changed
-  // (or the file appeared) since the last poll: a step for --hang-timeout auto.
-  bool poll_heartbeat();
+  // The heartbeat file's mtime as read off the loop (HeartbeatReads; nullopt: absent); a change
+  // counts as a sign of life, and as a step for --hang-timeout auto (take_heartbeat_change).
+  void heartbeat_read(std::optional<std::int64_t> mtime_ns);
+  // True when the heartbeat changed (or the file appeared) since the last call.
+  bool take_heartbeat_change();
   // The last sign of life: any bytes on either pipe (a tqdm bar's '\r' redraw without a newline
   // counts), or a heartbeat change.
   Clock::duration silent_for() const { return time_.now() - last_activity_; }
@@ -115,7 +115,6 @@ class WorkerProcess : public std::enable_shared_from_this<WorkerProcess> {
 
   boost::asio::io_context& io_;
   LoopTime& time_;
-  const FileSystem& fs_;
   Spawner& spawner_;
   Identity id_;
   pid_t pid_ = -1;
@@ -123,7 +122,8 @@ class WorkerProcess : public std::enable_shared_from_this<WorkerProcess> {
   int open_streams_ = 0;
   std::function<void()> on_streams_closed_;
   Clock::time_point last_activity_;
-  std::optional<std::int64_t> heartbeat_mtime_;  // ns (FileSystem::modified_ns)
+  std::optional<std::int64_t> heartbeat_mtime_;  // ns (as HeartbeatReads read it)
+  bool heartbeat_changed_ = false;               // since take_heartbeat_change
   std::deque<std::string> tail_;
   TracebackWatch traceback_;      // stderr's
   std::string prefix_;            // "[rankN]: "

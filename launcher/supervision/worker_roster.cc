@@ -84,13 +84,19 @@ WorkerEnd WorkerRoster::end_of(int local_rank) const {
   return end;
 }
 
-std::vector<WorkerLook> WorkerRoster::running(bool poll_heartbeats) const {
+std::vector<WorkerLook> WorkerRoster::running(bool take_heartbeats) const {
   std::vector<WorkerLook> out;
-  for (const auto& w : by_rank_) {
-    if (!w || w->wait_status) continue;
-    const bool changed = poll_heartbeats && w->poll_heartbeat();
+  for (const auto& w : unreaped()) {
+    const bool changed = take_heartbeats && w->take_heartbeat_change();
     out.push_back({w->id().local_rank, w->id().rank, w->silent_for(), changed});
   }
+  return out;
+}
+
+std::vector<WorkerRoster::WorkerPtr> WorkerRoster::unreaped() const {
+  std::vector<WorkerPtr> out;
+  for (const auto& w : by_rank_)
+    if (w && !w->wait_status) out.push_back(w);
   return out;
 }
 

@@ -54,9 +54,12 @@ class WorkerRoster {
   void signal(int local_rank, int sig) const;
   // How `local_rank` ended, from its exit status (exit 0 while it has none yet).
   WorkerEnd end_of(int local_rank) const;
-  // The workers not reaped yet, by local rank; `poll_heartbeats`: each one's heartbeat file read
-  // first (a change is output, and a step to the progress rules).
-  std::vector<WorkerLook> running(bool poll_heartbeats) const;
+  // The workers not reaped yet, by local rank; `take_heartbeats`: with each one's heartbeat
+  // change since the last such look (HeartbeatReads; a change is output, and a step to the
+  // progress rules).
+  std::vector<WorkerLook> running(bool take_heartbeats) const;
+  // The workers not reaped yet (whose heartbeat files HeartbeatReads reads).
+  std::vector<WorkerPtr> unreaped() const;
   // The running workers a stacks collection signals, with their stacks files.
   std::vector<StacksCollection::Worker> stack_targets() const;
   // RootCauseJudge's candidates of `generation` (earliest_local_failure): those reaped with a

@@ -10,12 +10,11 @@
 namespace tv {
 
 WorkerStart::WorkerStart(boost::asio::io_context& io, LoopTime& time, Spawner& spawner,
-                         const FileSystem& fs, const RankDirs& dirs, const EvidenceFiles& evidence,
+                         const RankDirs& dirs, const EvidenceFiles& evidence,
                          WorkerStartSetup setup, Spawner::OnExit on_exit)
     : io_(io),
       time_(time),
       spawner_(spawner),
-      fs_(fs),
       dirs_(dirs),
       evidence_(evidence),
       setup_(std::move(setup)),
@@ -31,22 +30,35 @@ void WorkerStart::place(const GenerationPlan& plan) {
 // A refused rank directory (a link planted at attempt_<g>, another user's directory, a read-only
 // log dir) is trainvisor's own configuration error, decided before any worker of the generation
 // starts (docs/supervision.md).
-Status WorkerStart::open_rank_dirs(int generation) {
-  rank_dirs_.clear();
-  for (int l = 0; l < setup_.layout.nproc_per_node; ++l) {
-    auto fd = dirs_.open(setup_.work_dir, setup_.first_attempt + generation,
-                         global_rank(setup_.layout, l));
-    if (fd) {
-      rank_dirs_.push_back(std::move(*fd));
-      continue;
+// An error file left by an earlier run in the same --log-dir would be read as this worker's; a
+// stale stacks file's header would name another pid.
+WorkerStart::RankDirsWork WorkerStart::rank_dirs_work(int generation) const {
+  std::vector<int> ranks;
+  for (int l = 0; l < setup_.layout.nproc_per_node; ++l)
+    ranks.push_back(global_rank(setup_.layout, l));
+  return [dirs = &dirs_, work_dir = setup_.work_dir, attempt = setup_.first_attempt + generation,
+          ranks]() -> Result<std::vector<UniqueFd>> {
+    std::vector<UniqueFd> opened;
+    for (int rank : ranks) {
+      auto fd = dirs->open(work_dir, attempt, rank);
+      if (!fd) return fd.error();
+      dirs->remove_stale(fd->get(), "error.json");
+      dirs->remove_stale(fd->get(), "stacks.txt");
+      opened.push_back(std::move(*fd));
     }
-    rank_dirs_.clear();
+    return opened;
+  };
+}
+
+Status WorkerStart::take_rank_dirs(int generation, Result<std::vector<UniqueFd>> opened) {
+  rank_dirs_.clear();
+  if (!opened)
     return Error{exit_code::kConfig,
                  "generation " + std::to_string(generation) +
-                     " not started: " + fd.error().message +
+                     " not started: " + opened.error().message +
                      ": expected a directory of trainvisor's own (its user's, writable by no one "
                      "else)"};
-  }
+  rank_dirs_ = std::move(*opened);
   return ok_status();
 }
 
@@ -65,10 +77,7 @@ Result<StartedWorker> WorkerStart::start(int local_rank, const GenerationPlan& p
                                    setup_.keep_logs ? dir : "",
                                    setup_.json_worker_lines};
   const UniqueFd dir_fd = std::move(rank_dirs_.at(static_cast<size_t>(local_rank)));
-  // An error file left by an earlier run in the same --log-dir would be read as this worker's; a
-  // stale stacks file's header would name another pid.
-  dirs_.remove_stale(dir_fd.get(), "error.json");
-  auto w = std::make_shared<WorkerProcess>(io_, time_, spawner_, id, dir_fd.get(), fs_);
+  auto w = std::make_shared<WorkerProcess>(io_, time_, spawner_, id, dir_fd.get());
 
   WorkerAttempt attempt;
   attempt.local_rank = local_rank;
@@ -78,7 +87,6 @@ Result<StartedWorker> WorkerStart::start(int local_rank, const GenerationPlan& p
   attempt.heartbeat_file = id.heartbeat_file;
   if (resume) attempt.resume_checkpoint = resume->path;
   evidence_.add_env(attempt, dir);
-  dirs_.remove_stale(dir_fd.get(), "stacks.txt");
   std::vector<std::string> argv = setup_.argv;
   if (resume) argv.insert(argv.end(), resume->args.begin(), resume->args.end());
   Environment env = build_worker_env(setup_.base_env, setup_.layout, attempt);

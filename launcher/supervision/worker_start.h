@@ -10,6 +10,7 @@
 #pragma once
 
 #include <boost/asio/io_context.hpp>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -57,17 +58,25 @@ struct StartedWorker {
 class WorkerStart {
  public:
   // Every reference must outlive it; `on_exit` is each new child's exit (Spawner::spawn).
-  WorkerStart(boost::asio::io_context& io, LoopTime& time, Spawner& spawner, const FileSystem& fs,
-              const RankDirs& dirs, const EvidenceFiles& evidence, WorkerStartSetup setup,
-              Spawner::OnExit on_exit);
+  WorkerStart(boost::asio::io_context& io, LoopTime& time, Spawner& spawner, const RankDirs& dirs,
+              const EvidenceFiles& evidence, WorkerStartSetup setup, Spawner::OnExit on_exit);
 
   // The node rank and node count of the generation about to start: the plan's where elastic
   // membership gives them (GenerationPlan::nnodes > 0), else as they were.
   void place(const GenerationPlan& plan);
   const WorkerLayout& layout() const { return setup_.layout; }
-  // Every local rank's directory of `generation`, before any of its workers starts; the refusal
-  // (78, naming the path and what was expected) when one is refused.
-  Status open_rank_dirs(int generation);
+  // Every local rank's directory of `generation`, opened (and its stale error and stacks files
+  // cleared) before any of its workers starts, by a call that owns what it uses so that it can
+  // run off the loop (a slow log directory: Supervisor::start_workers); it needs only `dirs`.
+  using RankDirsWork = std::function<Result<std::vector<UniqueFd>>()>;
+  RankDirsWork rank_dirs_work(int generation) const;
+  // What that call opened, kept for start(); the refusal (78, naming the path and what was
+  // expected) when one was refused.
+  Status take_rank_dirs(int generation, Result<std::vector<UniqueFd>> opened);
+  // Both at once, on the caller's thread.
+  Status open_rank_dirs(int generation) {
+    return take_rank_dirs(generation, rank_dirs_work(generation)());
+  }
   // Starts `local_rank`'s worker of `plan` (its directory opened by open_rank_dirs), from a
   // standby of `standbys` where one is ready (may be null). A start that fails is the
   // error with the worker's exit code (126/127 from exec, 71 for trainvisor's own pipes).
@@ -80,7 +89,6 @@ class WorkerStart {
   boost::asio::io_context& io_;
   LoopTime& time_;
   Spawner& spawner_;
-  const FileSystem& fs_;
   const RankDirs& dirs_;
   const EvidenceFiles& evidence_;
   WorkerStartSetup setup_;

@@ -56,7 +56,7 @@ class RosterFixture : public ::testing::Test {
                                dir + "/stacks.txt",
                                "",
                                false};
-    auto w = std::make_shared<WorkerProcess>(io_, time_, spawner_, id, -1, fs_);
+    auto w = std::make_shared<WorkerProcess>(io_, time_, spawner_, id, -1);
     const pid_t pid = *spawner_.spawn(SpawnRequest{}, nullptr);
     int out_w = -1, err_w = -1;
     EXPECT_TRUE(w->open_pipes(&out_w, &err_w));

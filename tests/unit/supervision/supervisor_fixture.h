@@ -21,6 +21,7 @@
 #include "launcher/supervision/supervisor.h"
 #include "tests/unit/fakes/fake_file_system.h"
 #include "tests/unit/fakes/fake_off_loop.h"
+#include "tests/unit/fakes/inline_off_loop.h"
 #include "tests/unit/fakes/sim_loop_time.h"
 #include "tests/unit/fakes/temp_dir.h"
 #include "tests/unit/supervision/fake_cluster.h"
@@ -55,7 +56,8 @@ class SupervisorTest : public ::testing::Test {
     cfg_.grace = kGrace;
     cfg_.work_dir = dir_;
     cfg_.failure_file = dir_ + "/failure.txt";
-    cfg_.off_loop = &off_loop_;  // a resume lookup waits until the test releases it
+    cfg_.off_loop = &off_loop_;          // a resume lookup waits until the test releases it
+    cfg_.log_off_loop = &log_off_loop_;  // the rank directories and heartbeats: never slow
   }
   void TearDown() override { sup_.reset(); }
 
@@ -114,9 +116,10 @@ class SupervisorTest : public ::testing::Test {
   SimLoopTime time_;
   FakeSpawner spawner_{io_};
   FakeSignals signals_;
-  FakeFileSystem fs_;       // what cfg_.fs reads, where a test sets it
-  FakeRankDirs rank_dirs_;  // what cfg_.rank_dirs opens, where a test sets it
-  FakeOffLoop off_loop_;    // where cfg_.find_resume's lookups run
+  FakeFileSystem fs_;           // what cfg_.fs reads, where a test sets it
+  FakeRankDirs rank_dirs_;      // what cfg_.rank_dirs opens, where a test sets it
+  FakeOffLoop off_loop_;        // where cfg_.find_resume's lookups run
+  InlineOffLoop log_off_loop_;  // where the rank directories are opened, the heartbeats read
   TempDir tmp_{"tv-supervisor"};
   std::string dir_ = tmp_.path();
   SupervisorConfig cfg_;

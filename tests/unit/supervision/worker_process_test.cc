@@ -29,7 +29,7 @@ void put(int fd, std::string_view text) {
 class WorkerProcessTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    w_ = std::make_shared<WorkerProcess>(io_, time_, spawner_, WorkerProcess::Identity{}, -1, fs_);
+    w_ = std::make_shared<WorkerProcess>(io_, time_, spawner_, WorkerProcess::Identity{}, -1);
     ASSERT_TRUE(w_->open_pipes(&out_, &err_));
     w_->attach(4242, [this] { ++closed_; });
   }
@@ -50,7 +50,6 @@ class WorkerProcessTest : public ::testing::Test {
   boost::asio::io_context io_;
   SimLoopTime time_;
   FakeSpawner spawner_{io_};
-  testing::FakeFileSystem fs_;  // declared before w_, so it outlives the WorkerProcess
   std::shared_ptr<WorkerProcess> w_;
   int out_ = -1, err_ = -1;
   int closed_ = 0;

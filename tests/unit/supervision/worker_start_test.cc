@@ -50,8 +50,13 @@ class WorkerStartTest : public ::testing::Test {
   TempDir tmp_{"tv-worker-start"};
   EvidenceFiles evidence_{evidence_setup(), fs_};
   std::vector<pid_t> exits_;
-  WorkerStart start_{io_,   time_,     spawner_, fs_,
-                     dirs_, evidence_, setup(),  [this](pid_t p, int) { exits_.push_back(p); }};
+  WorkerStart start_{io_,
+                     time_,
+                     spawner_,
+                     dirs_,
+                     evidence_,
+                     setup(),
+                     [this](pid_t p, int) { exits_.push_back(p); }};
 };
 
 TEST_F(WorkerStartTest, AWorkerGetsItsRanksFilesEnvironmentAndTheResumeArguments) {
@@ -82,8 +87,10 @@ TEST_F(WorkerStartTest, AWorkerGetsItsRanksFilesEnvironmentAndTheResumeArguments
   EXPECT_GE(req.stderr_fd, 0);
   // The next standbys are prepared with exactly what the worker got.
   EXPECT_EQ(start_.rank_envs().at(1).get("RANK"), "3");
-  // Stale files of an earlier run in the same --log-dir are cleared first.
-  EXPECT_EQ(dirs_.removed(), (std::vector<std::string>{"error.json", "stacks.txt"}));
+  // Stale files of an earlier run in the same --log-dir are cleared as the directories open,
+  // every local rank's (two here) before any worker starts.
+  EXPECT_EQ(dirs_.removed(),
+            (std::vector<std::string>{"error.json", "stacks.txt", "error.json", "stacks.txt"}));
   // Its exit reaches the owner's callback.
   spawner_.exit_code(started->pid, 0);
   io_.poll();
