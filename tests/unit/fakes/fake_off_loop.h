@@ -1,7 +1,9 @@
 // FakeOffLoop: an OffLoop (common/off_loop.h) whose calls wait until the test releases them, as a
 // file system that blocks until it is let go: the work runs on the test's thread in release(),
 // and its answer is posted to the loop as the real one's is (post_answer), so a test sees what
-// the loop does while a call is under way (heartbeats, signals, a stop) and after it.
+// the loop does while a call is under way (heartbeats, signals, a stop) and after it. Made with
+// `hold` false, its work runs at once instead (a file system that never blocks), for the tests
+// that are not about a slow one; the answer is still posted.
 #pragma once
 
 #include <deque>
@@ -14,8 +16,13 @@ namespace tv::testing {
 
 class FakeOffLoop final : public OffLoop {
  public:
+  explicit FakeOffLoop(bool hold = true) : hold_(hold) {}
   OffLoopCall run(boost::asio::io_context& io, Work work) override {
     auto s = std::make_shared<OffLoopState>();
+    if (!hold_) {
+      post_answer(s, io, work());
+      return OffLoopCall(std::move(s));
+    }
     waiting_.push_back({s, &io, std::move(work)});
     ++started_;
     return OffLoopCall(std::move(s));
@@ -38,6 +45,7 @@ class FakeOffLoop final : public OffLoop {
     boost::asio::io_context* io;
     Work work;
   };
+  bool hold_;
   std::deque<Call> waiting_;
   std::size_t started_ = 0;
 };

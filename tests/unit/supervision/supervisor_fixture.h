@@ -21,7 +21,6 @@
 #include "launcher/supervision/supervisor.h"
 #include "tests/unit/fakes/fake_file_system.h"
 #include "tests/unit/fakes/fake_off_loop.h"
-#include "tests/unit/fakes/inline_off_loop.h"
 #include "tests/unit/fakes/sim_loop_time.h"
 #include "tests/unit/fakes/temp_dir.h"
 #include "tests/unit/supervision/fake_cluster.h"
@@ -116,10 +115,11 @@ class SupervisorTest : public ::testing::Test {
   SimLoopTime time_;
   FakeSpawner spawner_{io_};
   FakeSignals signals_;
-  FakeFileSystem fs_;           // what cfg_.fs reads, where a test sets it
-  FakeRankDirs rank_dirs_;      // what cfg_.rank_dirs opens, where a test sets it
-  FakeOffLoop off_loop_;        // where cfg_.find_resume's lookups run
-  InlineOffLoop log_off_loop_;  // where the rank directories are opened, the heartbeats read
+  FakeFileSystem fs_;       // what cfg_.fs reads, where a test sets it
+  FakeRankDirs rank_dirs_;  // what cfg_.rank_dirs opens, where a test sets it
+  FakeOffLoop off_loop_;    // where cfg_.find_resume's lookups run
+  FakeOffLoop log_off_loop_{
+      /*hold=*/false};  // where the rank directories are opened, the heartbeats read
   TempDir tmp_{"tv-supervisor"};
   std::string dir_ = tmp_.path();
   SupervisorConfig cfg_;
