@@ -132,8 +132,9 @@ NetworkClusterConfig network_config(const RunPlan& p) {
   c.who.rank_from = t.rank_by_rendezvous     ? "none given"
                     : from == t.origin.end() ? ""
                                              : from->second;
-  c.nnodes = t.nnodes;
+  c.nnodes = t.nnodes + t.spare_nodes;  // the rendezvous' slots; the world is t.nnodes
   c.min_nnodes = t.min_nnodes;
+  c.spare_nodes = t.spare_nodes;
   c.last_call = p.rdzv_last_call;
   c.nproc_per_node = t.nproc_per_node;
   c.master_addr = t.master_addr;
@@ -181,7 +182,7 @@ Status run_multinode_preflight(RunPlan& p, const PreflightConfig& cfg, bool gpus
     net->set_preflight_unique_id(*nc.preflight_unique_id);
   const int nproc = t.nproc_per_node;
   // The probe runs on the cluster's thread, joined before preflight() returns.
-  auto st = net->preflight([cfg, nproc, nnodes = t.nnodes, node = t.node_rank,
+  auto st = net->preflight([cfg, nproc, nnodes = t.slots(), node = t.node_rank,
                             read = &p.preflight_gpus](const std::string& uid) {
     PreflightConfig c = cfg;
     c.group = ProbeGroup{uid, node * nproc, nnodes * nproc};
@@ -217,7 +218,7 @@ Status run_preflight_if_asked(RunPlan& p, const Environment& env, boost::asio::i
   cfg.min_busbw = p.min_busbw;
   cfg.worker_command = p.sup.argv;
   cfg.env = env;
-  if (p.topology.nnodes > 1 && level == PreflightLevel::kFull)
+  if (p.topology.slots() > 1 && level == PreflightLevel::kFull)
     return run_multinode_preflight(p, cfg, gpus, io, cluster);
   auto report = run_preflight(cfg);
   p.preflight_gpus = gpu_health_of(report);
@@ -250,7 +251,7 @@ Status assign_node_rank(RunPlan& p, boost::asio::io_context& io,
 
 std::unique_ptr<Cluster> make_cluster(boost::asio::io_context& io, const RunPlan& p) {
   const Topology& t = p.topology;
-  if (t.nnodes == 1) return std::make_unique<LocalCluster>(io, p.policy, t.master_port);
+  if (t.slots() == 1) return std::make_unique<LocalCluster>(io, p.policy, t.master_port);
   return std::make_unique<NetworkCluster>(io, network_config(p));
 }
 
@@ -498,8 +499,9 @@ int run_command(const Args& args, const Environment& env) {
   if (!step_claim) return refuse(step_claim.error());
   if (auto s = check_open_files(plan->topology.nproc_per_node); !s) return refuse(s.error());
   // Node 0 of a multi-node job: its descriptors for every node, decided before the rendezvous.
-  if (const Topology& t = plan->topology; t.nnodes > 1 && !t.rank_by_rendezvous && t.node_rank == 0)
-    if (auto s = coordinator_descriptors_possible(t.nnodes, t.nproc_per_node); !s)
+  if (const Topology& t = plan->topology;
+      t.slots() > 1 && !t.rank_by_rendezvous && t.node_rank == 0)
+    if (auto s = coordinator_descriptors_possible(t.slots(), t.nproc_per_node); !s)
       return refuse(s.error());
   if (auto v = opts->get("link-logs"); v && plan->ckpt_dir)
     if (auto s = link_logs(v->value, *plan->ckpt_dir); !s) spdlog::warn("{}", s.error().message);

@@ -239,7 +239,7 @@ Status read_warm_standby(const Options& o, RunPlan& p) {
 Status read_rendezvous(const Options& o, RunPlan& p) {
   if (auto v = o.get("rdzv-token")) p.rdzv_token = v->value;
   PortsAsked asked{std::nullopt, p.topology.master_port, p.topology.origin["master_port"],
-                   p.topology.nnodes};
+                   p.topology.slots()};
   if (o.has("rdzv-port")) {
     auto port = o.get_int("rdzv-port");
     if (!port) return port.error();
@@ -250,7 +250,7 @@ Status read_rendezvous(const Options& o, RunPlan& p) {
 
 // What this node's trainvisor listens on, which the workers' MASTER_PORT must not be.
 ListenersAsked listeners(const Options& o, const RunPlan& p) {
-  return {p.topology.nnodes, p.rdzv_port, o.get("rdzv-port"), p.observability.metrics_port,
+  return {p.topology.slots(), p.rdzv_port, o.get("rdzv-port"), p.observability.metrics_port,
           o.get("metrics-port")};
 }
 
@@ -290,7 +290,7 @@ Result<RunPlan> plan_run(const Options& o, const Environment& env, const PlanFac
   const WorkersPython answer = query_workers_python(o, *argv, py, env, facts);
   p.torch = answer.torch;
   // What every node must share, sent in its joins (docs/coordination.md, "Node fingerprint").
-  if (p.topology.nnodes > 1) p.fingerprint = node_fingerprint(env, p.torch, fs, facts.version);
+  if (p.topology.slots() > 1) p.fingerprint = node_fingerprint(env, p.torch, fs, facts.version);
   if (auto s =
           assign(choice_of(o, "node-fingerprint", kNodeFingerprintWords), p.check_fingerprints);
       !s)

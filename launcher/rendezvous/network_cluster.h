@@ -44,6 +44,9 @@ struct NetworkClusterConfig {
   int nnodes = 1;  // the most nodes (--nnodes N, or MAX of MIN:MAX)
   // Elastic membership (--nnodes MIN:MAX, docs/coordination.md): MIN; 0 (or nnodes): a fixed world.
   int min_nnodes = 0;
+  // Hot spare nodes (--spare-nodes K; docs/coordination.md): `nnodes` counts them (N + K slots),
+  // the world is nnodes - K; 0: none.
+  int spare_nodes = 0;
   // Elastic: how long generation 0 waits for more nodes once MIN joined, and a generation that
   // runs for more nodes to join before it re-forms (--rdzv-conf last_call_timeout).
   std::chrono::milliseconds last_call{30000};

@@ -44,8 +44,8 @@ RdzvCoordinator::RdzvCoordinator(asio::io_context& io, const NetworkClusterConfi
                rdzv::pending_limits(config.nnodes), time),
       agents_(static_cast<size_t>(std::max(config.nnodes, 1))),
       assigned_(agents_.size()),
-      membership_(config.min_nnodes > 0 ? config.min_nnodes : config.nnodes,
-                  std::max(config.nnodes, 1)),
+      membership_(config.min_nnodes > 0 ? config.min_nnodes : config.nnodes - config.spare_nodes,
+                  std::max(config.nnodes, 1), config.spare_nodes),
       machine_(std::max(config.nnodes, 1), config.policy, config.base_master_port,
                config.preflight_unique_id.has_value(), *this) {
   // The family (or both) the master's name resolves to: an IPv6-only name gets an IPv6 listener.
@@ -213,6 +213,10 @@ void RdzvCoordinator::on_join(const Conn& conn, const Message& m, const rdzv::No
   conn->send(MsgType::kWelcome, 0, machine_.generation(), {{"node_rank", rank}});
   spdlog::info("rdzv: node {} joined from {} ({}/{})", rank, conn->peer(), joined(),
                config_.nnodes);
+  if (membership_.with_spares() &&
+      (machine_.generation() > 0 || machine_.state() != State::kGathering))
+    spdlog::info("rdzv: node {} joined as a spare ({} spare node(s) ready)", rank,
+                 membership_.waiting());
   try_start();
 }
 
@@ -348,7 +352,7 @@ void RdzvCoordinator::on_probe_result(int rank, const Message& m) {
 void RdzvCoordinator::try_start() {
   if (machine_.state() != State::kGathering || machine_.generation() != 0) return maybe_grow();
   if (!membership_.full()) {
-    if (membership_.elastic() && membership_.enough()) arm_last_call();
+    if (!membership_.fixed() && membership_.enough()) arm_last_call();
     return;
   }
   form_and_start();
@@ -411,8 +415,9 @@ void RdzvCoordinator::start(const GenerationPlan& plan) {
   json body = {{"master_port", plan.master_port}};
   if (!plan.retried_by.empty()) body["retried_by"] = plan.retried_by;
   if (!plan.step_over.empty()) body["step_over"] = plan.step_over.substr(0, rdzv::kMaxText);
-  if (!membership_.elastic()) return broadcast(MsgType::kStart, body);
-  // Elastic: each member its own node rank of this generation, and the node count.
+  if (membership_.fixed()) return broadcast(MsgType::kStart, body);
+  // Elastic, or with spares: each member its own node rank of this generation, and the node
+  // count; a spare gets nothing and waits.
   body["nnodes"] = membership_.members();
   for (std::size_t slot = 0; slot < agents_.size(); ++slot) {
     const auto rank = membership_.node_rank(static_cast<int>(slot));
@@ -425,7 +430,7 @@ void RdzvCoordinator::start(const GenerationPlan& plan) {
 void RdzvCoordinator::stop(const NodeFailure& f) {
   spdlog::warn(
       "rdzv: generation {} {} node {}: {}; stopping every node", f.generation,
-      f.exit_code == exit_code::kTempFail && membership_.elastic() ? "re-forms for" : "failed on",
+      f.exit_code == exit_code::kTempFail && !membership_.fixed() ? "re-forms for" : "failed on",
       f.node_rank, f.summary);
   // Only the generation's members run workers; a node waiting to join has none to stop.
   for (std::size_t slot = 0; slot < agents_.size(); ++slot)
@@ -541,7 +546,7 @@ namespace tv {
 // generation is rdzv::Membership's; here it meets the sockets and the job state machine.
 
 bool RdzvCoordinator::admits_late(int rank) const {
-  if (!membership_.elastic() || finished()) return false;
+  if (membership_.fixed() || finished()) return false;
   if (rank == rdzv::kRankUnassigned) return true;
   return rank >= 0 && rank < static_cast<int>(agents_.size()) && !agents_[rank];
 }
@@ -553,7 +558,7 @@ std::string RdzvCoordinator::late_mismatch() const {
 }
 
 void RdzvCoordinator::on_member_lost(int rank, const std::string& why) {
-  if (!membership_.elastic()) return lost(why);
+  if (membership_.fixed()) return lost(why);
   if (agents_[rank]) agents_[rank]->conn->close();
   if (machine_.state() == State::kGathering && machine_.generation() == 0)
     return on_agent_gone(rank, why);  // frees its slot; it may join again
@@ -561,6 +566,7 @@ void RdzvCoordinator::on_member_lost(int rank, const std::string& why) {
   assigned_[rank].reset();  // its rank may go to a node that joins later
   const bool was_member = membership_.member(rank);
   membership_.left(rank);
+  if (membership_.with_spares()) return on_spared_loss(rank, why, was_member);
   if (!membership_.enough())
     return lost(why + "; " + std::to_string(membership_.present()) +
                 " node(s) remain, fewer than the minimum " +
@@ -591,7 +597,9 @@ void RdzvCoordinator::on_last_call() {
     if (membership_.enough()) form_and_start();  // else a node left meanwhile: wait again
     return;
   }
-  if (machine_.state() != State::kRunning || membership_.waiting() == 0) return;
+  // A node waiting while a generation runs: elastic growth; a spare waits for a loss instead.
+  if (!membership_.elastic() || machine_.state() != State::kRunning || membership_.waiting() == 0)
+    return;
   for (std::size_t slot = 0; slot < agents_.size(); ++slot)
     if (agents_[slot] && !membership_.member(static_cast<int>(slot)))
       return machine_.reform(static_cast<int>(slot),
@@ -614,8 +622,25 @@ void RdzvCoordinator::maybe_grow() {
   arm_last_call();
 }
 
+// Hot spares (docs/coordination.md, "Hot spare nodes"): a lost member's rank goes to a spare at
+// the next formation (rdzv::Membership's rule); a lost spare changes nothing; no spare left: 75.
+void RdzvCoordinator::on_spared_loss(int rank, const std::string& why, bool was_member) {
+  const int ready = membership_.waiting();
+  if (!was_member) {
+    spdlog::warn("rdzv: {} (a spare); {} spare node(s) ready (--spare-nodes {})", why, ready,
+                 membership_.spares());
+    return;
+  }
+  if (!membership_.enough())
+    return lost(why + "; no spare node left to take its rank (--spare-nodes " +
+                std::to_string(membership_.spares()) + ")");
+  spdlog::warn("rdzv: {}; a spare node takes its rank at the next generation ({} ready)", why,
+               ready);
+  machine_.member_lost(rank, why, membership_.members());
+}
+
 void RdzvCoordinator::form_next() {
-  if (!membership_.elastic()) return;
+  if (membership_.fixed()) return;
   membership_.form();
   machine_.set_nodes(membership_.members());
   spdlog::info("rdzv: generation {} forms with {} nodes (node ranks: {})",

@@ -103,6 +103,8 @@ class RdzvCoordinator final : private JobActions {
   // Elastic membership (membership.h): a node silent or disconnected is dropped; the job is lost
   // only below MIN. A fixed world: lost.
   void on_member_lost(int rank, const std::string& why);
+  // With spares: a lost member's rank goes to a spare at the next formation; none left: lost.
+  void on_spared_loss(int rank, const std::string& why, bool was_member);
   // A node admitted after generation 0 started (elastic): "" or why it cannot run beside the rest.
   std::string late_mismatch() const;
   bool admits_late(int rank) const;

@@ -202,10 +202,37 @@ Status apply_explicit(const Explicit& ex, const std::string& platform_label, Top
   return ok_status();
 }
 
+// --spare-nodes K: only over an explicit fixed world for now (docs/coordination.md, "Hot spare
+// nodes": where each platform's fixed ranks and host lists would need their own rule).
+Status apply_spares(const Options& opts, const Explicit& ex, Topology& t) {
+  auto k = opts.get_int("spare-nodes");
+  if (!k) return k.error();
+  if (*k == 0) return ok_status();
+  const std::string origin = opts.get("spare-nodes")->origin;
+  const std::string said = origin + "=\"" + std::to_string(*k) + "\"";
+  if (t.platform != "explicit")
+    return config_error(said + " under platform " + t.platform +
+                        ": expected an explicit topology (--nnodes N --master-addr HOST, no "
+                        "platform); spares under a platform are not supported yet");
+  if (t.min_nnodes > 0)
+    return config_error(said + " with --nnodes " + std::to_string(t.min_nnodes) + ":" +
+                        std::to_string(t.nnodes) + ": expected a fixed --nnodes N with spares");
+  if (!ex.master_addr)
+    return config_error(said +
+                        " without --master-addr: expected --master-addr (or "
+                        "TRAINVISOR_MASTER_ADDR), the address of node rank 0");
+  t.spare_nodes = static_cast<int>(*k);
+  t.origin["spare_nodes"] = origin;
+  return ok_status();
+}
+
 Status apply_rank_and_master(const Explicit& ex, Topology& t) {
   if (ex.node_rank && t.platform == "explicit") {
-    auto r = option_int(*ex.node_rank, 0, t.nnodes - 1,
-                        "nnodes is " + std::to_string(t.nnodes) + " from " + t.origin["nnodes"]);
+    const int slots = t.nnodes + t.spare_nodes;
+    auto r = option_int(*ex.node_rank, 0, slots - 1,
+                        "nnodes is " + std::to_string(t.nnodes) + " from " + t.origin["nnodes"] +
+                            (t.spare_nodes ? " with " + std::to_string(t.spare_nodes) + " spare(s)"
+                                           : std::string()));
     if (!r) return r.error();
     t.node_rank = *r;
     t.origin["node_rank"] = ex.node_rank->origin;
@@ -314,6 +341,13 @@ Result<Topology> resolve_topology(const Options& opts, const Environment& env, c
     t->runs_on = t->platform;
     const std::string label = (forced ? "--platform " : "platform ") + t->platform;
     if (auto st = apply_explicit(ex, label, *t); !st) return st.error();
+  }
+  if (auto st = apply_spares(opts, ex, *t); !st) return st.error();
+  if (t->spare_nodes > 0 && !ex.node_rank) {
+    t->rank_by_rendezvous = true;  // a 1-node world with spares: ranks in join order too
+    t->origin["node_rank"] =
+        "none given: node 0 is the node that hosts the rendezvous, the others are assigned in "
+        "join order";
   }
   if (auto st = apply_rank_and_master(ex, *t); !st) return st.error();
   if (auto st = apply_port(opts, *t); !st) return st.error();

@@ -43,6 +43,11 @@ struct Topology {
   // Elastic membership (--nnodes MIN:MAX, PET_NNODES=MIN:MAX; docs/coordination.md): MIN, with
   // nnodes the MAX; 0: a fixed world of nnodes.
   int min_nnodes = 0;
+  // Hot spare nodes (--spare-nodes K; docs/coordination.md): nodes beyond the nnodes of the world,
+  // node ranks nnodes..nnodes+K-1; 0: none.
+  int spare_nodes = 0;
+  // The nodes of the job: the world's and the spares (more than 1: the rendezvous runs).
+  int slots() const { return nnodes + spare_nodes; }
   // More than one node, no platform and no --node-rank: node_rank is not known until
   // the rendezvous (NetworkCluster::assign_rank); origin["node_rank"] says so.
   bool rank_by_rendezvous = false;

@@ -51,6 +51,7 @@ nlohmann::json topology_to_json(const Topology& t) {
                       {"worker_env", t.worker_env},   {"sources", t.origin}};
   if (!t.hosts.empty()) j["hosts"] = t.hosts;
   if (t.min_nnodes > 0) j["min_nnodes"] = t.min_nnodes;  // elastic: nnodes is the MAX
+  if (t.spare_nodes > 0) j["spare_nodes"] = t.spare_nodes;
   if (!t.instance_type.empty()) j["instance_type"] = t.instance_type;
   if (!t.not_training.empty()) j["not_training"] = t.not_training;
   return j;
@@ -64,11 +65,14 @@ std::string format_topology(const Topology& t) {
        t.min_nnodes > 0 ? std::to_string(t.min_nnodes) + ":" + std::to_string(t.nnodes)
                         : std::to_string(t.nnodes),
        origin_of(t, "nnodes")},
-      {"node_rank", std::to_string(t.node_rank), origin_of(t, "node_rank")},
-      {"nproc_per_node", std::to_string(t.nproc_per_node), origin_of(t, "nproc_per_node")},
-      {"world_size", std::to_string(t.world_size()), "nnodes x nproc_per_node"},
-      {"master_addr", t.master_addr, origin_of(t, "master_addr")},
-      {"master_port", std::to_string(t.master_port), origin_of(t, "master_port")}};
+      {"node_rank", std::to_string(t.node_rank), origin_of(t, "node_rank")}};
+  if (t.spare_nodes > 0)
+    rows.push_back({"spare_nodes", std::to_string(t.spare_nodes), origin_of(t, "spare_nodes")});
+  rows.insert(rows.end(),
+              {{"nproc_per_node", std::to_string(t.nproc_per_node), origin_of(t, "nproc_per_node")},
+               {"world_size", std::to_string(t.world_size()), "nnodes x nproc_per_node"},
+               {"master_addr", t.master_addr, origin_of(t, "master_addr")},
+               {"master_port", std::to_string(t.master_port), origin_of(t, "master_port")}});
   if (!t.hosts.empty()) rows.push_back({"hosts", joined(t.hosts), origin_of(t, "hosts")});
   rows.push_back({"job_id", t.job_id.empty() ? "-" : t.job_id, origin_of(t, "job_id")});
   if (!t.instance_type.empty())

@@ -19,6 +19,13 @@ std::vector<OptionSpec> topology_option_specs() {
        .help = "number of nodes, 1 to 100000; under a platform it must be the platform's",
        .from_pet = true,
        .metavar = "N"},
+      {.name = "spare-nodes",
+       .type = T::kInt,
+       .help = "hot spare nodes beyond --nnodes N: they join, pass the preflight and wait; a lost "
+               "node's rank goes to one at the next generation (WORLD_SIZE unchanged); node ranks "
+               "0 to N+K-1 (docs/coordination.md, \"Hot spare nodes\")",
+       .default_value = "0",
+       .max = kMaxNodes - 1},
       {.name = "node-rank",
        .type = T::kInt,
        .help = "this node's rank; under a platform it must be the platform's; when no option "
