@@ -202,21 +202,34 @@ Status apply_explicit(const Explicit& ex, const std::string& platform_label, Top
   return ok_status();
 }
 
-// --spare-nodes K: only over an explicit fixed world for now (docs/coordination.md, "Hot spare
-// nodes": where each platform's fixed ranks and host lists would need their own rule).
+// --spare-nodes K (docs/coordination.md, "Hot spare nodes"). An explicit --nnodes N is the world
+// and the spares come beside it (ranks 0..N+K-1, ft_launcher's meaning); a platform's node count
+// is every container it started, so the world is that count less the spares.
 Status apply_spares(const Options& opts, const Explicit& ex, Topology& t) {
   auto k = opts.get_int("spare-nodes");
   if (!k) return k.error();
   if (*k == 0) return ok_status();
   const std::string origin = opts.get("spare-nodes")->origin;
   const std::string said = origin + "=\"" + std::to_string(*k) + "\"";
-  if (t.platform != "explicit")
-    return config_error(said + " under platform " + t.platform +
-                        ": expected an explicit topology (--nnodes N --master-addr HOST, no "
-                        "platform); spares under a platform are not supported yet");
+  if (t.platform == "sagemaker")
+    return config_error(said +
+                        " under platform sagemaker: expected no spares (SageMaker's host "
+                        "list fixes every host's part, and a failed host fails the training job)");
+  if (t.platform != "explicit" && t.min_nnodes == 0) {
+    if (*k >= t.nnodes)
+      return config_error(said + ": expected fewer spares than the " + std::to_string(t.nnodes) +
+                          " nodes of " + t.origin["nnodes"] +
+                          " (the platform's count includes the spares)");
+    t.spare_nodes = static_cast<int>(*k);
+    t.nnodes -= t.spare_nodes;
+    t.origin["nnodes"] += " less " + origin + " " + std::to_string(*k);
+    t.origin["spare_nodes"] = origin;
+    return ok_status();
+  }
   if (t.min_nnodes > 0)
-    return config_error(said + " with --nnodes " + std::to_string(t.min_nnodes) + ":" +
-                        std::to_string(t.nnodes) + ": expected a fixed --nnodes N with spares");
+    return config_error(said + " with " + t.origin["nnodes"] + " " + std::to_string(t.min_nnodes) +
+                        ":" + std::to_string(t.nnodes) +
+                        ": expected a fixed --nnodes N with spares");
   if (!ex.master_addr)
     return config_error(said +
                         " without --master-addr: expected --master-addr (or "

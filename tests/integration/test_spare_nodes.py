@@ -150,3 +150,39 @@ def test_a_spare_never_needed_ends_0_with_the_job(tmp_path):
         assert "node ranks" not in mn.output(procs[0])  # no re-formation
     finally:
         job.kill_all()
+
+
+class KubeflowSpareJob(SpareJob):
+    """The same job under Kubeflow's environment: PET_NNODES counts every pod (3: the world of 2
+    and the spare), PET_NODE_RANK is each pod's replica index; the seed's line passes
+    --nnodes=$PET_NNODES and the spares come out of it."""
+
+    def __init__(self, tmp):
+        super().__init__(tmp, 3, 1)
+
+    def start(self, rank, command, **kw):
+        self.rank = rank
+        return super().start(rank, command, **kw)
+
+    def env(self):
+        env = super().env()
+        env.update(PET_NNODES="3", PET_NODE_RANK=str(self.rank), PET_MASTER_ADDR="127.0.0.1",
+                   PET_MASTER_PORT=str(self.master_port))
+        return env
+
+
+def test_under_kubeflow_the_spare_comes_out_of_pet_nnodes(tmp_path):
+    job = KubeflowSpareJob(tmp_path)
+    try:
+        procs = start_three(job)
+        assert job.wait_for_files("a0_r*.json", 2 * NPROC, "every worker of generation 0")
+        wait_for_line(procs[0], "rdzv: node 2 joined from")
+        log = mn.output(procs[2])
+        assert "nodes: 2 (from env PET_NNODES less --spare-nodes 1)" in log, log
+        assert {rec["WORLD_SIZE"] for rec in job.records(0).values()} == {"4"}
+        kill_node(job, procs[1], 1)
+        for r in (0, 2):
+            mn.expect_rc(job, procs[r], 0)
+        assert world(job.records(1)) == world(job.records(0))
+    finally:
+        job.kill_all()

@@ -35,13 +35,33 @@ TEST_F(TopologyTest, SparesAreRefusedWhereTheyCannotWorkYet) {
                                    "--nnodes N with spares"));
   args = {"--nnodes", "2", "--spare-nodes", "1"};
   EXPECT_THAT(refused(), HasSubstr("without --master-addr"));
+}
+
+// A platform's node count is every container it started: the world is that count less the
+// spares, and the node's rank (here Kubeflow's replica index 4 of 5) may be a spare's.
+TEST_F(TopologyTest, UnderAPlatformTheSparesComeOutOfItsNodeCount) {
+  set("PET_NNODES", "5");
+  set("PET_NODE_RANK", "4");
+  set("PET_MASTER_ADDR", "cosmos-master-0");
   args = {"--spare-nodes", "1"};
-  set("AWS_BATCH_JOB_ID", "0b1c2d3e#0");
-  set("AWS_BATCH_JOB_NUM_NODES", "2");
-  set("AWS_BATCH_JOB_NODE_INDEX", "0");
-  set("AWS_BATCH_JOB_MAIN_NODE_INDEX", "0");
-  EXPECT_THAT(refused(), HasSubstr("--spare-nodes=\"1\" under platform batch: expected an "
-                                   "explicit topology"));
+  const Topology t = ok();
+  EXPECT_EQ(t.nnodes, 4);
+  EXPECT_EQ(t.slots(), 5);
+  EXPECT_EQ(t.node_rank, 4);
+  EXPECT_EQ(t.origin.at("nnodes"), "env PET_NNODES less --spare-nodes 1");
+  args = {"--spare-nodes", "5"};
+  EXPECT_THAT(refused(), HasSubstr("--spare-nodes=\"5\": expected fewer spares than the 5 nodes"));
+  set("PET_NNODES", "2:5");
+  args = {"--spare-nodes", "1"};
+  EXPECT_THAT(refused(), HasSubstr("with env PET_NNODES 2:5: expected a fixed"));
+}
+
+TEST_F(TopologyTest, SageMakerTakesNoSpares) {
+  fs.add_file(kRc, testing::topology_data("resourceconfig_plain.json"));
+  set("TRAINING_JOB_NAME", "isaac-ppo-2026");
+  args = {"--spare-nodes", "1"};
+  EXPECT_THAT(refused(),
+              HasSubstr("--spare-nodes=\"1\" under platform sagemaker: expected no spares"));
 }
 
 }  // namespace
