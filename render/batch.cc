@@ -132,7 +132,7 @@ Result<Rendered> render_batch(const JobConfig& c) {
       {"type", "multinode"},
       {"platformCapabilities", json::array({"EC2"})},
       {"nodeProperties",
-       {{"numNodes", c.nodes},
+       {{"numNodes", c.containers()},
         {"mainNode", 0},
         {"nodeRangeProperties", json::array({{{"targetNodes", "0:"}, {"container", *ct}}})}}},
       {"retryStrategy", retry},

@@ -58,6 +58,7 @@ Status check_run_args(Fields& f, const std::string& field, const std::vector<std
   static const std::vector<std::pair<std::string, std::string>> owned = {
       {"--platform", "--target"},
       {"--nnodes", "nodes"},
+      {"--spare-nodes", "spare_nodes"},
       {"--nproc-per-node", "gpus_per_node"},
       {"--nproc_per_node", "gpus_per_node"},
       {"--max-restarts", "max_restarts"},
@@ -84,7 +85,8 @@ Status check_all_run_args(Fields& f, const JobConfig& c) {
 Status read_top_level(Fields& f, JobConfig& c) {
   return check_all(
       {f.string("name", c.name, true), f.string("image", c.image, true),
-       f.integer("nodes", c.nodes, 1, 10000), f.integer("gpus_per_node", c.gpus_per_node, 0, 64),
+       f.integer("nodes", c.nodes, 1, 10000), f.integer("spare_nodes", c.spare_nodes, 0, 10000),
+       f.integer("gpus_per_node", c.gpus_per_node, 0, 64),
        f.string("instance_type", c.instance_type), f.integer("efa_per_node", c.efa_per_node, 0, 64),
        f.boolean("rt_cores", c.rt_cores), f.strings("command", c.command, true),
        f.strings("run_args", c.run_args, false), f.string("trainvisor", c.trainvisor, false),

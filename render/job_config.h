@@ -113,6 +113,10 @@ struct JobConfig {
   std::string name;  // DNS-1123 label: valid as a PyTorchJob, training job and job definition name
   std::string image;
   int nodes = 1;
+  // Hot spare nodes beside the world of `nodes` (run --spare-nodes, docs/coordination.md): the
+  // platform starts `containers()` of them, and its node count includes the spares.
+  int spare_nodes = 0;
+  int containers() const { return nodes + spare_nodes; }
   std::optional<int> gpus_per_node;          // default: the instance's GPUs, else 8
   std::optional<std::string> instance_type;  // p5.48xlarge or ml.p5.48xlarge: either, per target
   std::optional<int> efa_per_node;           // default: the instance's EFA interfaces, else 0

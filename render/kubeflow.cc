@@ -185,8 +185,9 @@ json replica(const JobConfig& c, const KubeflowConfig& k, int replicas, int grac
 // The job's name, and the longest of its pods' and Services' names (<name>-worker-<nodes - 2>).
 Status check_names(const JobConfig& c, const KubeflowConfig& k) {
   using namespace platform_limits;
-  const std::string longest =
-      c.nodes > 1 ? c.name + "-worker-" + std::to_string(c.nodes - 2) : c.name + "-master-0";
+  const std::string longest = c.containers() > 1
+                                  ? c.name + "-worker-" + std::to_string(c.containers() - 2)
+                                  : c.name + "-master-0";
   return render_fields::check_all(
       {check_name(kPyTorchJobName, "name", c.name), check_name(kKubernetesService, "name", longest),
        check_name(kKubernetesNamespace, "kubeflow.namespace", k.namespace_name)});
@@ -219,9 +220,9 @@ Result<Rendered> render_kubeflow(const JobConfig& c) {
     annotations["sagemaker.amazonaws.com/job-max-retry-count"] = std::to_string(k.max_retry);
   }
   json specs = {{"Master", replica(c, k, 1, grace)}};
-  if (c.nodes > 1) specs["Worker"] = replica(c, k, c.nodes - 1, grace);
+  if (c.containers() > 1) specs["Worker"] = replica(c, k, c.containers() - 1, grace);
   json run_policy = {{"cleanPodPolicy", "None"},
-                     {"backoffLimit", backoff_limit(c.nodes, k.max_retry)}};
+                     {"backoffLimit", backoff_limit(c.containers(), k.max_retry)}};
   if (c.timeout_s) run_policy["activeDeadlineSeconds"] = *c.timeout_s;
   json job = {{"apiVersion", "kubeflow.org/v1"},
               {"kind", "PyTorchJob"},

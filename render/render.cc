@@ -57,8 +57,13 @@ std::vector<std::string> workdir_args(const JobConfig& c) {
 std::vector<std::string> trainvisor_run_args(const JobConfig& c, const std::string& platform,
                                              int grace_seconds, const std::string& checkpoint_dir,
                                              const std::vector<std::string>& owned) {
+  // The platform's node count is every container it starts, the spares' included.
   std::vector<std::string> args = {"run", "--platform", platform, "--nnodes",
-                                   std::to_string(c.nodes)};
+                                   std::to_string(c.containers())};
+  if (c.spare_nodes > 0) {
+    args.push_back("--spare-nodes");
+    args.push_back(std::to_string(c.spare_nodes));
+  }
   if (c.gpus_per_node.value_or(0) > 0) {
     args.push_back("--nproc-per-node");
     args.push_back(std::to_string(*c.gpus_per_node));

@@ -168,6 +168,11 @@ Status check_sagemaker_fields(const JobConfig& c) {
 }  // namespace
 
 Result<Rendered> render_sagemaker(const JobConfig& c, const RenderOptions& o) {
+  if (c.spare_nodes > 0)
+    return config_error("spare_nodes: " + std::to_string(c.spare_nodes) +
+                        ": expected 0 for --target sagemaker (its host list fixes every host's "
+                        "part, and a failed host fails the training job: trainvisor run refuses "
+                        "spares there)");
   if (auto s = check_sagemaker_fields(c); !s) return s.error();
   auto env = environment(c);
   if (!env) return env.error();

@@ -36,7 +36,8 @@ std::string slurm_time(int seconds) {
 }
 
 std::string directives(const JobConfig& c) {
-  std::string d = "#SBATCH --job-name=" + c.name + "\n#SBATCH --nodes=" + std::to_string(c.nodes) +
+  std::string d = "#SBATCH --job-name=" + c.name +
+                  "\n#SBATCH --nodes=" + std::to_string(c.containers()) +
                   "\n#SBATCH --ntasks-per-node=1\n#SBATCH --exclusive\n";
   if (*c.gpus_per_node > 0)
     d += "#SBATCH --gpus-per-node=" + std::to_string(*c.gpus_per_node) + "\n";
@@ -80,8 +81,12 @@ int srun_wait_seconds(const JobConfig& c, int grace) {
 std::string srun_line(const JobConfig& c, int grace) {
   // No --kill-on-bad-exit: trainvisor stops every node itself and chooses the exit code (75 when
   // a node is lost); srun's own SIGTERM to the survivors would race it.
-  std::vector<std::string> words = {"srun", "--wait=" + std::to_string(srun_wait_seconds(c, grace)),
-                                    "--container-image=" + pyxis_image(c.image)};
+  // With spares a lost node's task ends and the others go on: srun must neither end the step
+  // (--no-kill) nor kill the others once a task has exited (--wait=0: no limit).
+  std::vector<std::string> words = {"srun"};
+  if (c.spare_nodes > 0) words.push_back("--no-kill");
+  words.push_back("--wait=" + std::to_string(c.spare_nodes > 0 ? 0 : srun_wait_seconds(c, grace)));
+  words.push_back("--container-image=" + pyxis_image(c.image));
   std::string mounts;  // paths are checked: no ',' or ':' in them
   for (const auto& v : c.volumes)
     if (v.host_path)

@@ -338,3 +338,36 @@ TEST(Render, SettingsATargetIgnoresAreNoted) {
 
 }  // namespace
 }  // namespace tv
+
+namespace tv {
+namespace {
+
+// spare_nodes (docs/coordination.md, "Hot spare nodes"): the platform starts nodes + spares
+// containers, run gets that count and --spare-nodes; srun keeps the step going; SageMaker refuses.
+TEST(Render, SpareNodesAreContainersOfTheirOwnAndRunIsTold) {
+  const std::string doc = with("spare_nodes", 1).dump();  // kMinimal: nodes 3
+  const json k = rendered_json(parse_ok(doc), "kubeflow");
+  EXPECT_EQ(k["spec"]["pytorchReplicaSpecs"]["Worker"]["replicas"], 3);
+  const auto args =
+      k["spec"]["pytorchReplicaSpecs"]["Worker"]["template"]["spec"]["containers"][0]["args"]
+          .get<std::vector<std::string>>();
+  EXPECT_EQ(std::vector<std::string>(args.begin(), args.begin() + 7),
+            (std::vector<std::string>{"run", "--platform", "kubeflow", "--nnodes", "4",
+                                      "--spare-nodes", "1"}));
+  json batch = json::parse(doc);
+  batch["batch"] = {{"vcpus", 8}, {"memory_mib", 4096}};
+  EXPECT_EQ(rendered_json(parse_ok(batch.dump()), "batch")["nodeProperties"]["numNodes"], 4);
+  auto slurm = render_job(parse_ok(doc), "slurm");
+  ASSERT_TRUE(slurm.ok());
+  EXPECT_NE(slurm->text.find("#SBATCH --nodes=4"), std::string::npos) << slurm->text;
+  EXPECT_NE(slurm->text.find("srun \\\n  --no-kill \\\n  --wait=0 \\\n"), std::string::npos)
+      << slurm->text;
+  auto sm = render_job(parse_ok(doc), "sagemaker");
+  ASSERT_FALSE(sm.ok());
+  EXPECT_NE(sm.error().message.find("spare_nodes: 1: expected 0 for --target sagemaker"),
+            std::string::npos)
+      << sm.error().message;
+}
+
+}  // namespace
+}  // namespace tv
