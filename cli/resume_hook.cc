@@ -110,6 +110,10 @@ std::function<SupervisorConfig::ResumeLookup(const GenerationPlan&)> resume_hook
   return [st](const GenerationPlan& plan) -> SupervisorConfig::ResumeLookup {
     std::optional<std::optional<Checkpoint>> at_start = std::move(st->at_start);
     st->at_start.reset();
+    // The container's first lookup stands for generation 0 only: a node whose first start is a
+    // later generation (a spare given a lost node's rank, an elastic node taken in) looks again,
+    // as every other node does then (saves were written since its container started).
+    if (plan.generation != 0) at_start.reset();
     // A later generation's lookup delays its start (seconds over a large tree): said first.
     if (!at_start)
       spdlog::info("checkpoint: looking under {} for the checkpoint to resume from",

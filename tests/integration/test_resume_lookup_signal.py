@@ -4,6 +4,7 @@ seconds (100,000 skrl agent_<step>.pt files, none complete: every one is judged)
 stop waiting and no worker is ever started. The latency is measured by bench/resume_stop.sh, not
 here."""
 import os
+import shutil
 import signal
 import subprocess
 import time
@@ -80,35 +81,58 @@ def test_sigterm_during_first_resume_lookup_exits_143_without_workers(tmp_path):
     assert workers_left() == []
 
 
+def traced(pid):
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            return any(l.startswith("TracerPid:") and l.split()[1] != "0" for l in f)
+    except OSError:
+        return False
+
+
+@pytest.mark.skipif(shutil.which("strace") is None, reason="needs strace")
 def test_sigterm_during_a_later_generations_resume_lookup_exits_143_without_workers(tmp_path):
     """Generation 1's lookup runs beside the Supervisor's loop (ResumeWait), where the signal is
-    posted: the stop drops the lookup, and generation 1 starts nothing."""
+    posted: the stop drops the lookup, and generation 1 starts nothing. The lookup is held there
+    for certain: once generation 0 runs, every file call naming the checkpoint directory is
+    delayed 10 s (strace's injection, as tests/integration/test_slow_checkpoint_dir.py), so the
+    signal, sent as its line appears, always comes inside it (a lookup of 100,000 files alone
+    took less than a loaded CI's line-to-signal time)."""
     make_tree(tmp_path)
-    starts = tmp_path / "starts"
-    # Generation 0's worker fails at once (so a restart and its lookup follow); any later one
-    # would sleep and carry the marker.
-    script = f'echo start >> {starts}; [ "$(wc -l < {starts})" -gt 1 ] && exec sleep {MARKER}; exit 3'
+    starts, go = tmp_path / "starts", tmp_path / "go"
+    # Generation 0's worker waits for `go`, then fails (so a restart and its lookup follow); any
+    # later one would sleep and carry the marker.
+    script = (f'echo start >> {starts}; [ "$(wc -l < {starts})" -gt 1 ] && exec sleep {MARKER}; '
+              f'while [ ! -e {go} ]; do sleep 0.05; done; exit 3')
     p = subprocess.Popen([BIN, "run", "--preflight", "none", "--checkpoint-dir", str(tmp_path),
                           "--max-restarts", "1", "--no-python", "--", "/bin/sh", "-c", script],
                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     output = tvtest.Output(p, timeout=120)  # the timeout only guards against a hang
+    strace = None
     try:
         output.wait_for("generation 0: starting")
+        calls = "openat,newfstatat,statx,getdents64"
+        strace = subprocess.Popen(["strace", "-f", "-qq", "-o", "/dev/null", "-p", str(p.pid),
+                                   "-P", str(tmp_path), "-e", f"trace={calls}",
+                                   "-e", f"inject={calls}:delay_enter=10000000"],
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + 60
+        while not traced(p.pid):
+            assert time.monotonic() < deadline, "strace never attached"
+            time.sleep(0.01)
+        go.touch()
         output.wait_for("generation 0 failed")
-        # Generation 1's lookup has begun: its line is logged first, on the loop that then runs
-        # it (the tree's open files would not tell: the checkpoint watcher walks it too).
-        output.wait_for("checkpoint: looking under")
-        p.send_signal(signal.SIGTERM)  # inside generation 1's lookup, as long as the first one
+        output.wait_for("checkpoint: looking under")  # generation 1's lookup (the only such line)
+        p.send_signal(signal.SIGTERM)
         assert p.wait(timeout=60) == 143
     finally:
         if p.poll() is None:
             p.kill()
             p.wait()
+        if strace:
+            strace.kill()
+            strace.wait()
     output.wait_end()
     out = output.text()
-    # The signal came once generation 1's lookup had begun, and generation 1 never started. The
-    # lookup's own "was stopped (a signal)" line is not asked for: the lookup runs off the loop
-    # (issue 58) and is abandoned at the stop, so the run may end before its thread says so.
     assert out.index("checkpoint: looking under") < out.index("received SIGTERM"), out[-2000:]
     assert "generation 1: starting" not in out, out[-2000:]
     assert starts.read_text().count("start") == 1  # generation 1 started no worker
