@@ -3,10 +3,12 @@
 
 One worker writes MB megabytes of 100-byte lines (one write(2) each, as print(flush=True) does)
 through `trainvisor run --log-dir D --metrics-port P`; meanwhile /healthz is asked every 50 ms.
-Both runs go under strace (-f --seccomp-bpf, the same traced calls); in the slow one each write,
-open and stat naming D's files and directories is delayed DELAY_MS (a busy EFS), in the other
-nothing matches. Prints the worker's own time (from its first to its last line) and /healthz's
-median and worst latency for each, and trainvisor's count of dropped bytes.
+Once the worker runs (it waits for a file first), strace attaches to trainvisor's threads only
+(-f -p: the threads it starts later too, never the worker, whose writes stay untraced); in the
+slow run each write, open and stat naming D's files and directories is delayed DELAY_MS (a busy
+EFS), in the other nothing matches. Prints the worker's own time (from its first to its last
+line) and /healthz's median and worst latency while it writes, and trainvisor's count of dropped
+bytes.
 Usage: bench/slow_log_dir.py [TRAINVISOR_BIN=build/trainvisor] [MB=8] [DELAY_MS=20]
 """
 import os
@@ -29,6 +31,8 @@ WORKER = """
 import os, sys, time
 line = b"x" * 99 + b"\\n"
 n = int(float(sys.argv[2]) * 1e6 / len(line))
+while not os.path.exists(sys.argv[1] + ".go"):
+    time.sleep(0.01)
 t0 = time.monotonic()
 for _ in range(n):
     os.write(1, line)
@@ -42,6 +46,11 @@ def free_port():
         return s.getsockname()[1]
 
 
+def traced(pid):
+    with open(f"/proc/{pid}/status") as f:
+        return any(l.startswith("TracerPid:") and l.split()[1] != "0" for l in f)
+
+
 def run(tmp, slow):
     logs = tmp / "logs"
     rank = logs / "attempt_0" / "rank_0"
@@ -50,13 +59,18 @@ def run(tmp, slow):
     port = free_port()
     (tmp / "worker.py").write_text(WORKER)
     took = tmp / "took"
-    cmd = ["strace", "-f", "--seccomp-bpf", "-qq", "-o", "/dev/null",
-           *[a for p in paths for a in ("-P", str(p))], "-e", f"trace={CALLS}",
-           "-e", f"inject={CALLS}:delay_enter={DELAY_MS * 1000}",
-           BIN, "run", "--preflight", "none", "--log-dir", str(logs), "--metrics-port", str(port),
+    cmd = [BIN, "run", "--preflight", "none", "--log-dir", str(logs), "--metrics-port", str(port),
            "--no-python", "--", sys.executable, str(tmp / "worker.py"), str(took), str(MB)]
     out = open(tmp / "out", "w")
     p = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT)
+    while not (rank / "stdout.log").exists():  # the worker runs, waiting for .go
+        assert p.poll() is None, (tmp / "out").read_text()
+        time.sleep(0.01)
+    strace = subprocess.Popen(["strace", "-f", "-qq", "-o", "/dev/null", "-p", str(p.pid),
+                               *[a for q in paths for a in ("-P", str(q))], "-e", f"trace={CALLS}",
+                               "-e", f"inject={CALLS}:delay_enter={DELAY_MS * 1000}"])
+    while not traced(p.pid):
+        time.sleep(0.01)
     lat, stop = [], threading.Event()
 
     def ask():
@@ -66,14 +80,17 @@ def run(tmp, slow):
                 urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=30).read()
                 lat.append(time.monotonic() - t0)
             except OSError:
-                pass  # not listening yet, or over
+                pass  # over
             time.sleep(0.05)
 
     t = threading.Thread(target=ask)
     t.start()
+    Path(str(took) + ".go").touch()
     rc = p.wait(timeout=600)
     stop.set()
     t.join()
+    strace.kill()
+    strace.wait()
     text = (tmp / "out").read_text(errors="replace")
     dropped = [l for l in text.splitlines() if "dropped" in l]
     return rc, float(took.read_text()), lat, dropped
