@@ -15,6 +15,7 @@ No timed assertions: timeouts only stop hangs. Ports come from binding port 0. T
 every process that carries this test's marker variable.
 Environment (set by ctest): TRAINVISOR_BIN, TV_HELPERS, TV_SOURCE_DIR, TV_PYTHON.
 """
+import contextlib
 import functools
 import json
 import os
@@ -359,15 +360,18 @@ def netns_available():
     return True, ""
 
 
-def test_cut_link_is_a_lost_node(jobs):
+@contextlib.contextmanager
+def two_namespaces(prefix, addrs):
+    """Two network namespaces joined by one veth pair, `addrs[i]`/24 on namespace i's end; yields
+    (the namespaces' names, a function that cuts namespace i's end); skips where `ip netns add` is
+    not permitted; both namespaces are deleted after."""
     ok, why = netns_available()
     if not ok:
         print(f"SKIP: cannot create network namespaces here: {why}")
         pytest.skip(f"ip netns add not permitted: {why}")
     tag = uuid.uuid4().hex[:6]
-    ns = [f"tv0{tag}", f"tv1{tag}"]
-    veth = [f"tv0{tag}", f"tv1{tag}"]
-    addrs = ["10.231.7.1", "10.231.7.2"]
+    ns = [f"{prefix}0{tag}", f"{prefix}1{tag}"]
+    veth = list(ns)
 
     def sh(*cmd):
         subprocess.run(list(cmd), check=True, capture_output=True)
@@ -381,16 +385,22 @@ def test_cut_link_is_a_lost_node(jobs):
         for i in range(2):
             sh("ip", "-n", ns[i], "addr", "add", f"{addrs[i]}/24", "dev", veth[i])
             sh("ip", "-n", ns[i], "link", "set", veth[i], "up")
-        job = jobs(2, master_addr=addrs[0])
-        procs = job.start_all(worker(job, "sleep"), prefix_of=lambda r: ("ip", "netns", "exec", ns[r]))
-        assert job.wait_for_files("a0_r*.json", 2, "both workers running")
-        sh("ip", "-n", ns[1], "link", "set", veth[1], "down")  # the cable is cut
-        for p in procs:
-            expect_rc(job, p, 75)
-        assert "silent" in output(procs[0]) and "silent" in output(procs[1])
+        yield ns, lambda i: sh("ip", "-n", ns[i], "link", "set", veth[i], "down")
     finally:
         for n in ns:
             subprocess.run(["ip", "netns", "del", n], capture_output=True)
+
+
+def test_cut_link_is_a_lost_node(jobs):
+    addrs = ["10.231.7.1", "10.231.7.2"]
+    with two_namespaces("tv", addrs) as (ns, cut):
+        job = jobs(2, master_addr=addrs[0])
+        procs = job.start_all(worker(job, "sleep"), prefix_of=lambda r: ("ip", "netns", "exec", ns[r]))
+        assert job.wait_for_files("a0_r*.json", 2, "both workers running")
+        cut(1)  # the cable is cut
+        for p in procs:
+            expect_rc(job, p, 75)
+        assert "silent" in output(procs[0]) and "silent" in output(procs[1])
 
 
 def test_gloo_job_reforms_its_group_after_rank_3_raises(jobs):

@@ -44,8 +44,8 @@ def wait_for_files(job, pattern, count, timeout=120):
 class SpareJob(mn.Job):
     """A job of `--nnodes N --spare-nodes K`, node ranks 0..N+K-1 given."""
 
-    def __init__(self, tmp, n, spares):
-        super().__init__(tmp, n, nproc=NPROC, max_restarts=0)
+    def __init__(self, tmp, n, spares, **kw):
+        super().__init__(tmp, n, nproc=NPROC, max_restarts=0, **kw)
         self.spares = spares
 
     def argv(self, rank, command, **kw):
@@ -186,3 +186,29 @@ def test_under_kubeflow_the_spare_comes_out_of_pet_nnodes(tmp_path):
         assert world(job.records(1)) == world(job.records(0))
     finally:
         job.kill_all()
+
+
+def test_a_node_cut_off_is_replaced_by_the_spare_and_stops_itself(tmp_path):
+    """Node 1 in a network namespace of its own, nodes 0 and 2 (the spare) in another, one veth
+    between them; the veth is set down (the cable cut): node 0 finds node 1 silent past
+    --peer-timeout and gives its rank to the spare; node 1, cut off alone, finds the coordinator
+    silent, stops its workers and exits 75. Nodes 0 and 2 end 0."""
+    addrs = ["10.231.9.1", "10.231.9.2"]
+    job = SpareJob(tmp_path, 2, 1, master_addr=addrs[0])
+    with mn.two_namespaces("tvs", addrs) as (ns, cut):
+        try:
+            worker = [mn.PYTHON, "-c", WORKER_PPID, job.out]
+            where = {0: ns[0], 1: ns[1], 2: ns[0]}
+            procs = {r: job.start(r, worker, prefix=("ip", "netns", "exec", where[r])) for r in range(3)}
+            assert job.wait_for_files("a0_r*.json", 2 * NPROC, "every worker of generation 0")
+            wait_for_line(procs[0], "rdzv: node 2 joined from")
+            cut(1)  # the cable is cut
+            mn.expect_rc(job, procs[1], 75)
+            for r in (0, 2):
+                mn.expect_rc(job, procs[r], 0)
+            gen1 = job.records(1)
+            assert gen1[2]["ppid"] == gen1[3]["ppid"] == procs[2].pid, gen1
+            log0 = mn.output(procs[0])
+            assert "silent" in log0 and "a spare node takes its rank" in log0, log0
+        finally:
+            job.kill_all()
