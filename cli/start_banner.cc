@@ -87,7 +87,13 @@ std::vector<BannerItem> banner_items(const BannerFacts& f) {
            (t.job_id.empty() ? "" : ", job " + t.job_id + from(t, "job_id")),
        nullptr},
       {"node rank", std::to_string(t.node_rank) + from(t, "node_rank"), nullptr},
-      {"nodes", std::to_string(t.nnodes) + from(t, "nnodes"), nullptr},
+      {"nodes",
+       std::to_string(t.nnodes) + from(t, "nnodes") +
+           (t.spare_nodes > 0
+                ? ", and " + std::to_string(t.spare_nodes) + " spare(s)" + from(t, "spare_nodes") +
+                      (t.node_rank >= t.nnodes ? ": this node starts as one" : "")
+                : std::string()),
+       nullptr},
       {"master",
        t.master_addr + from(t, "master_addr") + ", port " +
            (t.master_port == 0 && t.origin.count("master_port")

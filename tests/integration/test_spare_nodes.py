@@ -70,6 +70,8 @@ def test_a_spare_takes_the_lost_nodes_rank_and_the_world_stays(job):
     procs = start_three(job)
     assert job.wait_for_files("a0_r*.json", 2 * NPROC, "every worker of generation 0")
     wait_for_line(procs[0], "rdzv: node 2 joined from")  # the spare is there
+    assert "start: nodes: 2 (from --nnodes), and 1 spare(s) (from --spare-nodes): this node " \
+        "starts as one" in mn.output(procs[2]), mn.output(procs[2])
     gen0 = job.records(0)
     assert world(gen0) == {0: ("4", "0", "2"), 1: ("4", "0", "2"),
                            2: ("4", "1", "2"), 3: ("4", "1", "2")}, gen0
