@@ -256,20 +256,34 @@ ListenersAsked listeners(const Options& o, const RunPlan& p) {
 
 // The preflight's plan (RunPlan::transport, preflight_level, expected_gpus). The GPUs are read
 // only when a preflight runs: the PCI bus's functions are no read for the launch path.
-void plan_preflight(const Environment& env, const PlanFacts& facts, RunPlan& p) {
+Status plan_preflight(const Environment& env, const PlanFacts& facts, RunPlan& p) {
   const Topology& t = p.topology;
   const bool efa = !find_rdma_devices(facts.fs).efa.empty();
   p.transport = decide_require_transport(
       p.require_transport, {t.nnodes, efa, t.instance_type, t.origin_of("instance_type")});
   p.preflight_level = resolve_preflight_level(p.preflight, t.nnodes, efa);
+  // Hot spares: the full preflight's cross-node probe is one NCCL group over a fixed set of nodes,
+  // which a spare that joins later would never complete; auto's full becomes basic on every node.
+  if (t.spare_nodes > 0 && p.preflight_level == PreflightLevel::kFull) {
+    if (p.preflight == PreflightLevel::kFull)
+      return Error{exit_code::kConfig,
+                   "--preflight full with --spare-nodes " + std::to_string(t.spare_nodes) +
+                       ": expected basic, none or auto (the cross-node NCCL probe needs a fixed "
+                       "set of nodes; a spare may join later)"};
+    spdlog::info(
+        "preflight: basic on every node (auto would be full): with --spare-nodes the cross-node "
+        "probe has no fixed set of nodes");
+    p.preflight_level = PreflightLevel::kBasic;
+  }
   for (const auto& [k, v] : transport_worker_env(p.transport.resolved, env))
     p.sup.layout.extra.emplace(k, v);
-  if (p.preflight_level == PreflightLevel::kNone) return;
+  if (p.preflight_level == PreflightLevel::kNone) return ok_status();
   // GPUs are expected only on a node that has some (resolve_expected_gpus): CPU-only (gloo) jobs
   // still pass, a GPU node without its driver fails.
   p.visible_gpus = facts.gpus.count();
   p.expected_gpus =
       resolve_expected_gpus(t.nproc_per_node, p.visible_gpus, nvidia_gpu_functions(facts.fs));
+  return ok_status();
 }
 
 }  // namespace
@@ -339,7 +353,7 @@ Result<RunPlan> plan_run(const Options& o, const Environment& env, const PlanFac
   p.sup.failure_file = o.text("failure-file");
   p.sup.signals_reach_workers = signals_reach_workers_rule(env);
   p.sup.termination_log = termination_log_rule(o.get("termination-log"), fs);
-  plan_preflight(env, facts, p);
+  if (auto st = plan_preflight(env, facts, p); !st) return st.error();
   return p;
 }
 

@@ -130,6 +130,25 @@ TEST_F(RunPlanTest, ThePreflightsTransportLevelAndGpusComeFromTheNodesFacts) {
   EXPECT_EQ(p.expected_gpus, -1);  // not read: no preflight runs
 }
 
+// With hot spares the full preflight's cross-node probe has no fixed set of nodes: `auto` (full
+// on EFA) is basic on every node, `--preflight full` is refused naming both options.
+TEST_F(RunPlanTest, WithSparesThePreflightIsBasicAndFullIsRefused) {
+  const std::string dev = "/sys/class/infiniband/rdmap16s27/device";
+  fs.add_link(dev + "/driver", "../../../../bus/pci/drivers/efa");
+  fs.add_file(dev + "/vendor", "0x1d0f\n");
+  std::vector<std::string> args = {"--nnodes",         "2", "--spare-nodes", "1",
+                                   "--node-rank",      "2", "--master-addr", "10.0.0.1",
+                                   "--nproc-per-node", "2"};
+  const RunPlan p = ok(args);
+  EXPECT_EQ(p.transport.resolved, TransportRule::kEfa);
+  EXPECT_EQ(p.preflight_level, PreflightLevel::kBasic);
+  args.insert(args.end(), {"--preflight", "full"});
+  const Error e = refused(args);
+  EXPECT_EQ(e.exit_code, exit_code::kConfig);
+  EXPECT_NE(e.message.find("--preflight full with --spare-nodes 1"), std::string::npos)
+      << e.message;
+}
+
 TEST_F(RunPlanTest, OnSeveralNodesTheRendezvousPortIsTheMasterPortPlusOne) {
   const RunPlan p = ok({"--nnodes", "2", "--node-rank", "1", "--nproc-per-node", "1",
                         "--master-addr", "10.0.0.1", "--master-port", "29400"});
