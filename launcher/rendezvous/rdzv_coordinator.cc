@@ -330,6 +330,7 @@ void RdzvCoordinator::on_agent_message(int rank, const Message& m) {
     case MsgType::kProbeResult:
       return on_probe_result(rank, m);
     case MsgType::kLeave:
+      if (waits_outside(rank)) return waiting_node_left(rank, rdzv::peer_text(m.body, "why"));
       return lost("node " + std::to_string(rank) + " left: " + rdzv::peer_text(m.body, "why"),
                   json_field(m.body, "signal", 0));
     default:
@@ -637,6 +638,22 @@ void RdzvCoordinator::on_spared_loss(int rank, const std::string& why, bool was_
   spdlog::warn("rdzv: {}; a spare node takes its rank at the next generation ({} ready)", why,
                ready);
   machine_.member_lost(rank, why, membership_.members());
+}
+
+// A spare, or an elastic node waiting to be taken in, after generation 0 formed: it runs no worker,
+// so its leaving (its pod deleted, its run stopped) is its own and the job goes on.
+bool RdzvCoordinator::waits_outside(int rank) const {
+  const bool formed = machine_.generation() > 0 || machine_.state() != State::kGathering;
+  return formed && !membership_.fixed() && !membership_.member(rank);
+}
+
+void RdzvCoordinator::waiting_node_left(int rank, const std::string& why) {
+  if (agents_[rank]) agents_[rank]->conn->close(/*after_flush=*/true);
+  agents_[rank].reset();
+  assigned_[rank].reset();
+  membership_.left(rank);
+  spdlog::info("rdzv: node {} left ({}); it ran no worker: the job goes on ({} node(s) waiting)",
+               rank, why, membership_.waiting());
 }
 
 void RdzvCoordinator::form_next() {

@@ -105,6 +105,10 @@ class RdzvCoordinator final : private JobActions {
   void on_member_lost(int rank, const std::string& why);
   // With spares: a lost member's rank goes to a spare at the next formation; none left: lost.
   void on_spared_loss(int rank, const std::string& why, bool was_member);
+  // A spare or a waiting elastic node that leaves after generation 0 formed: its own, not the
+  // job's.
+  bool waits_outside(int rank) const;
+  void waiting_node_left(int rank, const std::string& why);
   // A node admitted after generation 0 started (elastic): "" or why it cannot run beside the rest.
   std::string late_mismatch() const;
   bool admits_late(int rank) const;
