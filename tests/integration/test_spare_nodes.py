@@ -139,40 +139,39 @@ def test_a_lost_node_back_is_a_spare_and_takes_the_next_lost_rank(tmp_path):
         job.kill_all()
 
 
-def test_a_spare_that_leaves_is_its_own_business(tmp_path):
+@pytest.fixture
+def waiting_job(tmp_path):
+    """(job, procs, go): --nnodes 2 --spare-nodes 1, three nodes whose workers wait for `go`,
+    the spare joined; killed after."""
+    job = SpareJob(tmp_path, 2, 1)
+    go = tmp_path / "go"
+    wait_go = ["/bin/sh", "-c", f"while [ ! -e {go} ]; do sleep 0.05; done"]
+    procs = {r: job.start(r, wait_go) for r in range(3)}
+    wait_for_line(procs[0], "rdzv: node 2 joined from")
+    yield job, procs, go
+    job.kill_all()
+
+
+def test_a_spare_that_leaves_is_its_own_business(waiting_job):
     """A spare's run stopped from outside (its pod deleted: SIGTERM) ends it alone, 143; the
     members run on and end 0 (a member that leaves still stops the job, as in a fixed world)."""
-    job = SpareJob(tmp_path, 2, 1)
-    go = tmp_path / "go"
-    wait_go = ["/bin/sh", "-c", f"while [ ! -e {go} ]; do sleep 0.05; done"]
-    try:
-        procs = {r: job.start(r, wait_go) for r in range(3)}
-        wait_for_line(procs[0], "rdzv: starting generation 0 on 2 nodes")
-        wait_for_line(procs[0], "rdzv: node 2 joined from")
-        procs[2].send_signal(signal.SIGTERM)
-        mn.expect_rc(job, procs[2], 143)
-        wait_for_line(procs[0], "rdzv: node 2 left (")
-        go.touch()
-        for r in (0, 1):
-            mn.expect_rc(job, procs[r], 0)
-        assert "it ran no worker: the job goes on (0 node(s) waiting)" in mn.output(procs[0])
-    finally:
-        job.kill_all()
+    job, procs, go = waiting_job
+    wait_for_line(procs[0], "rdzv: starting generation 0 on 2 nodes")
+    procs[2].send_signal(signal.SIGTERM)
+    mn.expect_rc(job, procs[2], 143)
+    wait_for_line(procs[0], "rdzv: node 2 left (")
+    go.touch()
+    for r in (0, 1):
+        mn.expect_rc(job, procs[r], 0)
+    assert "it ran no worker: the job goes on (0 node(s) waiting)" in mn.output(procs[0])
 
 
-def test_a_spare_never_needed_ends_0_with_the_job(tmp_path):
-    job = SpareJob(tmp_path, 2, 1)
-    go = tmp_path / "go"
-    wait_go = ["/bin/sh", "-c", f"while [ ! -e {go} ]; do sleep 0.05; done"]
-    try:
-        procs = {r: job.start(r, wait_go) for r in range(3)}
-        wait_for_line(procs[0], "rdzv: node 2 joined from")
-        go.touch()
-        for r in range(3):
-            mn.expect_rc(job, procs[r], 0)
-        assert "node ranks" not in mn.output(procs[0])  # no re-formation
-    finally:
-        job.kill_all()
+def test_a_spare_never_needed_ends_0_with_the_job(waiting_job):
+    job, procs, go = waiting_job
+    go.touch()
+    for r in range(3):
+        mn.expect_rc(job, procs[r], 0)
+    assert "node ranks" not in mn.output(procs[0])  # no re-formation
 
 
 class KubeflowSpareJob(SpareJob):
