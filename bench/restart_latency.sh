@@ -12,7 +12,7 @@
 # death. Medians of N runs, alternating which launcher goes first.
 #
 # trainvisor's first restart starts at once (the job state machine pauses only for restarts that
-# themselves failed in quick succession: launcher/supervision/job_state.h), so its figure is all
+# themselves failed in quick succession: launcher/job/job_state.h), so its figure is all
 # supervision: reaping, stopping the others, the leftover walk, four fork/execs.
 #
 # Usage: bench/restart_latency.sh [N]      N runs of each (default 7)

@@ -15,7 +15,7 @@
 namespace tv {
 namespace {
 
-Error os_error() { return Error{exit_code::kNone, std::strerror(errno)}; }
+Error os_error() { return Error{ErrorKind::kFailed, std::strerror(errno)}; }
 
 std::int64_t to_ns(const statx_timestamp& t) {
   return static_cast<std::int64_t>(t.tv_sec) * 1'000'000'000 + t.tv_nsec;
@@ -77,7 +77,7 @@ Result<std::string> RealCheckpointFs::read_range(const std::string& path, std::u
   if (fd.get() < 0) return os_error();
   struct stat st {};
   if (::fstat(fd.get(), &st) != 0) return os_error();
-  if (!S_ISREG(st.st_mode)) return Error{exit_code::kNone, "not a regular file"};
+  if (!S_ISREG(st.st_mode)) return Error{ErrorKind::kFailed, "not a regular file"};
   std::string buf(length, '\0');
   std::uint64_t got = 0;
   while (got < length) {

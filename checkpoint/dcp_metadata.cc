@@ -10,7 +10,7 @@
 namespace tv {
 namespace {
 
-Error bad(std::string why) { return Error{exit_code::kNone, ".metadata: " + std::move(why)}; }
+Error bad(std::string why) { return Error{ErrorKind::kFailed, ".metadata: " + std::move(why)}; }
 
 bool safe_relative(std::string_view p) {
   if (p.empty() || p.front() == '/') return false;

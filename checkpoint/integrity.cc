@@ -159,7 +159,7 @@ Judgement check_safetensors(Checkpoint& c, CheckpointFs& fs, const std::string& 
 // A JSON part, read with a cap (read_range opens O_NONBLOCK and refuses anything but a regular
 // file) and parsed without exceptions. The error says why it is not complete.
 Result<nlohmann::json> read_json(Checkpoint& c, CheckpointFs& fs, const std::string& path) {
-  auto not_complete = [&](const std::string& why) { return Error{exit_code::kNone, path + why}; };
+  auto not_complete = [&](const std::string& why) { return Error{ErrorKind::kFailed, path + why}; };
   auto st = fs.stat(path);
   if (!st) return not_complete(": cannot stat: " + st.error().message);
   if (st->size > kMaxJsonBytes) return not_complete(": too large");

@@ -15,7 +15,7 @@ namespace {
 namespace fs = std::filesystem;
 
 Error link_error(const std::string& path, const std::string& why) {
-  return Error{exit_code::kConfig, "--link-logs: cannot link '" + path + "': " + why};
+  return Error{ErrorKind::kConfig, "--link-logs: cannot link '" + path + "': " + why};
 }
 
 bool points_to(const fs::path& link, const fs::path& target) {

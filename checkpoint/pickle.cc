@@ -10,7 +10,7 @@
 namespace tv {
 namespace {
 
-Error bad(std::string why) { return Error{exit_code::kNone, "pickle: " + std::move(why)}; }
+Error bad(std::string why) { return Error{ErrorKind::kFailed, "pickle: " + std::move(why)}; }
 
 class Parser {
  public:

@@ -109,10 +109,10 @@ Status validate_checkpoint_format(const std::string& format, const std::string& 
   if (format.starts_with("glob:")) {
     std::string why;
     if (valid_glob_spec(format.substr(5), &why)) return ok_status();
-    return Error{exit_code::kConfig, option + ": '" + format + "': " + why};
+    return Error{ErrorKind::kConfig, option + ": '" + format + "': " + why};
   }
   if (layouts_of_format(format) != 0) return ok_status();
-  return Error{exit_code::kConfig, option + ": '" + escape_control(format) + "'" +
+  return Error{ErrorKind::kConfig, option + ": '" + escape_control(format) + "'" +
                                        did_you_mean(format, format_words()) + ": expected one of " +
                                        std::string(kCheckpointFormats)};
 }
@@ -190,7 +190,7 @@ Status validate_resume_arg(const std::string& tmpl) {
   std::string out, bad;
   bool any = false;
   if (expand(tmpl, nullptr, out, any, bad)) return ok_status();
-  return Error{exit_code::kConfig, "--resume-arg: unknown placeholder " + bad + " in '" + tmpl +
+  return Error{ErrorKind::kConfig, "--resume-arg: unknown placeholder " + bad + " in '" + tmpl +
                                        "' (use {}, {path}, {file}, {dir}, {run}, {run_dir}, "
                                        "{step}; {{ and }} for braces)"};
 }

@@ -39,7 +39,7 @@ std::size_t names_hint(std::uint64_t dir_bytes) {
 }
 
 Error os_error(const char* what) {
-  return Error{exit_code::kNone, std::string(what) + ": " + std::strerror(errno)};
+  return Error{ErrorKind::kFailed, std::string(what) + ": " + std::strerror(errno)};
 }
 
 EntryType entry_type(unsigned char d_type) {
@@ -114,7 +114,7 @@ void read_slice_of(const std::string& dir, Slice& s, Status& status) {
     UniqueFd fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NONBLOCK));
     status = fd.get() < 0 ? Status(os_error("open")) : read_slice(fd.get(), kPartBuffer, s);
   } catch (const std::bad_alloc&) {
-    status = Error{exit_code::kNone, "out of memory"};
+    status = Error{ErrorKind::kFailed, "out of memory"};
   }
 }
 
@@ -203,7 +203,7 @@ unsigned parts_for(std::uint64_t dir_bytes) {
 Result<unsigned> list_split(const std::string& dir, unsigned parts, std::uint64_t dir_bytes,
                             Listing& out) {
   UniqueFd fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NONBLOCK));
-  if (fd.get() < 0) return Error{exit_code::kNone, std::strerror(errno)};
+  if (fd.get() < 0) return Error{ErrorKind::kFailed, std::strerror(errno)};
   if (parts > 1 && on_ext4(fd.get()) && list_in_slices(dir, parts, dir_bytes, out)) return parts;
   Slice whole;
   whole.bounded = false;

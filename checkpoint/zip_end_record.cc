@@ -13,7 +13,7 @@ constexpr std::size_t kEndSize = 22;
 constexpr std::size_t kLocatorSize = 20;
 constexpr std::size_t kZip64EndSize = 56;
 
-Error bad(std::string why) { return Error{exit_code::kNone, std::move(why)}; }
+Error bad(std::string why) { return Error{ErrorKind::kFailed, std::move(why)}; }
 
 // Position of the end record inside `tail`: the last signature whose comment runs exactly to the
 // end of the file. npos when there is none.

@@ -17,7 +17,7 @@ constexpr std::size_t kCentralSize = 46;
 constexpr std::size_t kLocalSize = 30;
 constexpr std::uint64_t kChunk = 1 << 20;
 
-Error bad(std::string why) { return Error{exit_code::kNone, std::move(why)}; }
+Error bad(std::string why) { return Error{ErrorKind::kFailed, std::move(why)}; }
 
 struct Entry {
   std::string_view name;

@@ -73,7 +73,7 @@ namespace {
 
 int fail(const Error& e) {
   spdlog::error("{}", e.message);
-  return e.exit_code;
+  return e.exit_code();
 }
 
 nlohmann::json to_json(const Checkpoint& c) {
@@ -114,7 +114,7 @@ int latest(const Options& o, const std::string& dir, const std::string& format) 
   const auto& c = found.checkpoint;
   if (!c) {
     spdlog::error("{}", found.why_none);
-    return exit_code::kNone;
+    return exit_code_of(ErrorKind::kFailed);
   }
   nlohmann::json j = to_json(*c);
   const auto args = tmpl ? expand_resume_arg(tmpl->value, *c) : std::vector<std::string>{};
@@ -124,7 +124,7 @@ int latest(const Options& o, const std::string& dir, const std::string& format) 
     return spdlog::error(
                "the newest checkpoint's path holds a control character: {}; use --json for it",
                escape_control(c->path)),
-           exit_code::kNone;
+           exit_code_of(ErrorKind::kFailed);
   std::printf("%s\n", c->path.c_str());
   // With --resume-arg, a second line: what TEMPLATE becomes, as shell words (`eval set -- LINE`).
   if (tmpl) std::printf("%s\n", shell_line(args).c_str());
@@ -166,7 +166,8 @@ int watch(const Options& o, const std::string& dir, const std::string& format) {
   // Ctrl-C): a clean stop, exit 0.
   const int sig = Init::instance().wait_for_stop_signal([&w] { w.start(); });
   w.stop();
-  return sig == SIGTERM || sig == SIGINT ? exit_code::kOk : exit_code::kSignalBase + sig;
+  return sig == SIGTERM || sig == SIGINT ? exit_code::kOk
+                                         : exit_code_of(ErrorKind::kStoppedBySignal, sig);
 }
 
 }  // namespace
@@ -179,8 +180,8 @@ int checkpoint_command(const Args& args, const Environment& env) {
   const auto& words = o->positional;
   const bool link = words.size() == 2 && words[0] == "link-logs";
   if (!link && (words.size() != 1 || (words[0] != "latest" && words[0] != "watch")))
-    return std::fprintf(stderr, "%s", kUsage), exit_code::kUsage;
-  if (!o->has("dir")) return fail(Error{exit_code::kUsage, "--dir is required (see --help)"});
+    return std::fprintf(stderr, "%s", kUsage), exit_code_of(ErrorKind::kUsage);
+  if (!o->has("dir")) return fail(Error{ErrorKind::kUsage, "--dir is required (see --help)"});
   const std::string dir = o->get("dir")->value;
   if (link) {
     auto linked = link_logs(words[1], dir);

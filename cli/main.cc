@@ -49,7 +49,7 @@ int usage(FILE* out) {
   std::fprintf(out, "usage: trainvisor COMMAND [ARGS...]\n\ncommands:\n");
   for (const auto& c : kCommands)
     if (c.summary) std::fprintf(out, "  %-11s %s\n", c.name, c.summary);
-  return out == stdout ? tv::exit_code::kOk : tv::exit_code::kUsage;
+  return out == stdout ? tv::exit_code::kOk : tv::exit_code_of(tv::ErrorKind::kUsage);
 }
 
 int dispatch(int argc, char** argv) {
@@ -121,7 +121,7 @@ void last_resort_error(const std::string& message) {
 int out_of_descriptors(const char* what) {
   last_resort_error(std::string("out of file descriptors (") + what +
                     "): RLIMIT_NOFILE (ulimit -n) is too low for trainvisor's own descriptors");
-  return tv::exit_code::kOsError;
+  return tv::exit_code_of(tv::ErrorKind::kOsError);
 }
 
 }  // namespace
@@ -144,6 +144,6 @@ int main(int argc, char** argv) {
     last_resort_error(std::string("cannot start a thread (") + e.what() +
                       "): the pids limit of this container or cgroup (pids.max) is too low for "
                       "trainvisor's own threads");
-    return tv::exit_code::kOsError;
+    return tv::exit_code_of(tv::ErrorKind::kOsError);
   }
 }

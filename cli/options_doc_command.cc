@@ -65,11 +65,11 @@ std::string options_doc() {
 int options_doc_command(const Args& args, const Environment&) {
   if (!args.empty()) {
     std::fprintf(stderr, "usage: trainvisor __options-doc > docs/options.md\n");
-    return exit_code::kUsage;
+    return exit_code_of(ErrorKind::kUsage);
   }
   const std::string doc = options_doc();
   std::fwrite(doc.data(), 1, doc.size(), stdout);
-  return std::fflush(stdout) == 0 ? exit_code::kOk : exit_code::kConfig;
+  return std::fflush(stdout) == 0 ? exit_code::kOk : exit_code_of(ErrorKind::kConfig);
 }
 
 }  // namespace tv

@@ -81,7 +81,7 @@ namespace {
 
 int fail_usage(const Error& e) {
   spdlog::error("{}", e.message);  // escaped by the logger
-  return e.exit_code;
+  return e.exit_code();
 }
 
 int judge_log(const Options& opts, TransportRule required_opt) {
@@ -90,7 +90,7 @@ int judge_log(const Options& opts, TransportRule required_opt) {
   if (auto v = opts.get("nnodes")) {
     auto n = parse_integer<long>(v->value, 1, kMaxNodes);
     if (!n)
-      return fail_usage({exit_code::kConfig, v->origin + "=\"" + v->value +
+      return fail_usage({ErrorKind::kConfig, v->origin + "=\"" + v->value +
                                                  "\": expected an integer from 1 to " +
                                                  std::to_string(kMaxNodes)});
     nnodes_opt = *n;
@@ -98,7 +98,7 @@ int judge_log(const Options& opts, TransportRule required_opt) {
   auto text = read_regular_file(path, kLogFileCap);
   if (!text) {
     spdlog::error("--nccl-log {}", text.error().message);
-    return exit_code::kConfig;
+    return exit_code_of(ErrorKind::kConfig);
   }
   const NcclLogSummary s = classify_nccl_log(*text);
   const int nnodes = std::max(s.nnodes.value_or(1), static_cast<int>(nnodes_opt));
@@ -121,7 +121,7 @@ int judge_log(const Options& opts, TransportRule required_opt) {
     std::printf("%s: transport %s (%s)\n%s\n", path.c_str(), s.transport.c_str(),
                 outcome_name(v.outcome), v.message.c_str());
   }
-  return passed ? exit_code::kOk : exit_code::kPreflightFailed;
+  return passed ? exit_code::kOk : exit_code_of(ErrorKind::kPreflightFailed);
 }
 
 Result<PreflightConfig> make_config(const Options& opts, const Environment& env,
@@ -171,7 +171,7 @@ int preflight_command(const std::vector<std::string>& args, const Environment& e
     return exit_code::kOk;
   }
   if (!opts->positional.empty())
-    return fail_usage({exit_code::kUsage, "unexpected argument '" + opts->positional[0] + "'"});
+    return fail_usage({ErrorKind::kUsage, "unexpected argument '" + opts->positional[0] + "'"});
   auto required = choice_of(*opts, "require-transport", kTransportWords);
   if (!required) return fail_usage(required.error());
   if (opts->has("nccl-log")) return judge_log(*opts, *required);
@@ -182,7 +182,7 @@ int preflight_command(const std::vector<std::string>& args, const Environment& e
     std::printf("%s\n", json_text(report_to_json(report), 2).c_str());
   else
     std::printf("%s", format_report(report).c_str());
-  return report.passed ? exit_code::kOk : exit_code::kPreflightFailed;
+  return report.passed ? exit_code::kOk : exit_code_of(ErrorKind::kPreflightFailed);
 }
 
 }  // namespace tv

@@ -41,13 +41,13 @@ namespace {
 
 int fail(const Error& e) {
   spdlog::error("render: {}", e.message);
-  return e.exit_code;
+  return e.exit_code();
 }
 
 // The whole file or nothing, never through a planted link (common/whole_file.h).
 Status write_atomically(const std::string& path, const std::string& text) {
   auto written = write_whole_file(path, text);
-  if (!written) return Error{exit_code::kConfig, "--output " + written.error().message};
+  if (!written) return Error{ErrorKind::kConfig, "--output " + written.error().message};
   return ok_status();
 }
 
@@ -66,12 +66,12 @@ Result<Rendered> render_from(const Options& o) {
   const auto config = o.get("config");
   const auto target = o.get("target");
   if (!config || !target)
-    return Error{exit_code::kUsage,
+    return Error{ErrorKind::kUsage,
                  "usage: trainvisor render --config FILE --target kubeflow|sagemaker|batch|slurm"};
   std::string why;
   const auto text = RealFileSystem().read(config->value, kConfigFileCap, &why);
   if (!text)
-    return Error{exit_code::kConfig, "--config " + config->value + ": cannot read: " + why};
+    return Error{ErrorKind::kConfig, "--config " + config->value + ": cannot read: " + why};
   auto job = parse_job_config(*text, config->value);
   if (!job) return job.error();
   return render_job(*job, target->value, RenderOptions{.name_suffix = name_suffix(o)});
@@ -91,7 +91,7 @@ int render_command(const Args& args, const Environment& env) {
     return exit_code::kOk;
   }
   if (!opts->positional.empty())
-    return fail(Error{exit_code::kUsage, "unexpected argument '" + opts->positional[0] + "'"});
+    return fail(Error{ErrorKind::kUsage, "unexpected argument '" + opts->positional[0] + "'"});
   auto out = render_from(*opts);
   if (!out) return fail(out.error());
   for (const auto& note : out->notes) spdlog::warn("render: {}", note);
@@ -105,7 +105,7 @@ int render_command(const Args& args, const Environment& env) {
     return exit_code::kOk;
   }
   std::fwrite(out->text.data(), 1, out->text.size(), stdout);
-  return std::fflush(stdout) == 0 ? exit_code::kOk : exit_code::kConfig;
+  return std::fflush(stdout) == 0 ? exit_code::kOk : exit_code_of(ErrorKind::kConfig);
 }
 
 }  // namespace tv

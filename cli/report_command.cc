@@ -61,7 +61,7 @@ Result<Ledger> read_ledger(const std::string& given) {
   auto text = read_regular_file(*path, kLedgerFileCap);
   if (!text) return text.error();  // names the path
   auto ledger = parse_ledger(*text);
-  if (!ledger) return Error{ledger.error().exit_code, *path + ": " + ledger.error().message};
+  if (!ledger) return Error{ledger.error().kind, *path + ": " + ledger.error().message};
   return ledger;
 }
 
@@ -70,21 +70,22 @@ Result<Ledger> read_ledger(const std::string& given) {
 int report_command(const Args& args, const Environment& env) {
   const auto specs = report_option_specs();
   auto o = parse_options(specs, args, env, ParseMode{.use_env = false});
-  if (!o) return fail(o.error().exit_code, o.error().message);
+  if (!o) return fail(o.error().exit_code(), o.error().message);
   if (o->flag("help")) return std::printf("%s\n%s", kUsage, format_help(specs).c_str()), 0;
   if (!o->positional.empty())
-    return fail(exit_code::kUsage, "unexpected argument '" + o->positional[0] + "'");
-  if (!o->has("ledger")) return fail(exit_code::kUsage, "--ledger FILE|DIR is required");
+    return fail(exit_code_of(ErrorKind::kUsage), "unexpected argument '" + o->positional[0] + "'");
+  if (!o->has("ledger"))
+    return fail(exit_code_of(ErrorKind::kUsage), "--ledger FILE|DIR is required");
   auto ledger = read_ledger(o->get("ledger")->value);
-  if (!ledger) return fail(ledger.error().exit_code, ledger.error().message);
+  if (!ledger) return fail(ledger.error().exit_code(), ledger.error().message);
   const JobReport report = job_report(*ledger);
   if (o->has("html")) {
     auto written = write_whole_file(o->get("html")->value, report_html(report));
-    if (!written) return fail(exit_code::kConfig, written.error().message);
+    if (!written) return fail(exit_code_of(ErrorKind::kConfig), written.error().message);
   }
   const std::string text = report_text(report);
   std::fwrite(text.data(), 1, text.size(), stdout);
-  return std::fflush(stdout) == 0 ? exit_code::kOk : exit_code::kConfig;
+  return std::fflush(stdout) == 0 ? exit_code::kOk : exit_code_of(ErrorKind::kConfig);
 }
 
 }  // namespace tv

@@ -65,14 +65,14 @@ Result<long> job_pid(const Options& o, const std::string& dir) {
   const std::string file = dir + "/trainvisor.pid";
   auto text = read_regular_file(file, 64);
   if (!text)
-    return Error{exit_code::kConfig, file + ": " + text.error().message +
+    return Error{ErrorKind::kConfig, file + ": " + text.error().message +
                                          ": expected the pid file of a `trainvisor run "
                                          "--log-dir " +
                                          dir + "` that is running"};
   std::string t = *text;
   while (!t.empty() && t.back() == '\n') t.pop_back();
   auto pid = parse_integer<long>(t, 1, 1 << 22);
-  if (!pid) return Error{exit_code::kConfig, file + ": \"" + t + "\": expected a pid"};
+  if (!pid) return Error{ErrorKind::kConfig, file + ": \"" + t + "\": expected a pid"};
   return *pid;
 }
 
@@ -80,26 +80,26 @@ Result<long> job_pid(const Options& o, const std::string& dir) {
 
 int stacks_command(const Args& args, const Environment& env) {
   auto o = parse_options(stacks_option_specs(), args, env, ParseMode{.use_env = true});
-  if (!o) return fail(o.error().exit_code, o.error().message);
+  if (!o) return fail(o.error().exit_code(), o.error().message);
   if (o->flag("help"))
     return std::printf("%s\n%s", kUsage, format_help(stacks_option_specs()).c_str()), 0;
   if (!o->positional.empty())
-    return fail(exit_code::kUsage, "unexpected argument '" + o->positional[0] + "'");
+    return fail(exit_code_of(ErrorKind::kUsage), "unexpected argument '" + o->positional[0] + "'");
   const std::string dir = o->has("log-dir") ? o->get("log-dir")->value : "";
   auto pid = job_pid(*o, dir);
-  if (!pid) return fail(pid.error().exit_code, pid.error().message);
+  if (!pid) return fail(pid.error().exit_code(), pid.error().message);
   const std::string comm_file = "/proc/" + std::to_string(*pid) + "/comm";
   auto comm = read_regular_file(comm_file, 64);
   if (!comm || !comm->starts_with("trainvisor"))
     return fail(
-        exit_code::kConfig,
+        exit_code_of(ErrorKind::kConfig),
         "pid " + std::to_string(*pid) + " is " +
             (comm ? "not trainvisor (" + comm->substr(0, comm->find('\n')) + ")" : "not running") +
             ": expected the pid of a running `trainvisor run`");
   const std::string out = dir.empty() ? "" : dir + "/stacks.txt";
   const std::string before = out.empty() ? "" : first_line(out);
   if (::kill(static_cast<pid_t>(*pid), stacks_signal()) != 0)
-    return fail(exit_code::kConfig,
+    return fail(exit_code_of(ErrorKind::kConfig),
                 "cannot signal pid " + std::to_string(*pid) + ": " + std::strerror(errno));
   if (out.empty()) {
     std::printf("asked trainvisor (pid %ld) for the stacks: they are in its log\n", *pid);
@@ -117,7 +117,8 @@ int stacks_command(const Args& args, const Environment& env) {
     std::fwrite(text->data(), 1, text->size(), stdout);
     return exit_code::kOk;
   }
-  return fail(exit_code::kHang, out + ": not written within the timeout (is a worker running?)");
+  return fail(exit_code_of(ErrorKind::kHang),
+              out + ": not written within the timeout (is a worker running?)");
 }
 
 }  // namespace tv

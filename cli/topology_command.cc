@@ -28,7 +28,7 @@ namespace {
 
 int fail(const Error& e) {
   spdlog::error("{}", e.message);
-  return e.exit_code;
+  return e.exit_code();
 }
 
 }  // namespace
@@ -47,7 +47,7 @@ int topology_command(const Args& args, const Environment& env) {
     return exit_code::kOk;
   }
   if (!opts->positional.empty())
-    return fail(Error{exit_code::kUsage,
+    return fail(Error{ErrorKind::kUsage,
                       "topology: unexpected argument '" + opts->positional[0] + "' (see --help)"});
   const RealFileSystem fs;
   const RealGpuCounter gpus(env);

@@ -15,8 +15,8 @@ namespace {
 // torch's c10d rendezvous port when the endpoint names none (c10d_rendezvous_backend.py).
 constexpr const char* kC10dDefaultPort = "29400";
 
-Error usage(const std::string& msg) { return Error{exit_code::kUsage, msg}; }
-Error config(const std::string& msg) { return Error{exit_code::kConfig, msg}; }
+Error usage(const std::string& msg) { return Error{ErrorKind::kUsage, msg}; }
+Error config(const std::string& msg) { return Error{ErrorKind::kConfig, msg}; }
 
 std::string shown(const OptionValue& v) {
   return v.origin + "=\"" + escape_control(v.value) + "\"";

@@ -28,7 +28,7 @@ const char* file_kind(mode_t mode) {
 namespace {
 
 Error refuse(const std::string& path, const std::string& why) {
-  return Error{exit_code::kConfig, path + ": " + why};
+  return Error{ErrorKind::kConfig, path + ": " + why};
 }
 
 // Reads until EOF or until `out` holds limit bytes. Returns errno, or 0.

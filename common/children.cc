@@ -55,7 +55,7 @@ std::vector<ChildEnd> ChildGroup::wait_all(Clock::time_point deadline) {
   }
   std::vector<ChildEnd> out;
   for (size_t i = 0; i < pids_.size(); ++i) {
-    ChildEnd e{pids_[i], killed[i], exit_code::kSignalBase + SIGKILL};
+    ChildEnd e{pids_[i], killed[i], exit_code_of(ErrorKind::kStoppedBySignal, SIGKILL)};
     if (auto it = state_->ended.find(pids_[i]); it != state_->ended.end())
       e.code = exit_code_from_status(it->second);
     out.push_back(e);

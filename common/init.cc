@@ -108,7 +108,8 @@ struct ChildSetup {
     close_inherited_fds(launcher.fd_whitelist);
     ::setpgid(0, 0);
     ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (::getppid() != parent) ::_exit(exit_code::kSignalBase + SIGKILL);  // parent already gone
+    if (::getppid() != parent)
+      ::_exit(exit_code_of(ErrorKind::kStoppedBySignal, SIGKILL));  // parent already gone
     sigset_t none;
     ::sigemptyset(&none);
     ::sigprocmask(SIG_SETMASK, &none, nullptr);
@@ -126,17 +127,17 @@ struct ChildSetup {
   template <class Launcher>
   void on_exec_error(Launcher&, const bp::filesystem::path&, const char* const*,
                      const bp::error_code&) {
-    ::_exit(exit_code::kNotExecutable);
+    ::_exit(exit_code_of(ErrorKind::kCannotExecute));
   }
 };
 
 Error exec_error(const std::string& exe, const bp::error_code& ec) {
   // Out of descriptors: trainvisor's own limit (its pipes to the child), not the command's fault.
   if (ec.value() == EMFILE || ec.value() == ENFILE)
-    return Error{exit_code::kOsError, "cannot start " + exe + ": " + ec.message() +
+    return Error{ErrorKind::kOsError, "cannot start " + exe + ": " + ec.message() +
                                           " (trainvisor's own RLIMIT_NOFILE or the system's)"};
-  const int code = ec.value() == ENOENT ? exit_code::kNotFound : exit_code::kNotExecutable;
-  return Error{code, "cannot execute " + exe + ": " + ec.message()};
+  const ErrorKind kind = ec.value() == ENOENT ? ErrorKind::kNotFound : ErrorKind::kCannotExecute;
+  return Error{kind, "cannot execute " + exe + ": " + ec.message()};
 }
 
 boost::asio::io_context& fork_context() {  // Boost.Process wants one for notify_fork only
@@ -283,10 +284,10 @@ void Init::shutdown_now(int sig) {
   spdlog::warn(
       "received SIG{} during {}: {}exiting {}", sigabbrev_np(sig), phase,
       pids.empty() ? "" : "killing " + std::to_string(pids.size()) + " child process(es), ",
-      exit_code::kSignalBase + sig);
+      exit_code_of(ErrorKind::kStoppedBySignal, sig));
   for (pid_t pid : pids) ::kill(-pid, SIGKILL);
   flush_logs();
-  ::_exit(exit_code::kSignalBase + sig);
+  ::_exit(exit_code_of(ErrorKind::kStoppedBySignal, sig));
 }
 
 Result<pid_t> Init::spawn(const SpawnRequest& req, OnExit on_exit) {

@@ -53,7 +53,7 @@ namespace tv {
 
 // SIGRTMIN+8: "write the workers' Python stacks now" (`trainvisor stacks` sends it to trainvisor;
 // trainvisor sends it to each worker, whose faulthandler is registered on it:
-// launcher/supervision/worker_hook.py). A real-time signal because SIGUSR1/SIGUSR2 belong to users
+// launcher/workers/worker_hook.py). A real-time signal because SIGUSR1/SIGUSR2 belong to users
 // and Slurm; +8 keeps clear of the first few, which glibc's timers and libraries reach for first.
 int stacks_signal();
 
@@ -124,7 +124,7 @@ class Init final : public SignalSource {
   bool is_pid1() const { return pid1_; }
   // Live children started with spawn (tests and figures).
   size_t live_children() const;
-  // What is this process's own and no worker's (launcher/supervision/descendants.h): the live
+  // What is this process's own and no worker's (launcher/workers/descendants.h): the live
   // children started with spawn, and the children it already had when Init was made (a sidecar
   // an entrypoint started before `exec trainvisor`).
   std::set<pid_t> own_children() const;

@@ -17,10 +17,10 @@ Result<nlohmann::json> parse_json(std::string_view text, int max_depth) {
   try {
     j = json::parse(text, bound);
   } catch (const json::exception& e) {  // parse_error, and out_of_range for 1e99999
-    return Error{exit_code::kConfig, e.what()};
+    return Error{ErrorKind::kConfig, e.what()};
   }
   if (too_deep)
-    return Error{exit_code::kConfig, "nested deeper than " + std::to_string(max_depth) + " levels"};
+    return Error{ErrorKind::kConfig, "nested deeper than " + std::to_string(max_depth) + " levels"};
   return j;
 }
 

@@ -37,10 +37,10 @@ std::string describe(const OptionValue& v) {
   return v.origin;
 }
 
-Error usage(const std::string& msg) { return Error{exit_code::kUsage, msg}; }
+Error usage(const std::string& msg) { return Error{ErrorKind::kUsage, msg}; }
 
 Error required(const std::string& name) {
-  return Error{exit_code::kConfig, "--" + name + " is required"};
+  return Error{ErrorKind::kConfig, "--" + name + " is required"};
 }
 
 bool listed(const std::vector<std::string>& words, const std::string& v) {
@@ -100,7 +100,7 @@ std::string expected(const OptionSpec& s) {
 }
 
 Error bad_value(const OptionValue& v, const std::string& what) {
-  return Error{exit_code::kConfig,
+  return Error{ErrorKind::kConfig,
                describe(v) + "=\"" + escape_control(v.value) + "\": expected " + what};
 }
 

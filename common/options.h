@@ -125,7 +125,7 @@ Result<E> choice_of(const Options& o, const std::string& name, const Choice<E> (
   if (!word) return word.error();
   for (const auto& c : table)
     if (*word == c.word) return c.value;
-  return Error{exit_code::kConfig,
+  return Error{ErrorKind::kConfig,
                "--" + name + "=\"" + *word + "\": not one of the words trainvisor reads"};
 }
 

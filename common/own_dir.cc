@@ -15,7 +15,7 @@ namespace tv {
 namespace {
 
 Error refused(const std::string& shown, const std::string& why) {
-  return Error{exit_code::kConfig, shown + ": " + why};
+  return Error{ErrorKind::kConfig, shown + ": " + why};
 }
 
 std::string octal_mode(mode_t m) {

@@ -15,12 +15,12 @@ namespace {
 Result<std::string> check_file(const std::string& path) {
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0)
-    return Error{exit_code::kNotFound, "command not found: " + path + " (no such file)"};
+    return Error{ErrorKind::kNotFound, "command not found: " + path + " (no such file)"};
   if (S_ISDIR(st.st_mode))
-    return Error{exit_code::kNotExecutable,
+    return Error{ErrorKind::kCannotExecute,
                  "command " + path + " is a directory, expected an executable file"};
   if (::access(path.c_str(), X_OK) != 0)
-    return Error{exit_code::kNotExecutable,
+    return Error{ErrorKind::kCannotExecute,
                  "command " + path + " is not executable (no execute permission)"};
   return path;
 }
@@ -28,7 +28,7 @@ Result<std::string> check_file(const std::string& path) {
 }  // namespace
 
 Result<std::string> find_executable(const std::string& name, const Environment& env) {
-  if (name.empty()) return Error{exit_code::kNotFound, "command not found: empty command"};
+  if (name.empty()) return Error{ErrorKind::kNotFound, "command not found: empty command"};
   if (name.find('/') != std::string::npos) return check_file(name);
   const auto path = env.get("PATH").value_or("/usr/local/bin:/usr/bin:/bin");
   std::istringstream dirs(path);
@@ -41,13 +41,14 @@ Result<std::string> find_executable(const std::string& name, const Environment& 
     if (!denied) denied = r.error();
   }
   if (denied) return *denied;
-  return Error{exit_code::kNotFound,
+  return Error{ErrorKind::kNotFound,
                "command not found: " + name + " (searched PATH=" + path + ")"};
 }
 
 int exit_code_from_status(int wait_status) {
   if (WIFEXITED(wait_status)) return WEXITSTATUS(wait_status);
-  if (WIFSIGNALED(wait_status)) return exit_code::kSignalBase + WTERMSIG(wait_status);
+  if (WIFSIGNALED(wait_status))
+    return exit_code_of(ErrorKind::kStoppedBySignal, WTERMSIG(wait_status));
   return 1;
 }
 

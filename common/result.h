@@ -1,22 +1,35 @@
-// Result<T>: a value or an Error that carries the exit code to use and one message for the user.
-// The message names the variable, file or flag, the bad value, and what was expected.
+// Result<T>: a value or an Error that carries what went wrong (its ErrorKind, mapped to the exit
+// code in common/exit_codes.h alone) and one message for the user. The message names the
+// variable, file or flag, the bad value, and what was expected.
 #pragma once
 
 #include <string>
 #include <utility>
 #include <variant>
 
+#include "common/exit_codes.h"
+
 namespace tv {
 
 struct Error {
-  int exit_code;
+  ErrorKind kind;
   std::string message;
+  int carried = 0;  // kWorkerFailed: the worker's exit code; kStoppedBySignal: the signal
+  int exit_code() const { return exit_code_of(kind, carried); }
+  // An error whose code arrived as a number (another node's failure, a child's exit status).
+  static Error from_exit_code(int code, std::string message) {
+    const ErrorKind k = kind_of_exit_code(code);
+    const int carried = k == ErrorKind::kWorkerFailed      ? code
+                        : k == ErrorKind::kStoppedBySignal ? code - 128
+                                                           : 0;
+    return Error{k, std::move(message), carried};
+  }
 };
 
 template <class T>
 class [[nodiscard]] Result {
  public:
-  Result(T value) : v_(std::move(value)) {}  // NOLINT: implicit by design
+  Result(T value) : v_(std::move(value)) {}      // NOLINT: implicit by design
   Result(Error error) : v_(std::move(error)) {}  // NOLINT
   bool ok() const { return v_.index() == 0; }
   explicit operator bool() const { return ok(); }

@@ -1,7 +1,7 @@
 // SignalSource: where an event loop gets the process's termination and user signals from. The
 // real one is Init (common/init.h: its signal thread, sigwaitinfo); the Supervisor reaches it only
 // through this interface, so a unit test hands it a fake that delivers SIGTERM, SIGINT, SIGHUP,
-// SIGUSR1 ... on the test's own thread (tests/unit/supervision/fake_signals.h).
+// SIGUSR1 ... on the test's own thread (tests/unit/node/fake_signals.h).
 #pragma once
 
 #include <atomic>

@@ -20,7 +20,7 @@ constexpr int kWriteFlags = O_WRONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC | O_N
 constexpr auto kStreamFlush = std::chrono::milliseconds(2000);
 
 Error not_written(const std::string& path, const std::string& why) {
-  return Error{1, path + ": not written (" + why + ")"};
+  return Error{ErrorKind::kFailed, path + ": not written (" + why + ")"};
 }
 
 // Writes all of `body` and closes `fd`; a full pipe or disk is an error, never a wait. 0 or errno.

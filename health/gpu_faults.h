@@ -1,15 +1,15 @@
 // What a GPU's NVML figures mean for a training job: pure rules shared by the health watch that
 // runs beside the workers (health/gpu_watch.h) and the preflight's gpu-health check.
 //
-// Fatal ("node fault": the job stops on this node and exits exit_code::kNodeFault so that the
-// orchestrator replaces the node rather than retrying on it): a critical Xid whose resolution in
-// NVIDIA's Xid catalog is a GPU reset, a reboot or a hardware replacement (xid_info), a GPU that
-// NVML reports lost (NVML_ERROR_GPU_IS_LOST), a failed row remapping. Everything else the watch
-// sees is a condition that is logged once and exported on /metrics: an Xid the catalog resolves by
-// restarting the application (the worker's own failure goes through --max-restarts), a new
-// uncorrectable (contained) ECC error, a pending row remap or page retirement, a clock slowdown.
-// The preflight is stricter: a GPU that already counts an uncorrectable error, or has a remap or
-// retirement pending, fails it (preflight_faults).
+// Fatal ("node fault": the job stops on this node and exits exit_code_of(ErrorKind::kNodeFault) so
+// that the orchestrator replaces the node rather than retrying on it): a critical Xid whose
+// resolution in NVIDIA's Xid catalog is a GPU reset, a reboot or a hardware replacement (xid_info),
+// a GPU that NVML reports lost (NVML_ERROR_GPU_IS_LOST), a failed row remapping. Everything else
+// the watch sees is a condition that is logged once and exported on /metrics: an Xid the catalog
+// resolves by restarting the application (the worker's own failure goes through --max-restarts), a
+// new uncorrectable (contained) ECC error, a pending row remap or page retirement, a clock
+// slowdown. The preflight is stricter: a GPU that already counts an uncorrectable error, or has a
+// remap or retirement pending, fails it (preflight_faults).
 #pragma once
 
 #include <optional>

@@ -9,7 +9,7 @@
 //     It prints one JSON line per event (the protocol in docs/health.md, "GPU health while
 //     training"): `watching`, `unavailable`, `reading` (the first reading), `xid`, `condition`
 //     (a condition that became active or cleared); the Supervisor reads them
-//     (launcher/supervision/gpu_health_watch.h). What is fatal is health/gpu_faults.h's.
+//     (launcher/node/gpu_health_watch.h). What is fatal is health/gpu_faults.h's.
 #pragma once
 
 #include <nlohmann/json.hpp>

@@ -58,11 +58,13 @@ nlohmann::json last_json_line(const std::string& text) {
 Result<nlohmann::json> answer_of(const std::vector<std::string>& args, const std::string& text,
                                  int code, bool timed_out, std::chrono::seconds timeout) {
   if (timed_out)
-    return Error{1, describe(args) + " hung: killed after " + std::to_string(timeout.count()) +
-                        " s (TRAINVISOR_CHECK_TIMEOUT)"};
+    return Error{ErrorKind::kFailed, describe(args) + " hung: killed after " +
+                                         std::to_string(timeout.count()) +
+                                         " s (TRAINVISOR_CHECK_TIMEOUT)"};
   nlohmann::json j = last_json_line(text);
   if (code != 0 || !j.is_object())
-    return Error{1, describe(args) + " exited " + std::to_string(code) + " without an answer"};
+    return Error{ErrorKind::kFailed,
+                 describe(args) + " exited " + std::to_string(code) + " without an answer"};
   return j;
 }
 
@@ -70,7 +72,7 @@ Result<nlohmann::json> answer_of(const std::vector<std::string>& args, const std
 Result<nlohmann::json> run_query(const std::vector<std::string>& args, const Environment& env) {
   char tmpl[] = "/tmp/trainvisor-query-XXXXXX";
   const int fd = ::mkstemp(tmpl);
-  if (fd < 0) return Error{1, describe(args) + ": cannot create a temporary file"};
+  if (fd < 0) return Error{ErrorKind::kFailed, describe(args) + ": cannot create a temporary file"};
   ::close(fd);
   std::vector<std::string> argv{self_exe(), "__query"};
   argv.insert(argv.end(), args.begin(), args.end());
@@ -81,7 +83,7 @@ Result<nlohmann::json> run_query(const std::vector<std::string>& args, const Env
   if (pid) end = group.wait_all(ChildGroup::Clock::now() + timeout).front();
   const std::string text = read_output_file(tmpl);
   ::unlink(tmpl);
-  if (!pid) return Error{1, describe(args) + ": " + pid.error().message};
+  if (!pid) return Error{ErrorKind::kFailed, describe(args) + ": " + pid.error().message};
   return answer_of(args, text, end->code, end->timed_out, timeout);
 }
 
@@ -92,7 +94,8 @@ Result<T> query_as(const std::vector<std::string>& args, const Environment& env)
   try {
     return j->get<T>();
   } catch (const nlohmann::json::exception& e) {
-    return Error{1, describe(args) + " answered in an unexpected form: " + e.what()};
+    return Error{ErrorKind::kFailed,
+                 describe(args) + " answered in an unexpected form: " + e.what()};
   }
 }
 
@@ -204,7 +207,7 @@ int vendor_query_main(const std::vector<std::string>& args, const Environment& e
     std::fprintf(stderr,
                  "usage: trainvisor __query gpu | gpu-health | libfabric PROVIDER | nccl LIBRARY | "
                  "nccl-unique-id LIBRARY | gpu-watch SECONDS\n");
-    return exit_code::kUsage;
+    return exit_code_of(ErrorKind::kUsage);
   }
   return exit_code::kOk;
 }

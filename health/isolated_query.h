@@ -35,7 +35,7 @@ Result<LibfabricInfo> isolated_query_libfabric(const Environment& env, const std
 // NVML's reading of every visible GPU (health/gpu_watch.h), asked in a child.
 Result<GpuHealthSnapshot> isolated_query_gpu_health(const Environment& env);
 // The same child for a caller that runs it on its own event loop (the start banner's query beside
-// the workers: launcher/supervision/side_query.h): its command line, and its answer read from
+// the workers: launcher/workers/side_query.h): its command line, and its answer read from
 // its output and exit code (timed_out: killed at query_timeout(env)).
 std::vector<std::string> gpu_health_query_argv();
 Result<GpuHealthSnapshot> gpu_health_answer(const std::string& output, int exit_code,

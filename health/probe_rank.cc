@@ -221,7 +221,7 @@ int run_probe_rank(const Environment& env) {
   if (!spec) {
     std::fprintf(stderr, "trainvisor __probe-rank: %s\n", why.c_str());
     std::printf("%s\n", json_text(nlohmann::json{{"ok", false}, {"error", why}}).c_str());
-    return exit_code::kUsage;
+    return exit_code_of(ErrorKind::kUsage);
   }
   out["rank"] = spec->rank;
   out["nranks"] = spec->nranks;

@@ -2,7 +2,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/exit_codes.h"
-#include "common/stop_window.h"
+#include "common/platforms.h"
 #include "render/platform_limits.h"
 #include "render/render.h"
 
@@ -61,7 +61,7 @@ Status add_environment(const JobConfig& c, const BatchConfig& b, json& ct) {
     secrets.push_back({{"name", "TRAINVISOR_RDZV_TOKEN"}, {"valueFrom", *b.token_secret_arn}});
   for (const auto& [name, ref] : c.secrets) {
     if (!ref.arn)
-      return Error{exit_code::kConfig, "secrets." + name +
+      return Error{ErrorKind::kConfig, "secrets." + name +
                                            ".arn: missing for --target batch (a Secrets Manager "
                                            "or SSM parameter ARN)"};
     secrets.push_back({{"name", name}, {"valueFrom", *ref.arn}});
@@ -69,7 +69,7 @@ Status add_environment(const JobConfig& c, const BatchConfig& b, json& ct) {
   if (!env.empty()) ct["environment"] = env;
   if (secrets.empty()) return ok_status();
   if (!b.execution_role_arn)
-    return Error{exit_code::kConfig,
+    return Error{ErrorKind::kConfig,
                  "batch.execution_role_arn: missing: Batch reads secrets (" +
                      secrets[0]["name"].get<std::string>() +
                      ") with the job's execution role (secretsmanager:GetSecretValue)"};
@@ -124,7 +124,7 @@ Result<Rendered> render_batch(const JobConfig& c) {
   if (!ct) return ct.error();
   const json retry = retry_strategy(b);
   if (retry["evaluateOnExit"].size() > platform_limits::kBatchEvaluateOnExitMax)
-    return Error{exit_code::kConfig,
+    return Error{ErrorKind::kConfig,
                  "retryStrategy.evaluateOnExit: " + std::to_string(retry["evaluateOnExit"].size()) +
                      " entries, Batch takes at most 5 (RetryStrategy)"};
   json def = {

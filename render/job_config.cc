@@ -103,10 +103,10 @@ Status read_top_level(Fields& f, JobConfig& c) {
 Result<JobConfig> parse_job_config(const std::string& text, const std::string& source) {
   const auto parsed = parse_json(text);
   if (!parsed)
-    return Error{exit_code::kConfig, source + ": not valid JSON (" + parsed.error().message + ")"};
+    return Error{ErrorKind::kConfig, source + ": not valid JSON (" + parsed.error().message + ")"};
   const json& doc = *parsed;
   if (!doc.is_object())
-    return Error{exit_code::kConfig, source + ": expected a JSON object at the top"};
+    return Error{ErrorKind::kConfig, source + ": expected a JSON object at the top"};
   Fields f(doc, source, "");
   JobConfig c;
   if (auto r = check_all({read_top_level(f, c), check_name(f, c.name), check_image(f, c.image),

@@ -26,7 +26,7 @@ class Fields {
       : obj_(obj), source_(std::move(source)), path_(std::move(path)) {}
 
   Error error(const std::string& field, const std::string& what) const {
-    return Error{exit_code::kConfig, source_ + ": " + name(field) + ": " + what};
+    return Error{ErrorKind::kConfig, source_ + ": " + name(field) + ": " + what};
   }
   std::string name(const std::string& field) const {
     return path_.empty() ? field : path_ + "." + field;

@@ -3,7 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/exit_codes.h"
-#include "common/stop_window.h"
+#include "common/platforms.h"
 #include "render/json_fields.h"
 #include "render/platform_limits.h"
 #include "render/render.h"
@@ -210,7 +210,7 @@ Result<Rendered> render_kubeflow(const JobConfig& c) {
   for (const auto& v : c.volumes)
     if (!k.hugepages.empty() &&
         (v.name.starts_with("hugepages-") || v.mount_path.starts_with("/dev/hugepages")))
-      return Error{exit_code::kConfig, "volumes " + v.name + ": " + v.mount_path +
+      return Error{ErrorKind::kConfig, "volumes " + v.name + ": " + v.mount_path +
                                            " is where kubeflow.hugepages mounts its volumes "
                                            "(hugepages-<size> at /dev/hugepages): expected "
                                            "another name and mount_path"};
@@ -235,7 +235,7 @@ Result<Rendered> render_kubeflow(const JobConfig& c) {
   if (*c.gpus_per_node > 0) job["spec"]["nprocPerNode"] = std::to_string(*c.gpus_per_node);
   for (const auto& [name, ref] : c.secrets)
     if (!ref.k8s_secret)
-      return Error{exit_code::kConfig, "secrets." + name +
+      return Error{ErrorKind::kConfig, "secrets." + name +
                                            ".secret: missing for --target kubeflow (the "
                                            "Kubernetes Secret holding it; arn is for batch)"};
   // "The job must be running under the kubeflow namespace or a namespace prefixed with hyperpod"

@@ -96,7 +96,7 @@ const std::vector<const NameRule*>& name_rules() {
 Status check_name(const NameRule& rule, const std::string& field, const std::string& value) {
   const std::regex pattern{std::string(rule.pattern)};
   if (value.size() <= rule.max_length && std::regex_match(value, pattern)) return ok_status();
-  return Error{exit_code::kConfig,
+  return Error{ErrorKind::kConfig,
                field + ": " + nlohmann::json(value).dump() + " (" + std::to_string(value.size()) +
                    " characters) is not " + std::string(rule.what) + ": expected " +
                    std::string(rule.expected) + ", at most " + std::to_string(rule.max_length) +

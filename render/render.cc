@@ -3,7 +3,7 @@
 #include "common/exit_codes.h"
 #include "common/instance_facts.h"
 #include "common/parse_number.h"
-#include "common/stop_window.h"
+#include "common/platforms.h"
 
 namespace tv {
 
@@ -17,7 +17,7 @@ Result<Rendered> render_job(const JobConfig& config, const std::string& target,
   bool known = false;
   for (const auto& t : render_targets()) known = known || t == target;
   if (!known)
-    return Error{exit_code::kConfig,
+    return Error{ErrorKind::kConfig,
                  "--target: expected kubeflow, sagemaker, batch or slurm, got \"" + target + "\""};
   auto resolved = resolve_job(config, target);
   if (!resolved) return resolved.error();

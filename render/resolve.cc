@@ -3,13 +3,13 @@
 
 #include "common/exit_codes.h"
 #include "common/instance_facts.h"
-#include "common/stop_window.h"
+#include "common/platforms.h"
 #include "render/render.h"
 
 namespace tv {
 namespace {
 
-Error config_error(const std::string& what) { return Error{exit_code::kConfig, what}; }
+Error config_error(const std::string& what) { return Error{ErrorKind::kConfig, what}; }
 
 std::string has(const InstanceFacts& f, int n, const std::string& what) {
   return std::string(f.type) + " has " + std::to_string(n) + " " + what;

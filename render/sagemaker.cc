@@ -6,7 +6,7 @@
 
 #include "common/exit_codes.h"
 #include "common/instance_facts.h"
-#include "common/stop_window.h"
+#include "common/platforms.h"
 #include "render/platform_limits.h"
 #include "render/render.h"
 
@@ -17,7 +17,7 @@ using nlohmann::json;
 
 constexpr const char* kCheckpointPath = "/opt/ml/checkpoints";
 
-Error config_error(const std::string& what) { return Error{exit_code::kConfig, what}; }
+Error config_error(const std::string& what) { return Error{ErrorKind::kConfig, what}; }
 
 // CreateTrainingJob's limits that botocore's validator does not check (it checks minimums only).
 Status check_arguments(const std::vector<std::string>& args) {

@@ -6,8 +6,8 @@
 #include <optional>
 
 #include "common/parse_number.h"
+#include "common/platforms.h"
 #include "common/shell_word.h"
-#include "common/stop_window.h"
 #include "render/render.h"
 
 namespace tv {

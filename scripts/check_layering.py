@@ -17,15 +17,26 @@ ALLOWED = {
     "checkpoint": ["common"],
     "health": ["common"],
     "launcher/topology": ["common"],
-    "launcher/supervision": ["common"],
-    "launcher/rendezvous": ["common", "launcher/supervision"],
+    # what the whole job decides (job state, root-cause judge, culprit, the Cluster interface)
+    "launcher/job": ["common"],
+    # the worker processes, their roster, standbys, spawner and evidence
+    "launcher/workers": ["common", "launcher/job"],
+    # this node's run (NodeRun), the Supervisor adapter and the node's owners
+    "launcher/node": ["common", "launcher/job", "launcher/workers"],
+    "launcher/rendezvous": ["common", "launcher/job"],
     "launcher/observability": ["common"],
     # composes the other modules' types into run's plan; none of them includes it (no cycle)
-    "launcher/plan": ["common", "checkpoint", "health", "launcher/topology", "launcher/supervision",
-                      "launcher/rendezvous", "launcher/observability"],
+    "launcher/plan": ["common", "checkpoint", "health", "launcher/topology", "launcher/job",
+                      "launcher/workers", "launcher/node", "launcher/rendezvous",
+                      "launcher/observability"],
+    # run's steps and the observers it wires: every module but render and cli
+    "launcher/run": ["common", "checkpoint", "health", "launcher/topology", "launcher/job",
+                     "launcher/workers", "launcher/node", "launcher/rendezvous",
+                     "launcher/observability", "launcher/plan"],
     "render": ["common"],
-    "cli": ["common", "checkpoint", "health", "launcher/topology", "launcher/supervision",
-            "launcher/rendezvous", "launcher/observability", "launcher/plan", "render", "cli"],
+    "cli": ["common", "checkpoint", "health", "launcher/topology", "launcher/job",
+            "launcher/workers", "launcher/node", "launcher/rendezvous", "launcher/observability",
+            "launcher/plan", "launcher/run", "render", "cli"],
 }
 # Longest prefix first, so launcher/topology/x.h is launcher/topology, not launcher.
 MODULES = sorted(ALLOWED, key=len, reverse=True)

@@ -1,6 +1,6 @@
 // The GPU health watch's figures on /metrics (docs/observability.md): whether the watch runs, each
 // condition of each GPU now (1 active, 0 cleared), the Xid events counted per GPU and Xid. Fed on
-// the Supervisor's event loop (cli/observability.cc); pure.
+// the Supervisor's event loop (launcher/run/observability.cc); pure.
 #pragma once
 
 #include <map>

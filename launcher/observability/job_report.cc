@@ -137,37 +137,38 @@ CheckpointAdvice advice_of(const Ledger& l, double wall) {
 }  // namespace
 
 std::string exit_reason(int code) {
-  namespace x = exit_code;
-  switch (code) {
-    case x::kOk:
-      return "success";
-    case x::kTempFail:
+  if (code == exit_code::kOk) return "success";
+  switch (kind_of_exit_code(code)) {
+    case ErrorKind::kLost:
       return "lost node (a peer node was lost or the rendezvous timed out)";
-    case x::kNodeFault:
+    case ErrorKind::kNodeFault:
       return "node fault (a GPU of this node failed)";
-    case x::kHang:
+    case ErrorKind::kHang:
       return "hang (restarts exhausted)";
-    case x::kNotExecutable:
+    case ErrorKind::kCannotExecute:
       return "the command is not executable";
-    case x::kNotFound:
+    case ErrorKind::kNotFound:
       return "the command was not found";
-    case x::kUsage:
+    case ErrorKind::kUsage:
       return "usage error";
-    case x::kPreflightFailed:
+    case ErrorKind::kPreflightFailed:
       return "preflight failed";
-    case x::kOsError:
+    case ErrorKind::kOsError:
       return "out of threads or open files";
-    case x::kExportFailed:
+    case ErrorKind::kCannotCreate:
       return "the export failed";
-    case x::kConfig:
+    case ErrorKind::kConfig:
       return "configuration or topology error";
-    default:
+    case ErrorKind::kStoppedBySignal:
+      if (code < exit_code_of(ErrorKind::kStoppedBySignal, 65)) {
+        const int sig = code - exit_code_of(ErrorKind::kStoppedBySignal, 0);
+        const char* name = signal_name(sig);
+        return name ? fmt::format("signal {} ({})", sig, name) : fmt::format("signal {}", sig);
+      }
       break;
-  }
-  if (code > x::kSignalBase && code < x::kSignalBase + 65) {
-    const int sig = code - x::kSignalBase;
-    const char* name = signal_name(sig);
-    return name ? fmt::format("signal {} ({})", sig, name) : fmt::format("signal {}", sig);
+    case ErrorKind::kFailed:
+    case ErrorKind::kWorkerFailed:
+      break;
   }
   return "a worker's failure (restarts exhausted, or one that would fail again)";
 }

@@ -222,7 +222,7 @@ JobTotals read_totals(Reader& r, const json& j) {
   return t;
 }
 
-Error corrupt(const std::string& why) { return Error{exit_code::kConfig, why}; }
+Error corrupt(const std::string& why) { return Error{ErrorKind::kConfig, why}; }
 
 }  // namespace
 

@@ -50,7 +50,7 @@ struct ContainerRecord {
   std::optional<std::int64_t> last_step;
   std::optional<double> seconds_per_step;
   // Its longest start-up of a generation (start to first step): what --hang-timeout auto learns
-  // its start-up deadline from (launcher/supervision/stall_detector.h).
+  // its start-up deadline from (launcher/workers/stall_detector.h).
   std::optional<double> longest_startup;
   std::optional<double> longest_save;  // its longest checkpoint write, as the watcher measured
   std::int64_t lost_steps = 0;

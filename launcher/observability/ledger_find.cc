@@ -26,10 +26,10 @@ Result<std::string> ledger_in_directory(const std::string& dir,
       "expected exactly one job ledger (.trainvisor-ledger-<16 hex digits>.json, which `trainvisor "
       "run` writes in the checkpoint dir of a job with an id)";
   if (found.empty())
-    return Error{exit_code::kConfig, dir + ": a directory with no job ledger; " + expected};
+    return Error{ErrorKind::kConfig, dir + ": a directory with no job ledger; " + expected};
   std::string list;
   for (const auto& n : found) list += (list.empty() ? "" : ", ") + n;
-  return Error{exit_code::kConfig, dir + ": a directory with " + std::to_string(found.size()) +
+  return Error{ErrorKind::kConfig, dir + ": a directory with " + std::to_string(found.size()) +
                                        " job ledgers (" + list + "); " + expected +
                                        ": name one with --ledger FILE"};
 }

@@ -178,10 +178,10 @@ Result<std::unique_ptr<MetricsServer>> MetricsServer::listen(boost::asio::io_con
   std::unique_ptr<MetricsServer> s(new MetricsServer(io, std::move(render), time));
   boost::system::error_code ec;
   const auto addr = boost::asio::ip::make_address(address, ec);
-  if (ec) return Error{exit_code::kConfig, origin + ": \"" + address + "\" is not an IP address"};
+  if (ec) return Error{ErrorKind::kConfig, origin + ": \"" + address + "\" is not an IP address"};
   const tcp::endpoint ep(addr, static_cast<unsigned short>(port));
   auto fail = [&](const char* what) {
-    return Error{exit_code::kConfig, origin + "=" + std::to_string(port) + ": cannot " + what +
+    return Error{ErrorKind::kConfig, origin + "=" + std::to_string(port) + ": cannot " + what +
                                          " " + address + ":" + std::to_string(port) + ": " +
                                          ec.message()};
   };

@@ -46,7 +46,7 @@ Result<ProgressParser::Pattern> ProgressParser::compile(const std::string& regex
   try {
     p.re = boost::regex(regex, boost::regex::perl);
   } catch (const boost::regex_error& e) {
-    return Error{exit_code::kConfig, origin + "=\"" + regex +
+    return Error{ErrorKind::kConfig, origin + "=\"" + regex +
                                          "\": not a valid regular expression (" + e.what() +
                                          "); expected e.g. 'step (?<step>\\d+)/(?<total>\\d+)'"};
   }
@@ -54,7 +54,7 @@ Result<ProgressParser::Pattern> ProgressParser::compile(const std::string& regex
   p.total = group_index(p.re, "total");
   p.tflops = group_index(p.re, "tflops");
   if (p.step < 0)
-    return Error{exit_code::kConfig, origin + "=\"" + regex +
+    return Error{ErrorKind::kConfig, origin + "=\"" + regex +
                                          "\": has no (?<step>\\d+) group; expected e.g. 'step "
                                          "(?<step>\\d+)/(?<total>\\d+)', or auto"};
   return p;

@@ -1,4 +1,4 @@
-// The RootCauseJudge's decisions on /metrics (launcher/supervision/root_cause_judge.h): one
+// The RootCauseJudge's decisions on /metrics (launcher/job/root_cause_judge.h): one
 // counter, `trainvisor_retry_decisions_total{rule="..."}`, each rule that let a generation start
 // after a failure or that gave up. Pure; appended to render_metrics' text (docs/observability.md).
 #pragma once

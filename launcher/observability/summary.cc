@@ -167,7 +167,7 @@ nlohmann::json job_summary_json(const JobTotals& t) {
 
 Status write_summary_file(const std::string& path, const nlohmann::json& j) {
   auto written = write_whole_file(path, json_text(j, 2) + "\n");
-  if (!written) return Error{exit_code::kConfig, "--summary-file " + written.error().message};
+  if (!written) return Error{ErrorKind::kConfig, "--summary-file " + written.error().message};
   return ok_status();
 }
 

@@ -20,7 +20,7 @@ Status keep_master_port_apart(Topology& t, const std::vector<OwnPort>& own) {
     if (p.port == 0 || p.port != t.master_port) continue;
     const std::string port = std::to_string(p.port);
     if (named && p.named)
-      return Error{exit_code::kConfig,
+      return Error{ErrorKind::kConfig,
                    from + "=\"" + port + "\" is " + p.what + " (" + p.origin +
                        "): expected another port: rank 0's worker listens on MASTER_PORT, "
                        "trainvisor on " +

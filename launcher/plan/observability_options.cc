@@ -16,7 +16,7 @@ Result<ObservabilityConfig> read_observability_options(const Options& o, bool in
     auto h = o.get_double("mtbf-hours");
     if (!h) return h.error();
     if (*h <= 0)
-      return Error{exit_code::kConfig,
+      return Error{ErrorKind::kConfig,
                    v->origin + "=\"" + v->value + "\": expected a number of hours above 0"};
     c.goodput.mtbf_hours = *h;
   }

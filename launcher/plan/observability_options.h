@@ -1,8 +1,8 @@
 // What `run`'s observability options ask for (docs/observability.md), read before anything
 // starts: the metrics port and address, the progress regex, the summary file, the goodput's MTBF
 // and FLOPs, the ledger's and the metrics line's intervals. plan_run fills the rest (the topology's
-// goodput fields, the ledger's place and job, the OTLP push); cli/observability.h's Observability
-// wires what this asks for.
+// goodput fields, the ledger's place and job, the OTLP push); launcher/run/observability.h's
+// Observability wires what this asks for.
 #pragma once
 
 #include <optional>

@@ -9,8 +9,8 @@
 #include "common/log.h"
 #include "common/options.h"
 #include "health/preflight.h"
-#include "launcher/supervision/restart_policy.h"
-#include "launcher/supervision/standby.h"
+#include "launcher/job/restart_policy.h"
+#include "launcher/workers/standby.h"
 
 namespace tv {
 

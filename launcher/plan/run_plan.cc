@@ -9,12 +9,12 @@
 #include "health/efa_check.h"
 #include "health/nccl_locate.h"
 #include "health/preflight.h"
+#include "launcher/node/model_export.h"
 #include "launcher/plan/master_port.h"
 #include "launcher/plan/node_fingerprint.h"
 #include "launcher/plan/run_choices.h"
 #include "launcher/plan/run_rules.h"
-#include "launcher/supervision/model_export.h"
-#include "launcher/supervision/standby.h"
+#include "launcher/workers/standby.h"
 
 namespace tv {
 
@@ -53,7 +53,7 @@ std::string ledger_job_id(const Options& o, const Topology& t) {
 // --otlp-endpoint is trainvisor's own option: a bad one is refused (78).
 Result<std::optional<OtlpConfig>> read_otlp_setup(const Options& o, const Environment& env) {
   auto setup = read_otlp_config(env, o.get("otlp-endpoint"));
-  if (!setup.refused.empty()) return Error{exit_code::kConfig, setup.refused};
+  if (!setup.refused.empty()) return Error{ErrorKind::kConfig, setup.refused};
   for (const auto& w : setup.warnings) spdlog::warn("{}", w);
   return setup.config;
 }
@@ -88,7 +88,7 @@ WorkersPython query_workers_python(const Options& o, const std::vector<std::stri
 // script: check_python_script).
 Status check_python_module(const Options& o, const WorkersPython& answer, const Interpreter& py) {
   if (answer.module_found.value_or(true)) return ok_status();
-  return Error{exit_code::kNotFound,
+  return Error{ErrorKind::kNotFound,
                o.positional.front() + ": no such module: " + py.path +
                    " cannot find it (importlib.util.find_spec): expected the module to run "
                    "with -m (nothing started)"};
@@ -110,7 +110,7 @@ Result<milliseconds> grace_period(const Options& o, const Environment& env, cons
     if (!g) return g.error();
     given = *g;
   }
-  return grace_rule(given, t.runs_on, env.has("KUBERNETES_SERVICE_HOST"));
+  return grace_rule(given, t.platform, env.has("KUBERNETES_SERVICE_HOST"));
 }
 
 // --hang-timeout S (silence), or auto (the progress rules, with --startup-timeout and
@@ -118,7 +118,7 @@ Result<milliseconds> grace_period(const Options& o, const Environment& env, cons
 Status read_hang_rules(const Options& o, RunPlan& p) {
   if (o.text("hang-timeout") != "auto") {
     if (auto v = o.get("startup-timeout"))
-      return Error{exit_code::kUsage, v->origin + " is only used with --hang-timeout auto"};
+      return Error{ErrorKind::kUsage, v->origin + " is only used with --hang-timeout auto"};
     return assign(seconds_option(o, "hang-timeout"), p.sup.hang_timeout);
   }
   StallRules rules;
@@ -205,7 +205,7 @@ Status read_health_and_checkpoints(const Options& o, const PlanFacts& facts,
     p.resume_arg = v->value;
   }
   if (p.sup.save_signal != 0 && !p.ckpt_dir)
-    return Error{exit_code::kConfig,
+    return Error{ErrorKind::kConfig,
                  "--save-signal needs --checkpoint-dir: the save is confirmed when the checkpoint "
                  "watcher sees it there"};
   return ok_status();
@@ -226,7 +226,7 @@ Status read_export(const Options& o, const Environment& env, const PlanFacts& fa
   // Copying the export directory into itself: refused before anything starts (both paths' links
   // and a glob's matches through the FileSystem, a relative path against the cwd fact).
   if (auto overlap = export_overlap(p.export_what.value(), p.export_dir, facts.fs, facts.cwd))
-    return Error{exit_code::kConfig, *overlap};
+    return Error{ErrorKind::kConfig, *overlap};
   return ok_status();
 }
 
@@ -266,7 +266,7 @@ Status plan_preflight(const Environment& env, const PlanFacts& facts, RunPlan& p
   // which a spare that joins later would never complete; auto's full becomes basic on every node.
   if (t.spare_nodes > 0 && p.preflight_level == PreflightLevel::kFull) {
     if (p.preflight == PreflightLevel::kFull)
-      return Error{exit_code::kConfig,
+      return Error{ErrorKind::kConfig,
                    "--preflight full with --spare-nodes " + std::to_string(t.spare_nodes) +
                        ": expected basic, none or auto (the cross-node NCCL probe needs a fixed "
                        "set of nodes; a spare may join later)"};

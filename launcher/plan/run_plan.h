@@ -24,14 +24,14 @@
 #include "health/gpu_watch.h"
 #include "health/preflight.h"
 #include "health/torch_version.h"
+#include "launcher/job/restart_policy.h"
+#include "launcher/node/supervisor.h"
 #include "launcher/plan/observability_options.h"
 #include "launcher/rendezvous/fingerprint.h"
-#include "launcher/supervision/restart_policy.h"
-#include "launcher/supervision/supervisor.h"
-#include "launcher/supervision/worker_command.h"
 #include "launcher/topology/gpu_count.h"
 #include "launcher/topology/host_address.h"
 #include "launcher/topology/topology.h"
+#include "launcher/workers/worker_command.h"
 
 namespace tv {
 

@@ -2,7 +2,7 @@
 
 #include "checkpoint/experiments.h"
 #include "common/exit_codes.h"
-#include "common/stop_window.h"
+#include "common/platforms.h"
 
 namespace tv {
 
@@ -25,7 +25,7 @@ Result<std::string> export_dir_rule(const ExportAsked& asked, const Environment&
   if (auto sm = env.get("SM_MODEL_DIR"); sm && !sm->empty()) return *sm;
   if (!asked.resource_config.empty() && fs.exists(asked.resource_config))
     return std::string(kSageMakerModel);
-  return Error{exit_code::kConfig, asked.what.origin + "=\"" + asked.what.value +
+  return Error{ErrorKind::kConfig, asked.what.origin + "=\"" + asked.what.value +
                                        "\": no export directory: expected --export-dir DIR or "
                                        "SM_MODEL_DIR (SageMaker's /opt/ml/model)"};
 }
@@ -34,7 +34,7 @@ Result<int> rendezvous_port_rule(const PortsAsked& asked) {
   if (asked.rdzv_port) return *asked.rdzv_port;
   const int port = asked.master_port + 1;
   if (asked.nnodes > 1 && port > kHighestPort)
-    return Error{exit_code::kConfig,
+    return Error{ErrorKind::kConfig,
                  "the rendezvous port would be master port + 1 = " + std::to_string(port) +
                      " (master port " + std::to_string(asked.master_port) + " from " +
                      asked.master_port_origin +
@@ -53,7 +53,7 @@ std::string termination_log_rule(const std::optional<OptionValue>& value, const 
 }
 
 std::chrono::milliseconds grace_rule(std::optional<std::chrono::milliseconds> given,
-                                     std::string_view platform, bool in_kubernetes) {
+                                     Platform platform, bool in_kubernetes) {
   if (given) return *given;
   return std::chrono::milliseconds(stop_window(platform, in_kubernetes).grace_seconds * 1000L);
 }

@@ -14,6 +14,7 @@
 #include "common/environment.h"
 #include "common/file_system.h"
 #include "common/options.h"
+#include "common/platforms.h"
 #include "common/result.h"
 
 namespace tv {
@@ -53,9 +54,9 @@ bool signals_reach_workers_rule(const Environment& env);
 std::string termination_log_rule(const std::optional<OptionValue>& value, const FileSystem& fs);
 
 // The grace from SIGTERM to SIGKILL: --grace-period, else a few seconds under the platform's
-// stop window (common/stop_window.h).
+// stop window (common/platforms.h).
 std::chrono::milliseconds grace_rule(std::optional<std::chrono::milliseconds> given,
-                                     std::string_view platform, bool in_kubernetes);
+                                     Platform platform, bool in_kubernetes);
 
 // What the resume hook looks up at each start: only with a checkpoint directory and --resume not
 // none; the checkpoint --resume picks, in --checkpoint-format, of this job's experiment only

@@ -69,7 +69,7 @@ std::function<void(const std::string&)> NetworkCluster::join_the_holder(
   return [this, listen_error](const std::string& why) {
     if (!finished_)
       cannot_join(
-          Error{exit_code::kTempFail,
+          Error{ErrorKind::kLost,
                 listen_error + "; what holds it is not this job's coordinator (" + why + ")"});
   };
 }
@@ -103,13 +103,13 @@ void NetworkCluster::start_agent() {
   h.on_give_up = [this](const NodeFailure& f) {
     deliver_terminal([this, f] {
       if (joined_) return events_.give_up(f);
-      preflight_over(Error{f.exit_code, f.summary});
+      preflight_over(Error::from_exit_code(f.exit_code, f.summary));
     });
   };
   h.on_lost = [this](const std::string& why, int signal) {
     deliver_terminal([this, why, signal] {
       if (joined_) return events_.lost(why, signal);
-      preflight_over(Error{exit_code::kTempFail, why});
+      preflight_over(Error{ErrorKind::kLost, why});
     });
   };
   h.on_preflight = [this](const std::string& unique_id) { run_probe(unique_id); };
@@ -139,11 +139,11 @@ Result<int> NetworkCluster::assign_rank() {
   std::optional<Result<int>> answer;
   RdzvAgent::Handlers h;
   h.on_rank = [&answer](int rank) { answer = rank; };
-  h.on_give_up = [&answer](const NodeFailure& f) { answer = Error{f.exit_code, f.summary}; };
-  h.on_lost = [&answer](const std::string& why, int) { answer = Error{exit_code::kTempFail, why}; };
-  h.on_done = [&answer] {
-    answer = Error{exit_code::kTempFail, "the job ended before it started"};
+  h.on_give_up = [&answer](const NodeFailure& f) {
+    answer = Error::from_exit_code(f.exit_code, f.summary);
   };
+  h.on_lost = [&answer](const std::string& why, int) { answer = Error{ErrorKind::kLost, why}; };
+  h.on_done = [&answer] { answer = Error{ErrorKind::kLost, "the job ended before it started"}; };
   h.on_start = [](const GenerationPlan&) {};
   h.on_stop = [](const NodeFailure&) {};
   h.on_preflight = [](const std::string&) {};
@@ -152,7 +152,7 @@ Result<int> NetworkCluster::assign_rank() {
   while (!answer && io_.run_one() > 0) {
   }
   asker.reset();
-  if (!answer) return Error{exit_code::kTempFail, "rendezvous: event loop ended asking for a rank"};
+  if (!answer) return Error{ErrorKind::kLost, "rendezvous: event loop ended asking for a rank"};
   if (!*answer) return answer->error();
   config_.node_rank = answer->value();
   rank_origin_ = "assigned by node 0 in join order (no --node-rank, no platform rank)";
@@ -178,8 +178,7 @@ Status NetworkCluster::preflight(Probe probe) {
   while (!verdict && io_.run_one() > 0) {
   }
   if (probe_thread_.joinable()) probe_thread_.join();
-  if (!verdict)
-    return Error{exit_code::kTempFail, "rendezvous: event loop ended during the preflight"};
+  if (!verdict) return Error{ErrorKind::kLost, "rendezvous: event loop ended during the preflight"};
   return *verdict;
 }
 
@@ -258,20 +257,6 @@ std::string derive_rdzv_token(const std::optional<std::string>& explicit_token,
   unsigned int len = 0;
   EVP_Digest(input.data(), input.size(), digest, &len, EVP_sha256(), nullptr);
   return rdzv::to_hex({digest, len});
-}
-
-std::string rdzv_job_id(const Environment& env) {
-  if (auto v = env.get("TRAINING_JOB_NAME"); v && !v->empty()) return "sagemaker:" + *v;
-  if (auto v = env.get("AWS_BATCH_JOB_ID"); v && !v->empty())
-    return "batch:" + v->substr(0, v->find('#'));
-  for (const char* name : {"PET_MASTER_ADDR", "MASTER_ADDR"}) {
-    auto v = env.get(name);
-    if (!v) continue;
-    auto at = v->rfind("-master-0");
-    if (at != std::string::npos && at > 0) return "kubeflow:" + v->substr(0, at);
-  }
-  if (auto v = env.get("SLURM_JOB_ID"); v && !v->empty()) return "slurm:" + *v;
-  return "";
 }
 
 }  // namespace tv

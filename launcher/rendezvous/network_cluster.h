@@ -29,10 +29,10 @@
 #include "common/environment.h"
 #include "common/loop_time.h"
 #include "common/result.h"
+#include "launcher/job/cluster.h"
+#include "launcher/job/restart_policy.h"
 #include "launcher/rendezvous/fingerprint.h"
 #include "launcher/rendezvous/rdzv_protocol.h"
-#include "launcher/supervision/cluster.h"
-#include "launcher/supervision/restart_policy.h"
 
 namespace tv {
 
@@ -57,7 +57,7 @@ struct NetworkClusterConfig {
   std::chrono::seconds rdzv_timeout{900};
   std::chrono::milliseconds peer_timeout{30000};
   std::string token;                  // the HMAC key, already derived (derive_rdzv_token)
-  RestartPolicy policy;               // launcher/supervision/restart_policy.h
+  RestartPolicy policy;               // launcher/job/restart_policy.h
   std::string bind_addr = "0.0.0.0";  // coordinator listen address (tests use 127.0.0.x); for
                                       // 0.0.0.0 the master's family decides (rdzv_host.h)
   // Node 0 only: when set, the coordinator runs the preflight phase before generation 0 and hands
@@ -152,10 +152,5 @@ class NetworkCluster final : public Cluster {
 // With neither (job_id empty) the key is a fixed public value.
 std::string derive_rdzv_token(const std::optional<std::string>& explicit_token,
                               const std::string& job_id);
-
-// The job's id as every node sees it: TRAINING_JOB_NAME (SageMaker), AWS_BATCH_JOB_ID without its
-// "#<node index>" suffix (Batch multi-node), the Kubeflow job name (PET_MASTER_ADDR or MASTER_ADDR
-// "<job>-master-0[...]"), SLURM_JOB_ID; "" when none is set.
-std::string rdzv_job_id(const Environment& env);
 
 }  // namespace tv

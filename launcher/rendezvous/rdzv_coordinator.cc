@@ -9,9 +9,9 @@
 #include "common/exit_codes.h"
 #include "common/json_field.h"
 #include "common/open_files.h"
+#include "launcher/job/free_port.h"
 #include "launcher/rendezvous/rdzv_descriptors.h"
 #include "launcher/rendezvous/rdzv_host.h"
-#include "launcher/supervision/free_port.h"
 
 namespace tv {
 
@@ -83,9 +83,9 @@ Status RdzvCoordinator::listen() {
   if (ec) {
     boost::system::error_code ignored;
     acceptor_.close(ignored);  // a later listen() starts afresh
-    return Error{exit_code::kTempFail,
-                 "rendezvous coordinator cannot listen on " + config_.bind_addr + ":" +
-                     std::to_string(config_.rdzv_port) + " (--rdzv-port): " + ec.message()};
+    return Error{ErrorKind::kLost, "rendezvous coordinator cannot listen on " + config_.bind_addr +
+                                       ":" + std::to_string(config_.rdzv_port) +
+                                       " (--rdzv-port): " + ec.message()};
   }
   port_ = acceptor_.local_endpoint().port();
   spdlog::info("rdzv: coordinator listening on {}:{} for {} nodes", config_.bind_addr, port_,
@@ -192,7 +192,7 @@ void RdzvCoordinator::on_join(const Conn& conn, const Message& m, const rdzv::No
   if (const std::string clash = rank_clash(rank, who, address_of(conn->peer())); !clash.empty()) {
     refuse_join(conn, rank, clash);
     return machine_.refuse(node_failure(
-        0, rank, exit_code::kConfig,
+        0, rank, ErrorKind::kConfig,
         "the rendezvous on node 0 refused node rank " + std::to_string(rank) + ": " + clash));
   }
   agents_[rank] = Agent{conn, time_.now(), json_field(m.body, "nproc_per_node", 0), who,
@@ -289,7 +289,7 @@ void RdzvCoordinator::late_clash(const Conn& conn, int rank, const rdzv::NodeIde
                             " (the second joined after the job started)";
   refuse_join(conn, rank, clash);
   machine_.refuse(node_failure(
-      machine_.generation(), rank, exit_code::kConfig,
+      machine_.generation(), rank, ErrorKind::kConfig,
       "the rendezvous on node 0 refused node rank " + std::to_string(rank) + ": " + clash));
 }
 
@@ -301,7 +301,7 @@ void RdzvCoordinator::refuse_join(const Conn& conn, int rank, const std::string&
   NodeFailure f;
   f.generation = machine_.generation();
   f.node_rank = std::max(rank, 0);
-  f.exit_code = exit_code::kConfig;
+  f.exit_code = exit_code_of(ErrorKind::kConfig);
   f.summary = "the rendezvous on node 0 refused " + rank_text(rank) + ": " + why;
   conn->send(MsgType::kGiveUp, 0, machine_.generation(), rdzv::failure_body(f));
   conn->close(/*after_flush=*/true);
@@ -374,11 +374,11 @@ void RdzvCoordinator::form_and_start() {
   // workers; otherwise ranks overlap or leave gaps and init_process_group hangs. Refused on every
   // node (78), naming each node's count (docs/coordination.md).
   if (const std::string why = unequal_nproc(); !why.empty())
-    return machine_.refuse(node_failure(0, 0, exit_code::kConfig, why));
+    return machine_.refuse(node_failure(0, 0, ErrorKind::kConfig, why));
   // Nodes that differ (versions, GPU model, NCCL_*/FI_* settings) hang at the first collective or
   // run slow: refused the same way, each difference named per node (docs/coordination.md).
   if (const std::string why = unequal_fingerprints(); !why.empty())
-    return machine_.refuse(node_failure(0, 0, exit_code::kConfig, why));
+    return machine_.refuse(node_failure(0, 0, ErrorKind::kConfig, why));
   machine_.all_present(time_.now());
 }
 
@@ -429,10 +429,11 @@ void RdzvCoordinator::start(const GenerationPlan& plan) {
 }
 
 void RdzvCoordinator::stop(const NodeFailure& f) {
-  spdlog::warn(
-      "rdzv: generation {} {} node {}: {}; stopping every node", f.generation,
-      f.exit_code == exit_code::kTempFail && !membership_.fixed() ? "re-forms for" : "failed on",
-      f.node_rank, f.summary);
+  spdlog::warn("rdzv: generation {} {} node {}: {}; stopping every node", f.generation,
+               f.exit_code == exit_code_of(ErrorKind::kLost) && !membership_.fixed()
+                   ? "re-forms for"
+                   : "failed on",
+               f.node_rank, f.summary);
   // Only the generation's members run workers; a node waiting to join has none to stop.
   for (std::size_t slot = 0; slot < agents_.size(); ++slot)
     if (agents_[slot] && membership_.member(static_cast<int>(slot)))

@@ -1,6 +1,6 @@
 // The coordinator that node rank 0 serves for the node agents (docs/coordination.md).
 //
-// The job's decisions are JobStateMachine's (launcher/supervision/job_state.h), the same state
+// The job's decisions are JobStateMachine's (launcher/job/job_state.h), the same state
 // machine a one-node job runs in-process: restarts counted once for the whole job, their pauses,
 // a fresh MASTER_PORT for every restart (from the kernel, on bind_addr), the preflight phase.
 // The coordinator feeds it what the agents report and relays its actions to every node; it adds
@@ -28,11 +28,11 @@
 
 #include "common/loop_time.h"
 #include "common/result.h"
+#include "launcher/job/job_state.h"
 #include "launcher/rendezvous/membership.h"
 #include "launcher/rendezvous/network_cluster.h"
 #include "launcher/rendezvous/rdzv_connection.h"
 #include "launcher/rendezvous/rdzv_pending.h"
-#include "launcher/supervision/job_state.h"
 
 namespace tv {
 

@@ -23,7 +23,7 @@ CoordinatorDescriptors coordinator_descriptors(int nnodes, int workers) {
 Status coordinator_descriptor_verdict(int nnodes, int workers, const OpenFileLimit& limit) {
   const CoordinatorDescriptors need = coordinator_descriptors(nnodes, workers);
   if (limit.soft == 0 || limit.soft >= need.least) return ok_status();
-  return Error{exit_code::kOsError,
+  return Error{ErrorKind::kOsError,
                "rdzv: node 0's open-file limit (RLIMIT_NOFILE) is " + std::to_string(limit.soft) +
                    " (hard limit " + std::to_string(limit.hard) + "), below the " +
                    std::to_string(need.least) + " descriptors that " + std::to_string(nnodes) +

@@ -21,7 +21,7 @@ namespace {
 
 using nlohmann::json;
 
-Error bad(std::string what) { return Error{exit_code::kTempFail, std::move(what)}; }
+Error bad(std::string what) { return Error{ErrorKind::kLost, std::move(what)}; }
 
 void put32(std::string& out, uint32_t v) {
   for (int shift = 24; shift >= 0; shift -= 8)

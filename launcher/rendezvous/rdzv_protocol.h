@@ -27,7 +27,7 @@
 #include <string_view>
 
 #include "common/result.h"
-#include "launcher/supervision/cluster.h"
+#include "launcher/job/cluster.h"
 
 namespace tv::rdzv {
 

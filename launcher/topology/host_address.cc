@@ -66,7 +66,7 @@ int pick_interface(const std::vector<InterfaceAddress>& ifs) {
 
 Result<std::string> RealHostAddress::ipv4() const {
   Lookup l = lookup();
-  if (l.addr.empty()) return Error{exit_code::kConfig, "this node's own address: " + l.why};
+  if (l.addr.empty()) return Error{ErrorKind::kConfig, "this node's own address: " + l.why};
   return l.addr;
 }
 

@@ -16,7 +16,7 @@ namespace {
 using nlohmann::json;
 
 Error bad(const std::string& path, const std::string& why) {
-  return Error{exit_code::kConfig, "file " + path + ": " + why};
+  return Error{ErrorKind::kConfig, "file " + path + ": " + why};
 }
 
 std::string shown(const json& v) { return json_preview(v); }

@@ -42,7 +42,7 @@ struct ResourceConfig {
 // Larger files are refused before parsing (a real one is a few hundred bytes per host).
 inline constexpr size_t kMaxResourceConfigBytes = 16 * 1024 * 1024;
 
-// `path` names the file in errors (exit_code::kConfig).
+// `path` names the file in errors (exit_code_of(ErrorKind::kConfig)).
 Result<ResourceConfig> parse_resource_config(const std::string& text, const std::string& path);
 
 // Training hosts = the hosts of `groups` (each one of instance_groups[].instance_group_name, else

@@ -33,7 +33,7 @@ struct Parser {
   size_t max_hosts;
 
   Error fail(const std::string& why) const {
-    return Error{exit_code::kConfig, what + "=\"" + text + "\": " + why +
+    return Error{ErrorKind::kConfig, what + "=\"" + text + "\": " + why +
                                          " (expected a Slurm hostlist such as "
                                          "\"gpu-[001-004,007],head\")"};
   }

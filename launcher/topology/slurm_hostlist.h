@@ -18,8 +18,8 @@ namespace tv {
 
 inline constexpr size_t kMaxHostNameLength = 255;
 
-// Errors are exit_code::kConfig; the message names `what` (e.g. "SLURM_JOB_NODELIST"), quotes the
-// text and says what was expected.
+// Errors are exit_code_of(ErrorKind::kConfig); the message names `what` (e.g.
+// "SLURM_JOB_NODELIST"), quotes the text and says what was expected.
 Result<std::vector<std::string>> expand_hostlist(const std::string& text, const std::string& what,
                                                  size_t max_hosts);
 

@@ -46,12 +46,12 @@ std::string step_claim_name(const std::string& job_id, const std::string& node) 
 }
 
 Result<UniqueFd> claim_slurm_step(const Topology& t, const Environment& env) {
-  if (t.platform != "slurm" && t.runs_on != "slurm") return UniqueFd(-1);
+  if (t.platform != Platform::kSlurm) return UniqueFd(-1);
   const std::string node = node_name(t, env);
   const std::string name = step_claim_name(t.job_id, node);
   UniqueFd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
   if (!fd.valid())
-    return Error{exit_code::kOsError,
+    return Error{ErrorKind::kOsError,
                  std::string("the Slurm step's claim: socket(AF_UNIX): ") + std::strerror(errno)};
   sockaddr_un addr{};
   addr.sun_family = AF_UNIX;
@@ -59,7 +59,7 @@ Result<UniqueFd> claim_slurm_step(const Topology& t, const Environment& env) {
   const auto len = static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + 1 + name.size());
   if (::bind(fd.get(), reinterpret_cast<const sockaddr*>(&addr), len) == 0) return fd;
   if (errno != EADDRINUSE)
-    return Error{exit_code::kOsError,
+    return Error{ErrorKind::kOsError,
                  "the Slurm step's claim @" + name + ": bind: " + std::strerror(errno)};
   std::string msg = "another trainvisor already runs in Slurm step ";
   msg += t.job_id;
@@ -71,7 +71,7 @@ Result<UniqueFd> claim_slurm_step(const Topology& t, const Environment& env) {
       "): expected one trainvisor per node and step, which starts the node's workers itself "
       "(srun --ntasks-per-node=1 trainvisor run --nproc-per-node N ...); two would share the "
       "master port, the rendezvous port and the checkpoint directory";
-  return Error{exit_code::kConfig, msg};
+  return Error{ErrorKind::kConfig, msg};
 }
 
 }  // namespace tv

@@ -77,7 +77,7 @@ Result<std::pair<int, int>> nnodes_range(const OptionValue& v) {
 // No platform detected: the explicit values are the whole topology (the rest defaults).
 Result<Topology> explicit_source(const Explicit& ex) {
   Topology t;
-  t.platform = "explicit";
+  t.platform = Platform::kExplicit;
   t.origin["nnodes"] = t.origin["node_rank"] = t.origin["master_addr"] = "default";
   if (ex.nnodes) {
     auto n = nnodes_range(*ex.nnodes);
@@ -101,75 +101,104 @@ Result<Topology> explicit_source(const Explicit& ex) {
   return t;
 }
 
-std::string detected_by(const Topology& t, const Options& opts, const Environment& env,
-                        const Explicit& ex) {
-  if (t.platform == "explicit")
+// What a platform's topology is read from, one row per platform (common/platforms.h has its
+// name and stop window): whether its variables (or file) are there, its source
+// (topology_<name>.cc), how `--platform auto` says it found it, and what `--platform NAME`
+// expected where they are not. `--platform auto` takes the first row detected, in this order;
+// none: local (or explicit, with options).
+struct SourceInputs {
+  const Options& opts;
+  const Environment& env;
+  const FileSystem& fs;
+  const HostAddress& self;
+  std::string rc;     // --resource-config
+  bool master_given;  // --master-addr (or --rdzv-endpoint) replaces the platform's master
+};
+
+struct SourceRow {
+  Platform id;
+  bool (*detected)(const SourceInputs&);
+  // --platform NAME: its variables are there (else missing()'s refusal); null: the source
+  // refuses a partial environment itself.
+  bool (*forced_ok)(const SourceInputs&);
+  std::string (*missing)(const SourceInputs&);
+  Result<Topology> (*read)(const SourceInputs&);
+  std::string (*detected_by)(const SourceInputs&);
+};
+
+const SourceRow kSources[] = {
+    {Platform::kSageMaker,
+     [](const SourceInputs& in) { return topo::sagemaker_detected(in.env, in.fs, in.rc); },
+     [](const SourceInputs& in) { return topo::sagemaker_file_present(in.fs, in.rc); },
+     [](const SourceInputs& in) {
+       return "--platform sagemaker: file " + in.rc +
+              " does not exist: expected SageMaker's resource config (--resource-config PATH)";
+     },
+     [](const SourceInputs& in) {
+       return topo::sagemaker_source(in.env, in.fs, in.rc, in.opts.get("instance-groups"));
+     },
+     [](const SourceInputs& in) { return "detected: file " + in.rc + " exists"; }},
+    {Platform::kKubeflow, [](const SourceInputs& in) { return topo::kubeflow_detected(in.env); },
+     [](const SourceInputs& in) { return topo::kubeflow_detected(in.env); },
+     [](const SourceInputs&) {
+       return std::string(
+           "--platform kubeflow: none of PET_NNODES, PET_NODE_RANK, PET_MASTER_ADDR is set, nor "
+           "MASTER_ADDR + RANK + WORLD_SIZE: expected the variables of the Kubeflow training "
+           "operator");
+     },
+     [](const SourceInputs& in) { return topo::kubeflow_source(in.env, in.master_given); },
+     [](const SourceInputs& in) {
+       for (const char* v : {"PET_NNODES", "PET_NODE_RANK", "PET_MASTER_ADDR"})
+         if (in.env.has(v)) return std::string("detected: env ") + v;
+       return std::string("detected: env MASTER_ADDR + RANK + WORLD_SIZE");
+     }},
+    {Platform::kBatch, [](const SourceInputs& in) { return topo::batch_detected(in.env); },
+     [](const SourceInputs& in) { return topo::batch_detected(in.env); },
+     [](const SourceInputs&) {
+       return std::string(
+           "--platform batch: AWS_BATCH_JOB_NUM_NODES is not set: expected an AWS Batch "
+           "multi-node parallel job");
+     },
+     [](const SourceInputs& in) { return topo::batch_source(in.env, in.self, in.master_given); },
+     [](const SourceInputs&) { return std::string("detected: env AWS_BATCH_JOB_NUM_NODES"); }},
+    {Platform::kSlurm, [](const SourceInputs& in) { return topo::slurm_detected(in.env); }, nullptr,
+     nullptr, [](const SourceInputs& in) { return topo::slurm_source(in.env); },
+     [](const SourceInputs&) { return std::string("detected: env SLURM_JOB_ID + SLURM_NNODES"); }},
+};
+
+const SourceRow* source_of(Platform p) {
+  for (const SourceRow& r : kSources)
+    if (r.id == p) return &r;
+  return nullptr;
+}
+
+std::string detected_by(const Topology& t, const SourceInputs& in, const Explicit& ex) {
+  if (t.platform == Platform::kExplicit)
     return "detected: " + (ex.nnodes      ? ex.nnodes
                            : ex.node_rank ? ex.node_rank
                                           : ex.master_addr)
                               ->origin;
-  if (t.platform == "sagemaker")
-    return "detected: file " + opts.value_or("resource-config", "") + " exists";
-  if (t.platform == "kubeflow") {
-    for (const char* v : {"PET_NNODES", "PET_NODE_RANK", "PET_MASTER_ADDR"})
-      if (env.has(v)) return std::string("detected: env ") + v;
-    return "detected: env MASTER_ADDR + RANK + WORLD_SIZE";
-  }
-  if (t.platform == "batch") return "detected: env AWS_BATCH_JOB_NUM_NODES";
-  if (t.platform == "slurm") return "detected: env SLURM_JOB_ID + SLURM_NNODES";
+  if (const SourceRow* r = source_of(t.platform)) return r->detected_by(in);
   return "default (no platform detected)";
-}
-
-// `master_given`: --master-addr (or --rdzv-endpoint) replaces the platform's master address, so
-// a source does not look for one of its own (Batch's main node, a Kubeflow pod without one).
-Result<Topology> platform_source(const Options& opts, const Environment& env, const FileSystem& fs,
-                                 const HostAddress& self, bool master_given) {
-  const std::string rc = opts.value_or("resource-config", "");
-  if (topo::sagemaker_detected(env, fs, rc))
-    return topo::sagemaker_source(env, fs, rc, opts.get("instance-groups"));
-  if (topo::kubeflow_detected(env)) return topo::kubeflow_source(env, master_given);
-  if (topo::batch_detected(env)) return topo::batch_source(env, self, master_given);
-  if (topo::slurm_detected(env)) return topo::slurm_source(env);
-  return topo::local_source();
 }
 
 // A detected platform is the topology and explicit values override it field by field
 // (apply_explicit); only with no platform detected do they make the topology `explicit`.
-Result<Topology> detect_source(const Options& opts, const Environment& env, const FileSystem& fs,
-                               const HostAddress& self, const Explicit& ex) {
-  auto p = platform_source(opts, env, fs, self, ex.master_addr.has_value());
-  if (!p || p->platform != "local" || !ex.any()) return p;
+Result<Topology> detect_source(const SourceInputs& in, const Explicit& ex) {
+  for (const SourceRow& r : kSources) {
+    if (!r.detected(in)) continue;
+    return r.read(in);
+  }
+  if (!ex.any()) return topo::local_source();
   return explicit_source(ex);
 }
 
-Result<Topology> forced_source(const std::string& platform, const Options& opts,
-                               const Environment& env, const FileSystem& fs,
-                               const HostAddress& self) {
-  const std::string rc = opts.value_or("resource-config", "");
-  if (platform == "sagemaker") {
-    if (!topo::sagemaker_file_present(fs, rc))
-      return config_error("--platform sagemaker: file " + rc +
-                          " does not exist: expected SageMaker's resource config "
-                          "(--resource-config PATH)");
-    return topo::sagemaker_source(env, fs, rc, opts.get("instance-groups"));
-  }
-  if (platform == "kubeflow") {
-    if (!topo::kubeflow_detected(env))
-      return config_error(
-          "--platform kubeflow: none of PET_NNODES, PET_NODE_RANK, "
-          "PET_MASTER_ADDR is set, nor MASTER_ADDR + RANK + WORLD_SIZE: expected "
-          "the variables of the Kubeflow training operator");
-    return topo::kubeflow_source(env, explicit_values(opts).master_addr.has_value());
-  }
-  if (platform == "batch") {
-    if (!topo::batch_detected(env))
-      return config_error(
-          "--platform batch: AWS_BATCH_JOB_NUM_NODES is not set: expected an "
-          "AWS Batch multi-node parallel job");
-    return topo::batch_source(env, self, explicit_values(opts).master_addr.has_value());
-  }
-  if (platform == "slurm") return topo::slurm_source(env);
-  return topo::local_source();
+// --platform NAME: that platform's source, refused where its variables are missing.
+Result<Topology> forced_source(const std::string& name, const SourceInputs& in) {
+  const SourceRow* r = source_of(platform_named(name).value_or(Platform::kLocal));
+  if (!r) return topo::local_source();
+  if (r->forced_ok && !r->forced_ok(in)) return config_error(r->missing(in));
+  return r->read(in);
 }
 
 // Explicit values over a platform (forced or detected), the one rule (docs/topology.md,
@@ -211,11 +240,11 @@ Status apply_spares(const Options& opts, const Explicit& ex, Topology& t) {
   if (*k == 0) return ok_status();
   const std::string origin = opts.get("spare-nodes")->origin;
   const std::string said = origin + "=\"" + std::to_string(*k) + "\"";
-  if (t.platform == "sagemaker")
+  if (t.platform == Platform::kSageMaker)
     return config_error(said +
                         " under platform sagemaker: expected no spares (SageMaker's host "
                         "list fixes every host's part, and a failed host fails the training job)");
-  if (t.platform != "explicit" && t.min_nnodes == 0) {
+  if (t.platform != Platform::kExplicit && t.min_nnodes == 0) {
     if (*k >= t.nnodes)
       return config_error(said + ": expected fewer spares than the " + std::to_string(t.nnodes) +
                           " nodes of " + t.origin["nnodes"] +
@@ -240,7 +269,7 @@ Status apply_spares(const Options& opts, const Explicit& ex, Topology& t) {
 }
 
 Status apply_rank_and_master(const Explicit& ex, Topology& t) {
-  if (ex.node_rank && t.platform == "explicit") {
+  if (ex.node_rank && t.platform == Platform::kExplicit) {
     const int slots = t.nnodes + t.spare_nodes;
     auto r = option_int(*ex.node_rank, 0, slots - 1,
                         "nnodes is " + std::to_string(t.nnodes) + " from " + t.origin["nnodes"] +
@@ -341,18 +370,19 @@ Result<Topology> resolve_topology(const Options& opts, const Environment& env, c
   auto platform = chosen_platform(opts);
   if (!platform) return platform.error();
   const Explicit ex = explicit_values(opts);
+  const SourceInputs in{
+      opts, env, fs, self, opts.value_or("resource-config", ""), ex.master_addr.has_value()};
   const bool forced = platform->first != "auto";
-  auto t = forced ? forced_source(platform->first, opts, env, fs, self)
-                  : detect_source(opts, env, fs, self, ex);
+  auto t = forced ? forced_source(platform->first, in) : detect_source(in, ex);
   if (!t) return t.error();
   if (auto id = opts.get("rdzv-id"); t->job_id.empty() && id && id->value != "none") {
     t->job_id = id->value;  // torchrun's rdzv_id is the job's id (run.py: run_id=args.rdzv_id)
     t->origin["job_id"] = id->origin;
   }
-  t->origin["platform"] = forced ? platform->second : detected_by(*t, opts, env, ex);
-  if (t->platform != "explicit") {
-    t->runs_on = t->platform;
-    const std::string label = (forced ? "--platform " : "platform ") + t->platform;
+  t->origin["platform"] = forced ? platform->second : detected_by(*t, in, ex);
+  if (t->platform != Platform::kExplicit) {
+    const std::string label =
+        (forced ? "--platform " : "platform ") + std::string(platform_name(t->platform));
     if (auto st = apply_explicit(ex, label, *t); !st) return st.error();
   }
   if (auto st = apply_spares(opts, ex, *t); !st) return st.error();

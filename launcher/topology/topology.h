@@ -15,7 +15,7 @@
 // `--platform auto` takes the first that is detected; `--platform NAME` forces one and refuses
 // when its variables are missing. Over a platform (detected or forced), an explicit value
 // overrides only its own field, or is refused where the platform fixes it otherwise (topology.cc,
-// apply_explicit: the rule's one place). Every refusal is Error{exit_code::kConfig} naming the
+// apply_explicit: the rule's one place). Every refusal is Error{ErrorKind::kConfig} naming the
 // variable or file, the bad value and what was expected. Thread-compatible.
 #pragma once
 
@@ -28,6 +28,7 @@
 #include "common/environment.h"
 #include "common/file_system.h"
 #include "common/options.h"
+#include "common/platforms.h"
 #include "common/result.h"
 #include "launcher/topology/gpu_count.h"
 #include "launcher/topology/host_address.h"
@@ -35,10 +36,9 @@
 namespace tv {
 
 struct Topology {
-  std::string platform;  // "explicit" "sagemaker" "kubeflow" "batch" "slurm" "local"
-  // The platform the job runs on (its stop window, the Slurm step claim): `platform`, or "" for
-  // an explicit topology (no platform detected).
-  std::string runs_on;
+  // Where the job runs (common/platforms.h: its name, its stop window): a detected or forced
+  // platform, else kExplicit (options make the topology) or kLocal (one node).
+  Platform platform = Platform::kLocal;
   int nnodes = 1, node_rank = 0, nproc_per_node = 1, master_port = 29500;
   // Elastic membership (--nnodes MIN:MAX, PET_NNODES=MIN:MAX; docs/coordination.md): MIN, with
   // nnodes the MAX; 0: a fixed world of nnodes.

@@ -56,7 +56,7 @@ bool batch_detected(const Environment& env) { return env.has("AWS_BATCH_JOB_NUM_
 
 Result<Topology> batch_source(const Environment& env, const HostAddress& self, bool master_given) {
   Topology t;
-  t.platform = "batch";
+  t.platform = Platform::kBatch;
   auto n = env_int_required(env, "AWS_BATCH_JOB_NUM_NODES", 1, kMaxNodes, "",
                             "the node count of a multi-node parallel job");
   if (!n) return n.error();

@@ -44,11 +44,16 @@ std::string table(const std::vector<Row>& rows) {
 }  // namespace
 
 nlohmann::json topology_to_json(const Topology& t) {
-  nlohmann::json j = {{"platform", t.platform},       {"nnodes", t.nnodes},
-                      {"node_rank", t.node_rank},     {"nproc_per_node", t.nproc_per_node},
-                      {"world_size", t.world_size()}, {"master_addr", t.master_addr},
-                      {"master_port", t.master_port}, {"job_id", t.job_id},
-                      {"worker_env", t.worker_env},   {"sources", t.origin}};
+  nlohmann::json j = {{"platform", platform_name(t.platform)},
+                      {"nnodes", t.nnodes},
+                      {"node_rank", t.node_rank},
+                      {"nproc_per_node", t.nproc_per_node},
+                      {"world_size", t.world_size()},
+                      {"master_addr", t.master_addr},
+                      {"master_port", t.master_port},
+                      {"job_id", t.job_id},
+                      {"worker_env", t.worker_env},
+                      {"sources", t.origin}};
   if (!t.hosts.empty()) j["hosts"] = t.hosts;
   if (t.min_nnodes > 0) j["min_nnodes"] = t.min_nnodes;  // elastic: nnodes is the MAX
   if (t.spare_nodes > 0) j["spare_nodes"] = t.spare_nodes;
@@ -60,7 +65,7 @@ nlohmann::json topology_to_json(const Topology& t) {
 std::string format_topology(const Topology& t) {
   std::vector<Row> rows = {
       {"FIELD", "VALUE", "SOURCE"},
-      {"platform", t.platform, origin_of(t, "platform")},
+      {"platform", std::string(platform_name(t.platform)), origin_of(t, "platform")},
       {"nnodes",
        t.min_nnodes > 0 ? std::to_string(t.min_nnodes) + ":" + std::to_string(t.nnodes)
                         : std::to_string(t.nnodes),

@@ -152,7 +152,7 @@ bool kubeflow_detected(const Environment& env) {
 
 Result<Topology> kubeflow_source(const Environment& env, bool master_given) {
   Topology t;
-  t.platform = "kubeflow";
+  t.platform = Platform::kKubeflow;
   std::string origin;
   auto n = kubeflow_nnodes(env, origin, t.min_nnodes);
   if (!n) return n.error();

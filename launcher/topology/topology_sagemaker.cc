@@ -135,7 +135,7 @@ Result<Topology> sagemaker_source(const Environment& env, const FileSystem& fs,
   std::string groups_origin;
   if (auto st = choose_groups(*rc, fs, path, groups, groups_origin); !st) return st.error();
   Topology t;
-  t.platform = "sagemaker";
+  t.platform = Platform::kSageMaker;
   t.hosts = rc->training_hosts;
   t.nnodes = static_cast<int>(t.hosts.size());
   t.node_rank = rc->rank;

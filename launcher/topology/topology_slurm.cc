@@ -152,7 +152,7 @@ bool slurm_detected(const Environment& env) {
 Result<Topology> slurm_source(const Environment& env) {
   if (auto st = check_job_id(env); !st) return st.error();
   Topology t;
-  t.platform = "slurm";
+  t.platform = Platform::kSlurm;
   set_job_id(env, t);
   if (auto st = check_one_task_per_node(env); !st) return st.error();
   const SlurmNames names = pick_names(env);

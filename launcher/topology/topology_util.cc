@@ -9,7 +9,7 @@
 
 namespace tv::topo {
 
-Error config_error(const std::string& message) { return Error{exit_code::kConfig, message}; }
+Error config_error(const std::string& message) { return Error{ErrorKind::kConfig, message}; }
 
 Error bad_var(const std::string& name, const std::string& value, const std::string& expected) {
   return config_error(name + "=\"" + escape_control(value) + "\": expected " + expected);
@@ -55,7 +55,7 @@ std::string unbracketed_host(const std::string& s) {
 
 Topology local_source() {
   Topology t;
-  t.platform = "local";
+  t.platform = Platform::kLocal;
   t.origin["nnodes"] = "local (one node)";
   t.origin["node_rank"] = "local (one node)";
   t.origin["master_addr"] = "default";

@@ -5,7 +5,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "launcher/supervision/root_cause.h"
+#include "launcher/job/root_cause.h"
 
 namespace {
 

@@ -1,4 +1,4 @@
-"""Only what a worker started is a worker's leftover (launcher/supervision/descendants.h), with the
+"""Only what a worker started is a worker's leftover (launcher/workers/descendants.h), with the
 real binary: a sidecar an entrypoint started before `exec trainvisor run` lives through a restart
 and the run's end; the GPU health watch (on the fake NVML, tests/helpers/fake_nvml/) is one
 process for the whole run, never "left behind"; a grandchild a worker detached (setsid, its

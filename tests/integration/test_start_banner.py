@@ -1,4 +1,4 @@
-"""The start banner (cli/start_banner.h): the real binary prints each item once, one line each,
+"""The start banner (launcher/run/start_banner.h): the real binary prints each item once, one line each,
 with where its value came from; with --log-format json each line is one JSON record. The
 interpreter item names PYTHON_EXEC (the first of the image's interpreters, docs/torchrun.md). The
 gpus item names the workers' GPUs with their UUIDs (the fake NVML's), or none, or unknown and why."""

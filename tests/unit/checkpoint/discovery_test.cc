@@ -453,7 +453,7 @@ TEST(Formats, Validation) {
                           "glob:x,marker=a/b", "glob:x,when=now"}) {
     auto s = validate_checkpoint_format(bad);
     ASSERT_FALSE(s.ok()) << bad;
-    EXPECT_EQ(s.error().exit_code, 78);
+    EXPECT_EQ(s.error().exit_code(), 78);
     EXPECT_NE(s.error().message.find("--checkpoint-format"), std::string::npos);
   }
 }
@@ -461,7 +461,7 @@ TEST(Formats, Validation) {
 TEST(Formats, TheErrorNamesTheOptionGivenAndTheNearestFormat) {
   auto s = validate_checkpoint_format("skrll", "--format");  // `checkpoint latest --format`
   ASSERT_FALSE(s.ok());
-  EXPECT_EQ(s.error().exit_code, 78);
+  EXPECT_EQ(s.error().exit_code(), 78);
   EXPECT_TRUE(
       s.error().message.starts_with("--format: 'skrll' (did you mean skrl?): expected one "
                                     "of auto, skrl, "))

@@ -129,8 +129,8 @@ class FakeCheckpointFs final : public CheckpointFs {
     auto s = p.rfind('/');
     return s == std::string::npos || s == 0 ? "" : p.substr(0, s);
   }
-  static Error enoent() { return Error{exit_code::kNone, "No such file or directory"}; }
-  static Error denied() { return Error{exit_code::kNone, "Permission denied"}; }
+  static Error enoent() { return Error{ErrorKind::kFailed, "No such file or directory"}; }
+  static Error denied() { return Error{ErrorKind::kFailed, "Permission denied"}; }
   bool is_denied(const std::string& p) const {
     for (const auto& d : denied_)
       if (p == d || p.starts_with(d + "/")) return true;
@@ -150,7 +150,7 @@ class FakeCheckpointFs final : public CheckpointFs {
       }
       if (!changed) return path;
     }
-    return Error{exit_code::kNone, "Too many levels of symbolic links"};
+    return Error{ErrorKind::kFailed, "Too many levels of symbolic links"};
   }
 
   std::map<std::string, Node> nodes_;

@@ -359,7 +359,7 @@ TEST(ResumeArg, Placeholders) {
   for (const char* bad : {"--x={nope}", "--x={", "{file"}) {
     auto s = validate_resume_arg(bad);
     ASSERT_FALSE(s.ok()) << bad;
-    EXPECT_EQ(s.error().exit_code, 78);
+    EXPECT_EQ(s.error().exit_code(), 78);
     EXPECT_NE(s.error().message.find("--resume-arg"), std::string::npos);
   }
   EXPECT_TRUE(validate_resume_arg("--a {} {path} {file} {dir} {run} {run_dir} {step} {{}}").ok());

@@ -1,5 +1,6 @@
 // Pure pieces of `run`: its option table turned into the worker command (torchrun's forms), the
-// executable lookup. The supervision pieces are tested in tests/unit/supervision/.
+// executable lookup. The supervision pieces are tested in tests/unit/job/, tests/unit/workers/ and
+// tests/unit/node/.
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -10,7 +11,7 @@
 #include "cli/run_options.h"
 #include "common/options.h"
 #include "common/process.h"
-#include "launcher/supervision/worker_command.h"
+#include "launcher/workers/worker_command.h"
 
 namespace tv {
 namespace {
@@ -54,7 +55,7 @@ TEST(RunChoices, EveryWordReadsAsItsValueAndTheDefaultIsTheRows) {
   auto bad = parse_options(run_option_specs(), {"--warm-standby", "yes", "t.py"}, Environment(),
                            ParseMode{true, false});
   ASSERT_FALSE(bad.ok());
-  EXPECT_EQ(bad.error().exit_code, 78);
+  EXPECT_EQ(bad.error().exit_code(), 78);
   EXPECT_NE(bad.error().message.find("--warm-standby"), std::string::npos) << bad.error().message;
   // A table and a row that disagree (a programming error) are named, not taken for a default.
   constexpr Choice<int> kStale[] = {{"smart", 1}};
@@ -78,23 +79,23 @@ TEST(WorkerCommand, TorchrunForms) {
   auto dashed = build_worker_argv(parse_run({"--", "train.py", "--nnodes", "3"}), env);
   EXPECT_EQ(*dashed,
             (std::vector<std::string>{"/usr/bin/python3", "-u", "train.py", "--nnodes", "3"}));
-  EXPECT_EQ(build_worker_argv(parse_run({"--nnodes", "1"}), env).error().exit_code, 64);
+  EXPECT_EQ(build_worker_argv(parse_run({"--nnodes", "1"}), env).error().exit_code(), 64);
 }
 
 TEST(WorkerCommand, ResolveExecutable) {
   Environment env({{"PATH", "/nonexistent:/bin:/usr/bin"}});
   EXPECT_TRUE(find_executable("sh", env).ok());
-  EXPECT_EQ(find_executable("no-such-command-xyz", env).error().exit_code, 127);
+  EXPECT_EQ(find_executable("no-such-command-xyz", env).error().exit_code(), 127);
   const std::string plain =
       std::filesystem::temp_directory_path() / ("tv-noexec-" + std::to_string(::getpid()));
   std::ofstream(plain) << "data";
   ::chmod(plain.c_str(), 0644);
   auto r = find_executable(plain, env);
   ASSERT_FALSE(r.ok());
-  EXPECT_EQ(r.error().exit_code, 126);
+  EXPECT_EQ(r.error().exit_code(), 126);
   std::filesystem::remove(plain);
-  EXPECT_EQ(find_executable("/tmp", env).error().exit_code, 126);
-  EXPECT_EQ(find_executable("/no/such/file", env).error().exit_code, 127);
+  EXPECT_EQ(find_executable("/tmp", env).error().exit_code(), 126);
+  EXPECT_EQ(find_executable("/no/such/file", env).error().exit_code(), 127);
 }
 
 }  // namespace

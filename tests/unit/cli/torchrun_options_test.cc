@@ -36,7 +36,7 @@ TEST(TorchrunOptions, EndpointIsNodeZerosCoordinator) {
   for (const char* bad : {"fd00::1:5", "[fd00::1", "head:", ":5", "head:70000", "[]:5"}) {
     auto o = applied({std::string("--rdzv_endpoint=") + bad});
     ASSERT_FALSE(o.ok()) << bad;
-    EXPECT_EQ(o.error().exit_code, 78);
+    EXPECT_EQ(o.error().exit_code(), 78);
     EXPECT_NE(o.error().message.find("--rdzv-endpoint"), std::string::npos);
   }
   auto clash = applied({"--master_addr=a", "--rdzv_endpoint=b:1"});
@@ -51,11 +51,11 @@ TEST(TorchrunOptions, BackendIdConf) {
   for (const char* b : {"etcd", "etcd-v2"}) {
     auto o = applied({"--rdzv_backend", b});
     ASSERT_FALSE(o.ok());
-    EXPECT_EQ(o.error().exit_code, 78);  // a recognised option with a bad value
+    EXPECT_EQ(o.error().exit_code(), 78);  // a recognised option with a bad value
     EXPECT_NE(o.error().message.find("--rdzv-backend=\"" + std::string(b)), std::string::npos);
     EXPECT_NE(o.error().message.find("expected c10d or static"), std::string::npos);
   }
-  EXPECT_EQ(applied({"--rdzv_backend=zk"}).error().exit_code, 78);
+  EXPECT_EQ(applied({"--rdzv_backend=zk"}).error().exit_code(), 78);
   EXPECT_EQ(value(applied({"--rdzv_id=job-7"}), "run-id"), "job-7");
   EXPECT_EQ(value(applied({"--rdzv_id=job-7", "--run-id=r"}), "run-id"), "r");
   auto c = applied({"--rdzv_conf=join_timeout=60,read_timeout=7,last_call_timeout=1"});
@@ -66,10 +66,10 @@ TEST(TorchrunOptions, BackendIdConf) {
             "5");
   auto other = applied({"--rdzv_conf", "join_timeout=1,is_host=1"});
   ASSERT_FALSE(other.ok());
-  EXPECT_EQ(other.error().exit_code, 78);
+  EXPECT_EQ(other.error().exit_code(), 78);
   EXPECT_NE(other.error().message.find("is_host"), std::string::npos);
-  EXPECT_EQ(applied({"--rdzv_conf=join_timeout=x"}).error().exit_code, 78);
-  EXPECT_EQ(applied({"--rdzv_conf=join_timeout"}).error().exit_code, 78);
+  EXPECT_EQ(applied({"--rdzv_conf=join_timeout=x"}).error().exit_code(), 78);
+  EXPECT_EQ(applied({"--rdzv_conf=join_timeout"}).error().exit_code(), 78);
 }
 
 TEST(TorchrunOptions, NnodesRange) {
@@ -79,10 +79,10 @@ TEST(TorchrunOptions, NnodesRange) {
   EXPECT_EQ(value(applied({"--nnodes=1:4"}), "nnodes"), "1:4");
   auto bad = applied({"--nnodes=4:1"});
   ASSERT_FALSE(bad.ok());
-  EXPECT_EQ(bad.error().exit_code, 78);
+  EXPECT_EQ(bad.error().exit_code(), 78);
   EXPECT_NE(bad.error().message.find("expected N or MIN:MAX with 1 <= MIN <= MAX"),
             std::string::npos);
-  EXPECT_EQ(applied({"--nnodes=a:b"}).error().exit_code, 78);
+  EXPECT_EQ(applied({"--nnodes=a:b"}).error().exit_code(), 78);
 }
 
 TEST(TorchrunOptions, RefusedByNameOrAcceptedAtDefault) {
@@ -99,7 +99,7 @@ TEST(TorchrunOptions, RefusedByNameOrAcceptedAtDefault) {
            {"--signals_to_handle=SIGUSR1", "--signals-to-handle"}}) {
     auto o = applied({flag});
     ASSERT_FALSE(o.ok()) << flag;
-    EXPECT_EQ(o.error().exit_code, 78) << flag;
+    EXPECT_EQ(o.error().exit_code(), 78) << flag;
     EXPECT_NE(o.error().message.find(name), std::string::npos) << o.error().message;
     EXPECT_NE(o.error().message.find(": expected "), std::string::npos) << o.error().message;
   }
@@ -108,7 +108,7 @@ TEST(TorchrunOptions, RefusedByNameOrAcceptedAtDefault) {
             std::string::npos);
   auto shorty = applied({"-t", "3"});  // an option trainvisor does not know: usage
   ASSERT_FALSE(shorty.ok());
-  EXPECT_EQ(shorty.error().exit_code, 64);
+  EXPECT_EQ(shorty.error().exit_code(), 64);
   EXPECT_NE(shorty.error().message.find("-t"), std::string::npos);
 }
 

@@ -53,7 +53,7 @@ TEST(BoundedRead, AFifoIsRefusedAtOnce) {
   auto r = read_regular_file(fifo, 100);  // blocks for good without O_NONBLOCK
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().message, fifo + ": not a regular file (a FIFO)");
-  EXPECT_EQ(r.error().exit_code, 78);
+  EXPECT_EQ(r.error().exit_code(), 78);
 }
 
 TEST(BoundedRead, DevZeroIsRefused) {

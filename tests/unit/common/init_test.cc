@@ -147,10 +147,10 @@ TEST_F(InitTest, EachExitReachesTheOwnerThatStartedTheChild) {
 TEST_F(InitTest, ExecErrorsAre127And126) {
   auto missing = init.spawn(SpawnRequest{"/no/such/program", {"x"}, {}, -1, -1, -1}, nullptr);
   ASSERT_FALSE(missing.ok());
-  EXPECT_EQ(missing.error().exit_code, 127);
+  EXPECT_EQ(missing.error().exit_code(), 127);
   auto dir = init.spawn(SpawnRequest{"/tmp", {"x"}, {}, -1, -1, -1}, nullptr);
   ASSERT_FALSE(dir.ok());
-  EXPECT_EQ(dir.error().exit_code, 126);
+  EXPECT_EQ(dir.error().exit_code(), 126);
 }
 
 TEST_F(InitTest, OrphansComeBackAndAreReapedWithoutAnOwner) {
@@ -276,9 +276,9 @@ TEST_F(InitTest, ADestroyedChildGroupLeavesNothingRunning) {
 TEST(ProcessTest, OnePathLookupWith127And126) {
   const Environment env{{"PATH", "/no/such/dir:/usr/bin:/bin"}};
   EXPECT_TRUE(find_executable("sh", env).ok());
-  EXPECT_EQ(find_executable("no-such-command-xyz", env).error().exit_code, 127);
-  EXPECT_EQ(find_executable("/tmp", env).error().exit_code, 126);
-  EXPECT_EQ(find_executable("", env).error().exit_code, 127);
+  EXPECT_EQ(find_executable("no-such-command-xyz", env).error().exit_code(), 127);
+  EXPECT_EQ(find_executable("/tmp", env).error().exit_code(), 126);
+  EXPECT_EQ(find_executable("", env).error().exit_code(), 127);
 }
 
 }  // namespace

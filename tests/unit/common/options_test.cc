@@ -37,7 +37,7 @@ Result<Options> parse(const std::vector<std::string>& args, Environment env = En
 
 void expect_refused(const Result<Options>& r, const std::string& message) {
   ASSERT_FALSE(r.ok()) << message;
-  EXPECT_EQ(r.error().exit_code, 78);
+  EXPECT_EQ(r.error().exit_code(), 78);
   EXPECT_EQ(r.error().message, message);
 }
 
@@ -59,7 +59,7 @@ TEST(Options, EveryEnumeratedValueIsCheckedAndTheErrorNamesItsOrigin) {
 TEST(Options, AnUnknownOptionNamesTheNearestKnownOne) {
   auto typo = parse({"--max-restart", "2"});
   ASSERT_FALSE(typo.ok());
-  EXPECT_EQ(typo.error().exit_code, 64);
+  EXPECT_EQ(typo.error().exit_code(), 64);
   EXPECT_EQ(typo.error().message,
             "unknown option --max-restart (did you mean --max-restarts?) (see --help)");
   auto underscores = parse({"--nproc_per_nod=2"});  // spelt with _: the hint has the dashes
@@ -126,7 +126,7 @@ TEST(Options, FlagsFromTheEnvironmentAreBooleans) {
   EXPECT_TRUE(parse({"-m", "pkg"})->flag("module"));
   auto r = parse({"--standalone=1"});
   ASSERT_FALSE(r.ok());
-  EXPECT_EQ(r.error().exit_code, 64);  // a flag takes no value on the command line
+  EXPECT_EQ(r.error().exit_code(), 64);  // a flag takes no value on the command line
 }
 
 TEST(Options, WordsAreTakenBesideTheRangeAndTextIsNotChecked) {
@@ -137,8 +137,8 @@ TEST(Options, WordsAreTakenBesideTheRangeAndTextIsNotChecked) {
 }
 
 TEST(Options, UnknownOptionsAndMissingValuesAreUsageErrors) {
-  EXPECT_EQ(parse({"--no-such"}).error().exit_code, 64);
-  EXPECT_EQ(parse({"--max-restarts"}).error().exit_code, 64);
+  EXPECT_EQ(parse({"--no-such"}).error().exit_code(), 64);
+  EXPECT_EQ(parse({"--max-restarts"}).error().exit_code(), 64);
 }
 
 TEST(Options, HelpAndMarkdownComeFromTheRows) {

@@ -40,7 +40,7 @@ TEST(ParseNumber, ANumberOptionNamesTheOptionAndTheRange) {
   for (const char* bad : {"1e20", "inf", "nan", "-1"}) {
     auto r = with(kGrace, bad);
     ASSERT_FALSE(r.ok()) << bad;
-    EXPECT_EQ(r.error().exit_code, 78);
+    EXPECT_EQ(r.error().exit_code(), 78);
     EXPECT_EQ(r.error().message,
               std::string("--grace-period=\"") + bad + "\": expected a number from 0 to 86400");
   }

@@ -1,7 +1,10 @@
-// The default grace period stays under each platform's stop window.
-#include "common/stop_window.h"
-
+// The platforms' registry (common/platforms.h): one row per platform, its name and its stop
+// window; the default grace period stays under each window.
 #include <gtest/gtest.h>
+
+#include <set>
+
+#include "common/platforms.h"
 
 namespace tv {
 namespace {
@@ -19,6 +22,19 @@ TEST(StopWindow, GraceIsAFewSecondsUnderEachPlatformsWindow) {
       EXPECT_GE(w.window_seconds - w.grace_seconds, 2) << p;
       EXPECT_LE(w.window_seconds - w.grace_seconds, 10) << p;
     }
+}
+
+TEST(Platforms, OneRowPerPlatformFoundByItsName) {
+  std::set<std::string_view> names;
+  for (const PlatformRow& r : platforms()) {
+    EXPECT_TRUE(names.insert(r.name).second) << r.name;
+    EXPECT_EQ(platform_named(r.name), r.id);
+    EXPECT_EQ(&platform_row(r.id), &r);
+    EXPECT_EQ(stop_window(r.id, false).grace_seconds, stop_window(r.name, false).grace_seconds);
+  }
+  EXPECT_EQ(names.size(), static_cast<size_t>(Platform::kSlurm) + 1);
+  EXPECT_EQ(platform_named("lsf"), std::nullopt);
+  EXPECT_EQ(stop_window("lsf", false).window_seconds, 10);  // a plain container's
 }
 
 }  // namespace

@@ -22,7 +22,7 @@ TEST(LedgerFind, TheOneLedgerInADirectory) {
 TEST(LedgerFind, NoneOrSeveralIsOneErrorNamingTheDirectory) {
   auto none = ledger_in_directory("/ckpt", {"agent_10.pt", ".trainvisor-ledger-xyz.json"});
   ASSERT_FALSE(none);
-  EXPECT_EQ(none.error().exit_code, exit_code::kConfig);
+  EXPECT_EQ(none.error().exit_code(), exit_code_of(ErrorKind::kConfig));
   EXPECT_EQ(none.error().message,
             "/ckpt: a directory with no job ledger; expected exactly one job ledger "
             "(.trainvisor-ledger-<16 hex digits>.json, which `trainvisor run` writes in the "
@@ -30,7 +30,7 @@ TEST(LedgerFind, NoneOrSeveralIsOneErrorNamingTheDirectory) {
   const std::string a = ledger_file_name("a"), b = ledger_file_name("b");
   auto several = ledger_in_directory("/ckpt", {a, b});
   ASSERT_FALSE(several);
-  EXPECT_EQ(several.error().exit_code, exit_code::kConfig);
+  EXPECT_EQ(several.error().exit_code(), exit_code_of(ErrorKind::kConfig));
   EXPECT_NE(several.error().message.find("/ckpt: a directory with 2 job ledgers (" + a + ", " + b +
                                          "); expected exactly one"),
             std::string::npos)

@@ -170,7 +170,7 @@ TEST(ServerListen, PortInUseIsAnErrorNamingTheOption) {
   auto second = MetricsServer::listen(io, "127.0.0.1", (*first)->port(), "--metrics-port",
                                       [] { return std::string(); });
   ASSERT_FALSE(second.ok());
-  EXPECT_EQ(second.error().exit_code, 78);
+  EXPECT_EQ(second.error().exit_code(), 78);
   EXPECT_NE(second.error().message.find("--metrics-port"), std::string::npos);
   auto bad =
       MetricsServer::listen(io, "not-an-ip", 0, "--metrics-address", [] { return std::string(); });

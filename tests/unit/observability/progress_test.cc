@@ -79,7 +79,7 @@ TEST(ProgressRegex, NumberTooBigIsIgnored) {
 TEST(ProgressRegex, BadRegexIsRefusedNamingTheOption) {
   auto p = ProgressParser::make("step (?<step>\\d+", "--progress-regex");
   ASSERT_FALSE(p.ok());
-  EXPECT_EQ(p.error().exit_code, 78);
+  EXPECT_EQ(p.error().exit_code(), 78);
   EXPECT_NE(p.error().message.find("--progress-regex"), std::string::npos);
   auto q = ProgressParser::make(R"(step (\d+))", "TRAINVISOR_PROGRESS_REGEX");
   ASSERT_FALSE(q.ok());

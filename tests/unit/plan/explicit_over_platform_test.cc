@@ -25,7 +25,7 @@ using ::testing::HasSubstr;
 constexpr const char* kRc = "/opt/ml/input/config/resourceconfig.json";
 
 // What each platform says on this node: its environment (and files), and the world it states.
-struct Platform {
+struct PlatformSide {
   std::map<std::string, std::string> env;
   std::map<std::string, std::string> files;
   std::string name;  // the topology's platform
@@ -33,8 +33,8 @@ struct Platform {
   std::string nnodes_var, rank_var;  // what a refusal must name (the platform's side)
 };
 
-const std::map<std::string, Platform>& platforms() {
-  static const std::map<std::string, Platform> all = {
+const std::map<std::string, PlatformSide>& sides() {
+  static const std::map<std::string, PlatformSide> all = {
       // A PyTorchJob's worker pod as kubeflow/training-operator v1.7+ sets it (nprocPerNode 2).
       {"kubeflow",
        {{{"PET_NNODES", "2"},
@@ -112,7 +112,7 @@ std::string field_of(const Topology& t, const std::string& field) {
   return "<no field " + field + ">";
 }
 
-Result<Topology> resolve(const Platform& p, std::vector<std::string> args) {
+Result<Topology> resolve(const PlatformSide& p, std::vector<std::string> args) {
   Environment env(p.env);
   testing::FakeFileSystem fs;
   for (const auto& [path, text] : p.files) fs.add_file(path, text);
@@ -125,14 +125,14 @@ Result<Topology> resolve(const Platform& p, std::vector<std::string> args) {
   return resolve_topology(*o, env, fs, gpus, self);
 }
 
-// The table. Platform sides, per platform: kubeflow rank 1 master job-master-0 port 23456 nproc
+// The table. PlatformSide sides, per platform: kubeflow rank 1 master job-master-0 port 23456 nproc
 // 2 (PET_NPROC_PER_NODE); sagemaker rank 1 master algo-1; batch (main node) rank 0 master its
 // own 10.0.0.9; slurm rank 1 master gpu-1; local one node, rank 0, 127.0.0.1.
 std::vector<Cell> table() {
   const std::string addr = "10.9.9.9";
   const std::vector<std::string> ep = {"--rdzv-endpoint", addr + ":4444"};
   std::vector<Cell> cells;
-  for (const auto& [name, p] : platforms()) {
+  for (const auto& [name, p] : sides()) {
     // --master-addr and --rdzv-endpoint replace the master address; nothing else.
     cells.push_back({name, {"--master-addr", addr}, "master_addr", addr, "--master-addr"});
     cells.push_back({name, ep, "master_addr", addr, "--rdzv-endpoint"});
@@ -174,11 +174,11 @@ std::string describe(const Cell& c) {
 TEST(ExplicitOverPlatform, EveryCellOfTheTable) {
   for (const Cell& c : table()) {
     SCOPED_TRACE(describe(c));
-    const Platform& p = platforms().at(c.platform);
+    const PlatformSide& p = sides().at(c.platform);
     auto t = resolve(p, c.args);
     if (c.value == "78") {
       ASSERT_FALSE(t.ok()) << "resolved: " << c.field << " = " << field_of(*t, c.field);
-      EXPECT_EQ(t.error().exit_code, exit_code::kConfig);
+      EXPECT_EQ(t.error().exit_code(), exit_code_of(ErrorKind::kConfig));
       EXPECT_EQ(t.error().message.find('\n'), std::string::npos) << "one line";
       for (const auto& s : c.named) EXPECT_THAT(t.error().message, HasSubstr(s));
       continue;
@@ -191,17 +191,17 @@ TEST(ExplicitOverPlatform, EveryCellOfTheTable) {
     EXPECT_EQ(t->node_rank, p.node_rank);
     const bool topology_option =
         c.field == "master_addr" || c.field == "nnodes" || c.field == "node_rank";
-    EXPECT_EQ(t->platform, c.platform == "local" && topology_option ? "explicit" : p.name);
+    EXPECT_EQ(platform_name(t->platform),
+              c.platform == "local" && topology_option ? "explicit" : p.name);
   }
 }
 
 // The issue's case (issue 53, item 1): Batch's main node of a 2-node job given --master-addr
 // trains in a 2-node world, as node rank 0, with Batch's job id.
 TEST(ExplicitOverPlatform, BatchMainNodeWithMasterAddrKeepsTheTwoNodeWorld) {
-  auto t =
-      resolve(platforms().at("batch"), {"--master-addr", "127.0.0.1", "--nproc-per-node", "2"});
+  auto t = resolve(sides().at("batch"), {"--master-addr", "127.0.0.1", "--nproc-per-node", "2"});
   ASSERT_TRUE(t.ok()) << t.error().message;
-  EXPECT_EQ(t->platform, "batch");
+  EXPECT_EQ(t->platform, Platform::kBatch);
   EXPECT_EQ(t->world_size(), 4);
   EXPECT_EQ(t->node_rank, 0);
   EXPECT_FALSE(t->rank_by_rendezvous);
@@ -213,7 +213,7 @@ TEST(ExplicitOverPlatform, BatchMainNodeWithMasterAddrKeepsTheTwoNodeWorld) {
 // A Batch child with --master-addr needs no AWS_BATCH_JOB_MAIN_NODE_PRIVATE_IPV4_ADDRESS: the
 // option gives what that variable would.
 TEST(ExplicitOverPlatform, BatchChildWithMasterAddrNeedsNoMainAddressVariable) {
-  Platform child = platforms().at("batch");
+  PlatformSide child = sides().at("batch");
   child.env["AWS_BATCH_JOB_NODE_INDEX"] = "1";
   EXPECT_FALSE(resolve(child, {}).ok());  // without it: refused (no main node address)
   auto t = resolve(child, {"--master-addr", "10.0.0.5"});

@@ -47,7 +47,7 @@ TEST(MasterPort, OnePortNamedForTwoThingsByTrainvisorsOwnOptionsIsRefused) {
     const OwnPort metrics{9400, "the metrics server's port", "--metrics-port", true};
     auto s = keep_master_port_apart(t, {kEndpoint, metrics});
     ASSERT_FALSE(s.ok()) << from;
-    EXPECT_EQ(s.error().exit_code, 78);
+    EXPECT_EQ(s.error().exit_code(), 78);
     EXPECT_EQ(s.error().message,
               std::string(from) +
                   "=\"9400\" is the metrics server's port (--metrics-port): expected another "
@@ -111,7 +111,7 @@ TEST(MasterPortRule, TheMasterPortKeptOffTrainvisorsOwnPorts) {
     auto s = master_port_rule(t, r.asked);
     if (r.want < 0) {
       ASSERT_FALSE(s.ok()) << r.master_origin;
-      EXPECT_EQ(s.error().exit_code, 78);
+      EXPECT_EQ(s.error().exit_code(), 78);
     } else {
       ASSERT_TRUE(s.ok()) << s.error().message;
       EXPECT_EQ(t.master_port, r.want) << r.master_origin << " " << r.master_port;

@@ -49,7 +49,7 @@ TEST(ObservabilityOptions, TheGoodputsFiguresAndIntervals) {
 TEST(ObservabilityOptions, AnMtbfOfNoHoursIsRefusedNamingIt) {
   auto c = read({"--mtbf-hours", "0"}, false);
   ASSERT_FALSE(c.ok());
-  EXPECT_EQ(c.error().exit_code, 78);
+  EXPECT_EQ(c.error().exit_code(), 78);
   EXPECT_EQ(c.error().message, "--mtbf-hours=\"0\": expected a number of hours above 0");
 }
 

@@ -40,7 +40,7 @@ class RunPlanTest : public ::testing::Test {
         .host = host,
         .executable = [this](const std::string& name, const Environment&) -> Result<std::string> {
           if (!on_path.count(name))
-            return Error{exit_code::kNotFound, "command not found: " + name};
+            return Error{ErrorKind::kNotFound, "command not found: " + name};
           return on_path.at(name);
         },
         .workers_python = [this](const std::string& python, const Environment&,
@@ -61,7 +61,7 @@ class RunPlanTest : public ::testing::Test {
   Error refused(std::vector<std::string> args) {
     auto p = plan(std::move(args));
     EXPECT_FALSE(p.ok());
-    return p.ok() ? Error{} : p.error();
+    return p.ok() ? Error{ErrorKind::kFailed, ""} : p.error();
   }
   void slurm_step() {
     for (const auto& [k, v] : {std::pair{"SLURM_JOB_ID", "7"},
@@ -97,7 +97,7 @@ TEST_F(RunPlanTest, TheOperatorsPortOnTheMetricsPortBecomesAFreshMasterPort) {
 TEST_F(RunPlanTest, OnePortNamedForTheMasterAndTheMetricsByTrainvisorsOptionsIsRefused) {
   const Error e =
       refused({"--nproc-per-node", "1", "--master-port", "29500", "--metrics-port", "29500"});
-  EXPECT_EQ(e.exit_code, exit_code::kConfig);
+  EXPECT_EQ(e.kind, ErrorKind::kConfig);
   EXPECT_NE(e.message.find("29500"), std::string::npos) << e.message;
 }
 
@@ -144,7 +144,7 @@ TEST_F(RunPlanTest, WithSparesThePreflightIsBasicAndFullIsRefused) {
   EXPECT_EQ(p.preflight_level, PreflightLevel::kBasic);
   args.insert(args.end(), {"--preflight", "full"});
   const Error e = refused(args);
-  EXPECT_EQ(e.exit_code, exit_code::kConfig);
+  EXPECT_EQ(e.kind, ErrorKind::kConfig);
   EXPECT_NE(e.message.find("--preflight full with --spare-nodes 1"), std::string::npos)
       << e.message;
 }
@@ -159,7 +159,7 @@ TEST_F(RunPlanTest, OnSeveralNodesTheRendezvousPortIsTheMasterPortPlusOne) {
 TEST_F(RunPlanTest, AMasterPortWithNoPortAfterItOnSeveralNodesIsRefusedNamingItsOrigin) {
   const Error e = refused({"--nnodes", "2", "--node-rank", "1", "--nproc-per-node", "1",
                            "--master-addr", "10.0.0.1", "--master-port", "65535"});
-  EXPECT_EQ(e.exit_code, exit_code::kConfig);
+  EXPECT_EQ(e.kind, ErrorKind::kConfig);
   EXPECT_NE(e.message.find("--master-port"), std::string::npos) << e.message;
   EXPECT_NE(e.message.find("--rdzv-port"), std::string::npos) << e.message;
 }
@@ -168,7 +168,7 @@ TEST_F(RunPlanTest, InsideASlurmStepSignalsAreSlurmsToDeliverAndNotForwarded) {
   EXPECT_FALSE(ok({"--nproc-per-node", "1"}).sup.signals_reach_workers);
   slurm_step();
   const RunPlan p = ok({});
-  EXPECT_EQ(p.topology.platform, "slurm");
+  EXPECT_EQ(p.topology.platform, Platform::kSlurm);
   EXPECT_TRUE(p.sup.signals_reach_workers);
 }
 
@@ -196,7 +196,7 @@ TEST_F(RunPlanTest, TheExportGoesToSageMakersModelDirectoryAndNeverIntoItself) {
   env.set("SM_MODEL_DIR", "/opt/ml/model");
   EXPECT_EQ(ok({"--nproc-per-node", "1", "--export", "/runs/out"}).export_dir, "/opt/ml/model");
   const Error e = refused({"--nproc-per-node", "1", "--export", "/opt/ml"});
-  EXPECT_EQ(e.exit_code, exit_code::kConfig);
+  EXPECT_EQ(e.kind, ErrorKind::kConfig);
   env.erase("SM_MODEL_DIR");
   const Error none = refused({"--nproc-per-node", "1", "--export", "/runs/out"});
   EXPECT_NE(none.message.find("--export-dir"), std::string::npos) << none.message;
@@ -212,7 +212,7 @@ TEST_F(RunPlanTest, TheExportsOverlapIsReadThroughTheFileSystemAndTheCwdFact) {
                             const std::string& text) {
     const auto p = export_into(what, dir);
     ASSERT_FALSE(p.ok()) << what << " into " << dir;
-    EXPECT_EQ(p.error().exit_code, exit_code::kConfig);
+    EXPECT_EQ(p.error().exit_code(), exit_code_of(ErrorKind::kConfig));
     EXPECT_NE(p.error().message.find(text), std::string::npos) << p.error().message;
   };
   fs.add_file("/out/model/weights.pt", "");
@@ -241,7 +241,7 @@ TEST_F(RunPlanTest, TheDefaultTerminationLogIsUsedOnlyWhereKubernetesMountedIt) 
 
 TEST_F(RunPlanTest, ASaveSignalWithoutACheckpointDirectoryIsRefused) {
   const Error e = refused({"--nproc-per-node", "1", "--save-signal", "USR1"});
-  EXPECT_EQ(e.exit_code, exit_code::kConfig);
+  EXPECT_EQ(e.kind, ErrorKind::kConfig);
   EXPECT_NE(e.message.find("--checkpoint-dir"), std::string::npos) << e.message;
   const RunPlan p =
       ok({"--nproc-per-node", "1", "--save-signal", "USR1", "--checkpoint-dir", "/ckpt"});
@@ -278,17 +278,17 @@ TEST_F(RunPlanTest, ACommandThatIsNotPythonAsksNoTorch) {
 
 TEST_F(RunPlanTest, AMissingScriptOrCommandIsRefusedBeforeAnythingStarts) {
   const Error script = refused({"--nproc-per-node", "1", "--", "missing.py"});
-  EXPECT_EQ(script.exit_code, exit_code::kNotFound);
+  EXPECT_EQ(script.kind, ErrorKind::kNotFound);
   EXPECT_NE(script.message.find("missing.py: no such file"), std::string::npos) << script.message;
   const Error command = refused({"--nproc-per-node", "1", "--no-python", "--", "nosuch"});
-  EXPECT_EQ(command.exit_code, exit_code::kNotFound);
+  EXPECT_EQ(command.kind, ErrorKind::kNotFound);
   EXPECT_EQ(command.message, "command not found: nosuch");  // PATH's answer, passed on
 }
 
 TEST_F(RunPlanTest, AModuleThePythonCannotFindIsRefusedBeforeAnythingStarts) {
   module_found = false;
   const Error e = refused({"--nproc-per-node", "1", "-m", "--", "no_such_module", "--lr", "1"});
-  EXPECT_EQ(e.exit_code, exit_code::kNotFound);
+  EXPECT_EQ(e.kind, ErrorKind::kNotFound);
   EXPECT_NE(e.message.find("no_such_module: no such module"), std::string::npos) << e.message;
   EXPECT_EQ(asked_module, std::vector<std::string>{"no_such_module"});  // the torch query's child
   module_found = true;

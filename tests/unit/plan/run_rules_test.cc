@@ -56,7 +56,7 @@ TEST(RunRules, ExportDir) {
     auto got = export_dir_rule({what, r.dir, rc}, r.env, r.fs);
     if (r.want.empty()) {
       ASSERT_FALSE(got.ok());
-      EXPECT_EQ(got.error().exit_code, 78);
+      EXPECT_EQ(got.error().exit_code(), 78);
       EXPECT_NE(got.error().message.find("--export=\"/work/out\": no export directory"),
                 std::string::npos)
           << got.error().message;
@@ -110,11 +110,11 @@ TEST(RunRules, TerminationLog) {
 }
 
 TEST(RunRules, GraceUnderEachPlatformsStopWindow) {
-  EXPECT_EQ(grace_rule(3s, "sagemaker", false), 3s);
-  EXPECT_EQ(grace_rule(std::nullopt, "sagemaker", false), 110s);
-  EXPECT_EQ(grace_rule(std::nullopt, "batch", false), 25s);
-  EXPECT_EQ(grace_rule(std::nullopt, "slurm", false), 25s);
-  EXPECT_GT(grace_rule(std::nullopt, "local", false), 0s);
+  EXPECT_EQ(grace_rule(3s, Platform::kSageMaker, false), 3s);
+  EXPECT_EQ(grace_rule(std::nullopt, Platform::kSageMaker, false), 110s);
+  EXPECT_EQ(grace_rule(std::nullopt, Platform::kBatch, false), 25s);
+  EXPECT_EQ(grace_rule(std::nullopt, Platform::kSlurm, false), 25s);
+  EXPECT_GT(grace_rule(std::nullopt, Platform::kLocal, false), 0s);
 }
 
 TEST(RunRules, Resume) {

@@ -38,7 +38,7 @@ std::string refused(const json& doc, const std::string& target) {
   auto r = render(doc, target);
   EXPECT_FALSE(r.ok()) << target << ": " << doc.dump();
   if (r) return "";
-  EXPECT_EQ(r.error().exit_code, exit_code::kConfig);
+  EXPECT_EQ(r.error().exit_code(), exit_code_of(ErrorKind::kConfig));
   return r.error().message;
 }
 

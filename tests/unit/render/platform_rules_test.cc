@@ -53,7 +53,7 @@ TEST(PlatformLimits, EveryRuleNamesItsSourceAndRefusesWithIt) {
     const std::string too_long(r->max_length + 1, 'a');
     auto e = check_name(*r, "name", too_long);
     ASSERT_FALSE(e.ok()) << r->what;
-    EXPECT_EQ(e.error().exit_code, exit_code::kConfig);
+    EXPECT_EQ(e.error().exit_code(), exit_code_of(ErrorKind::kConfig));
     EXPECT_NE(e.error().message.find(std::string(r->source)), std::string::npos);
     EXPECT_TRUE(check_name(*r, "name", std::string(r->max_length, 'a')).ok()) << r->what;
   }
@@ -187,7 +187,7 @@ TEST(PlatformLimits, LabelsFollowKubernetesRules) {
                             {std::string(254, 'a') + "/app", "x"}}) {
     auto s = check_label("labels", key, value);
     ASSERT_FALSE(s) << key << "=" << value;
-    EXPECT_EQ(s.error().exit_code, exit_code::kConfig);
+    EXPECT_EQ(s.error().exit_code(), exit_code_of(ErrorKind::kConfig));
     EXPECT_NE(s.error().message.find("Labels and Selectors"), std::string::npos);
   }
 }

@@ -28,7 +28,7 @@ JobConfig parse_ok(const std::string& text) {
 Error parse_error(const std::string& text) {
   auto c = parse_job_config(text, "job.json");
   EXPECT_FALSE(c.ok());
-  return c ? Error{0, ""} : c.error();
+  return c ? Error{ErrorKind::kFailed, ""} : c.error();
 }
 
 json with(const std::string& key, const json& value) {
@@ -101,7 +101,7 @@ TEST(JobConfig, EveryErrorIsConfigAndNamesTheField) {
   };
   for (const auto& [doc, expected] : cases) {
     const Error e = parse_error(doc.dump());
-    EXPECT_EQ(e.exit_code, exit_code::kConfig) << doc.dump();
+    EXPECT_EQ(e.kind, ErrorKind::kConfig) << doc.dump();
     EXPECT_NE(e.message.find(expected), std::string::npos) << e.message;
   }
   EXPECT_EQ(parse_error("{\"name\": ").message.rfind("job.json: not valid JSON (", 0), 0u);
@@ -132,7 +132,7 @@ json rendered_json(const JobConfig& c, const std::string& target) {
 TEST(Render, UnknownTargetIsAConfigError) {
   auto r = render_job(parse_ok(kMinimal), "nomad");
   ASSERT_FALSE(r.ok());
-  EXPECT_EQ(r.error().exit_code, exit_code::kConfig);
+  EXPECT_EQ(r.error().exit_code(), exit_code_of(ErrorKind::kConfig));
   EXPECT_NE(r.error().message.find("--target"), std::string::npos);
 }
 
@@ -216,7 +216,7 @@ TEST(Render, KubeflowOneNodeHasNoWorkersAndGraceFollowsConfig) {
 TEST(Render, SageMakerNeedsItsFieldsAndUsesContainerEntrypoint) {
   auto missing = render_job(parse_ok(kMinimal), "sagemaker");
   ASSERT_FALSE(missing.ok());
-  EXPECT_EQ(missing.error().exit_code, exit_code::kConfig);
+  EXPECT_EQ(missing.error().exit_code(), exit_code_of(ErrorKind::kConfig));
   EXPECT_NE(missing.error().message.find("sagemaker: missing"), std::string::npos);
 
   json doc =

@@ -504,7 +504,7 @@ TEST_F(RdzvCluster, TheNodeThatBindsTheEndpointIsRankZero) {
   NetworkCluster third(io_, as(12), loops_.main().time);
   auto r2 = third.assign_rank();
   ASSERT_FALSE(r2);
-  EXPECT_EQ(r2.error().exit_code, 78);
+  EXPECT_EQ(r2.error().exit_code(), 78);
   EXPECT_NE(r2.error().message.find("every node rank from 0 to 1 is taken"), std::string::npos)
       << r2.error().message;
   // The second one's process started again (same host, pid, address; a new node_id): rank 1.

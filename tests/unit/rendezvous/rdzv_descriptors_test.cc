@@ -19,7 +19,7 @@ TEST(RdzvDescriptors, TheLeastIsTheRunsOwnAndAConnectionPerNodeTheComfortableAJo
 TEST(RdzvDescriptors, A256LimitAt300NodesIsRefusedWith71NamingLimitNeedAndHow) {
   const auto s = coordinator_descriptor_verdict(300, 1, OpenFileLimit{256, 256});
   ASSERT_FALSE(s);
-  EXPECT_EQ(s.error().exit_code, exit_code::kOsError);
+  EXPECT_EQ(s.error().exit_code(), exit_code_of(ErrorKind::kOsError));
   const std::string& m = s.error().message;
   for (const char* part : {"RLIMIT_NOFILE) is 256", "hard limit 256", "below the 330 descriptors",
                            "300 nodes", "about 920", "--ulimit nofile="})

@@ -124,7 +124,7 @@ TEST_F(RdzvPreflight, OneNodeFailsEveryNodeGetsItsVerdictAndExit69) {
       run_until([&] { return all([](const Node& n) { return n.preflight.has_value(); }); }));
   for (auto& n : nodes_) {
     ASSERT_FALSE(n->preflight->ok());
-    EXPECT_EQ(n->preflight->error().exit_code, exit_code::kPreflightFailed);
+    EXPECT_EQ(n->preflight->error().exit_code(), exit_code_of(ErrorKind::kPreflightFailed));
     EXPECT_EQ(n->preflight->error().message, why);
   }
   loops_.advance(10s);
@@ -192,7 +192,7 @@ TEST_F(RdzvPreflight, NodeLostDuringThePhaseIsLostEverywhere) {
   release.set_value();
   n1.cluster.reset();  // joins its probe thread (its verdict finds no cluster), closes its socket
   ASSERT_TRUE(run_until([&] { return nodes_[0]->preflight.has_value(); }));
-  EXPECT_EQ(nodes_[0]->preflight->error().exit_code, exit_code::kTempFail);
+  EXPECT_EQ(nodes_[0]->preflight->error().exit_code(), exit_code_of(ErrorKind::kLost));
 }
 
 }  // namespace

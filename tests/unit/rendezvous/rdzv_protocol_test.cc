@@ -384,18 +384,5 @@ TEST(RdzvToken, ExplicitWinsAndDerivedDependsOnJob) {
   EXPECT_EQ(derive_rdzv_token(std::nullopt, "job-a").size(), 64u);
 }
 
-Environment env(std::map<std::string, std::string> vars) { return Environment(std::move(vars)); }
-
-TEST(RdzvToken, JobIdFromEachPlatform) {
-  EXPECT_EQ(rdzv_job_id(env({{"TRAINING_JOB_NAME", "tj"}})), "sagemaker:tj");
-  // Batch gives each node "<job id>#<node index>": every node must derive the same key.
-  EXPECT_EQ(rdzv_job_id(env({{"AWS_BATCH_JOB_ID", "abc#2"}})), "batch:abc");
-  EXPECT_EQ(rdzv_job_id(env({{"AWS_BATCH_JOB_ID", "abc"}})), "batch:abc");
-  EXPECT_EQ(rdzv_job_id(env({{"PET_MASTER_ADDR", "ppo-master-0"}})), "kubeflow:ppo");
-  EXPECT_EQ(rdzv_job_id(env({{"MASTER_ADDR", "ppo-master-0.ns.svc"}})), "kubeflow:ppo");
-  EXPECT_EQ(rdzv_job_id(env({{"SLURM_JOB_ID", "42"}})), "slurm:42");
-  EXPECT_EQ(rdzv_job_id(env({{"MASTER_ADDR", "10.0.0.1"}})), "");
-}
-
 }  // namespace
 }  // namespace tv::rdzv

@@ -27,7 +27,7 @@ class FixedHostAddress final : public HostAddress {
  public:
   explicit FixedHostAddress(std::string addr) : addr_(std::move(addr)) {}
   Result<std::string> ipv4() const override {
-    if (addr_.empty()) return Error{exit_code::kConfig, "this node's own address: none (test)"};
+    if (addr_.empty()) return Error{ErrorKind::kConfig, "this node's own address: none (test)"};
     return addr_;
   }
   std::string describe() const override { return "fixed address"; }

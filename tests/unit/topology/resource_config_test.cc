@@ -32,7 +32,7 @@ std::string refusal(const std::string& text) {
   auto r = parse_resource_config(text, "/x/rc.json");
   EXPECT_FALSE(r.ok()) << text;
   if (r.ok()) return "";
-  EXPECT_EQ(r.error().exit_code, exit_code::kConfig);
+  EXPECT_EQ(r.error().exit_code(), exit_code_of(ErrorKind::kConfig));
   EXPECT_THAT(r.error().message, HasSubstr("file /x/rc.json"));
   return r.error().message;
 }

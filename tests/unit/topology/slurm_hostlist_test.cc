@@ -21,7 +21,7 @@ std::string refusal(const std::string& s, size_t cap = 100000) {
   auto r = expand_hostlist(s, "SLURM_JOB_NODELIST", cap);
   EXPECT_FALSE(r.ok()) << s;
   if (r.ok()) return "";
-  EXPECT_EQ(r.error().exit_code, exit_code::kConfig);
+  EXPECT_EQ(r.error().exit_code(), exit_code_of(ErrorKind::kConfig));
   EXPECT_THAT(r.error().message, HasSubstr("SLURM_JOB_NODELIST=\"" + s + "\""));
   return r.error().message;
 }

@@ -12,7 +12,7 @@ namespace {
 
 Topology slurm_topology(const std::string& job_id) {
   Topology t;
-  t.platform = "slurm";
+  t.platform = Platform::kSlurm;
   t.job_id = job_id + "-" + std::to_string(::getpid());  // unique to this test run
   t.hosts = {"nodeA", "nodeB"};
   return t;
@@ -26,7 +26,7 @@ TEST(StepClaim, ASecondClaimOfOneStepAndNodeIs78AndNamesThem) {
   EXPECT_TRUE(first->valid());
   auto second = claim_slurm_step(t, env);
   ASSERT_FALSE(second.ok());
-  EXPECT_EQ(second.error().exit_code, exit_code::kConfig);
+  EXPECT_EQ(second.error().exit_code(), exit_code_of(ErrorKind::kConfig));
   const std::string& m = second.error().message;
   EXPECT_NE(m.find("Slurm step " + t.job_id + " on node nodeA"), std::string::npos) << m;
   EXPECT_NE(m.find("@" + step_claim_name(t.job_id, "nodeA")), std::string::npos) << m;
@@ -51,7 +51,7 @@ TEST(StepClaim, OtherNodesAndStepsDoNotMeetAndAClosedClaimIsFree) {
 
 TEST(StepClaim, NothingIsClaimedOutsideSlurm) {
   Topology t;
-  t.platform = "local";
+  t.platform = Platform::kLocal;
   auto c = claim_slurm_step(t, Environment{});
   ASSERT_TRUE(c.ok());
   EXPECT_FALSE(c->valid());

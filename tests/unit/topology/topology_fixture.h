@@ -43,9 +43,9 @@ class TopologyTest : public ::testing::Test {
   // The refusal's message; checks exit 78.
   std::string refused() {
     auto t = resolve();
-    EXPECT_FALSE(t.ok()) << "resolved to platform " << (t.ok() ? t->platform : "");
+    EXPECT_FALSE(t.ok()) << "resolved to platform " << (t.ok() ? platform_name(t->platform) : "");
     if (t.ok()) return "";
-    EXPECT_EQ(t.error().exit_code, exit_code::kConfig);
+    EXPECT_EQ(t.error().exit_code(), exit_code_of(ErrorKind::kConfig));
     return t.error().message;
   }
   void set(const std::string& k, const std::string& v) { env.set(k, v); }

@@ -12,7 +12,7 @@ using ::testing::HasSubstr;
 
 Topology sample() {
   Topology t;
-  t.platform = "slurm";
+  t.platform = Platform::kSlurm;
   t.nnodes = 2;
   t.node_rank = 1;
   t.nproc_per_node = 8;
@@ -42,7 +42,7 @@ TEST(TopologyJson, NumbersAreNumbers) {
 
 TEST(TopologyJson, HostsOmittedWhenUnknown) {
   Topology t;
-  t.platform = "local";
+  t.platform = Platform::kLocal;
   EXPECT_FALSE(topology_to_json(t).contains("hosts"));
 }
 

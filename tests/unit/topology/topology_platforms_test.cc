@@ -16,7 +16,7 @@ TEST_F(TopologyTest, SageMakerPlain) {
   set("TRAINING_JOB_NAME", "isaac-ppo-2026");
   gpu_count = 8;
   auto t = ok();
-  EXPECT_EQ(t.platform, "sagemaker");
+  EXPECT_EQ(t.platform, Platform::kSageMaker);
   EXPECT_EQ(t.nnodes, 4);
   EXPECT_EQ(t.node_rank, 1);
   EXPECT_EQ(t.master_addr, "algo-1");
@@ -140,11 +140,11 @@ TEST_F(TopologyTest, PartialSageMakerEnvironmentIsRefused) {
   args = {"--nnodes", "2", "--master-addr", "algo-1"};  // explicit values do not hide it
   EXPECT_THAT(refused(), HasSubstr("but SM_CURRENT_HOST is set"));
   args = {"--standalone"};
-  EXPECT_EQ(ok().platform, "local");
+  EXPECT_EQ(ok().platform, Platform::kLocal);
   args = {};
   set("TRAINVISOR_RESOURCE_CONFIG", "/tmp/rc.json");  // the file where it is: SageMaker
   fs.add_file("/tmp/rc.json", topology_data("resourceconfig_plain.json"));
-  EXPECT_EQ(ok().platform, "sagemaker");
+  EXPECT_EQ(ok().platform, Platform::kSageMaker);
 }
 
 TEST_F(TopologyTest, ForcedSageMakerWithAgreeingAndConflictingFlags) {
@@ -171,7 +171,7 @@ TEST_F(TopologyTest, KubeflowPetVariables) {
   set("WORLD_SIZE", "32");
   set("RANK", "3");
   auto t = ok();
-  EXPECT_EQ(t.platform, "kubeflow");
+  EXPECT_EQ(t.platform, Platform::kKubeflow);
   EXPECT_EQ(t.nnodes, 4);
   EXPECT_EQ(t.node_rank, 3);
   EXPECT_EQ(t.master_addr, "cosmos-sft-master-0");
@@ -218,7 +218,7 @@ TEST_F(TopologyTest, KubeflowWorldSizeIsThePodCountWithoutNproc) {
   set("WORLD_SIZE", "3");
   gpu_count = 4;
   auto t = ok();
-  EXPECT_EQ(t.platform, "kubeflow");
+  EXPECT_EQ(t.platform, Platform::kKubeflow);
   EXPECT_EQ(t.nnodes, 3);
   EXPECT_EQ(t.node_rank, 1);
   EXPECT_EQ(t.nproc_per_node, 4);
@@ -311,7 +311,7 @@ void batch_env(Environment& env, const char* n, const char* index, const char* m
 TEST_F(TopologyTest, BatchMainNodeUsesItsOwnAddress) {
   batch_env(env, "4", "0", "0");
   auto t = ok();
-  EXPECT_EQ(t.platform, "batch");
+  EXPECT_EQ(t.platform, Platform::kBatch);
   EXPECT_EQ(t.nnodes, 4);
   EXPECT_EQ(t.node_rank, 0);
   EXPECT_EQ(t.master_addr, "10.0.0.9");
@@ -385,7 +385,7 @@ TEST_F(TopologyTest, SlurmSpecExample) {
   slurm_env(env, "6", "5", "gpu-[001-004,007],head");
   set("SLURMD_NODENAME", "head");
   auto t = ok();
-  EXPECT_EQ(t.platform, "slurm");
+  EXPECT_EQ(t.platform, Platform::kSlurm);
   EXPECT_EQ(t.nnodes, 6);
   EXPECT_EQ(t.node_rank, 5);
   EXPECT_EQ(t.master_addr, "gpu-001");
@@ -460,7 +460,7 @@ TEST_F(TopologyTest, ForcedPlatformIgnoresOtherSources) {
   fs.add_file(kRc, topology_data("resourceconfig_plain.json"));
   slurm_env(env, "2", "1", "n[1-2]");
   args = {"--platform", "slurm"};
-  EXPECT_EQ(ok().platform, "slurm");
+  EXPECT_EQ(ok().platform, Platform::kSlurm);
   EXPECT_EQ(ok().origin["platform"], "--platform");
 }
 

@@ -11,7 +11,7 @@ using testing::TopologyTest;
 
 TEST_F(TopologyTest, NothingDetectedIsLocal) {
   auto t = ok();
-  EXPECT_EQ(t.platform, "local");
+  EXPECT_EQ(t.platform, Platform::kLocal);
   EXPECT_EQ(t.nnodes, 1);
   EXPECT_EQ(t.node_rank, 0);
   EXPECT_EQ(t.master_addr, "127.0.0.1");
@@ -62,7 +62,7 @@ TEST_F(TopologyTest, ExplicitFlags) {
           "--master-port", "1234"};
   gpu_count = 8;
   auto t = ok();
-  EXPECT_EQ(t.platform, "explicit");
+  EXPECT_EQ(t.platform, Platform::kExplicit);
   EXPECT_EQ(t.nnodes, 4);
   EXPECT_EQ(t.node_rank, 2);
   EXPECT_EQ(t.master_addr, "head.example");
@@ -78,7 +78,7 @@ TEST_F(TopologyTest, ExplicitFromTrainvisorVariables) {
   set("TRAINVISOR_NODE_RANK", "1");
   set("TRAINVISOR_MASTER_ADDR", "10.1.1.1");
   auto t = ok();
-  EXPECT_EQ(t.platform, "explicit");
+  EXPECT_EQ(t.platform, Platform::kExplicit);
   EXPECT_EQ(t.node_rank, 1);
   EXPECT_EQ(t.origin["master_addr"], "TRAINVISOR_MASTER_ADDR");
 }
@@ -95,13 +95,13 @@ TEST_F(TopologyTest, ExplicitCountUnlikeTheDetectedPlatformsIsRefused) {
             "--nnodes=\"1\" conflicts with env SLURM_NNODES = 4 (platform slurm): expected the "
             "same node count, or no --nnodes");
   args = {"--nnodes", "4"};
-  EXPECT_EQ(ok().platform, "slurm");
+  EXPECT_EQ(ok().platform, Platform::kSlurm);
 }
 
 TEST_F(TopologyTest, ExplicitMasterAddrAloneIsOneNode) {
   args = {"--master-addr", "10.0.0.1"};
   auto t = ok();
-  EXPECT_EQ(t.platform, "explicit");
+  EXPECT_EQ(t.platform, Platform::kExplicit);
   EXPECT_EQ(t.nnodes, 1);
   EXPECT_EQ(t.master_addr, "10.0.0.1");
 }
@@ -148,7 +148,7 @@ TEST_F(TopologyTest, StandaloneIsLocalEvenInsideAJob) {
   set("SLURM_NNODES", "4");
   args = {"--standalone"};
   auto t = ok();
-  EXPECT_EQ(t.platform, "local");
+  EXPECT_EQ(t.platform, Platform::kLocal);
   EXPECT_EQ(t.nnodes, 1);
   EXPECT_EQ(t.origin["platform"], "--standalone");
 }
@@ -169,7 +169,7 @@ TEST_F(TopologyTest, AutoDetectionOrderSageMakerFirst) {
   set("AWS_BATCH_JOB_NUM_NODES", "2");
   set("SLURM_JOB_ID", "1");
   set("SLURM_NNODES", "2");
-  EXPECT_EQ(ok().platform, "sagemaker");
+  EXPECT_EQ(ok().platform, Platform::kSageMaker);
 }
 
 TEST_F(TopologyTest, AutoDetectionOrderKubeflowBeforeBatchAndSlurm) {
@@ -180,12 +180,12 @@ TEST_F(TopologyTest, AutoDetectionOrderKubeflowBeforeBatchAndSlurm) {
   set("AWS_BATCH_JOB_MAIN_NODE_INDEX", "0");
   set("SLURM_JOB_ID", "1");
   set("SLURM_NNODES", "1");
-  EXPECT_EQ(ok().platform, "kubeflow");
+  EXPECT_EQ(ok().platform, Platform::kKubeflow);
   env.erase("PET_NNODES");
   env.erase("PET_NODE_RANK");
-  EXPECT_EQ(ok().platform, "batch");
+  EXPECT_EQ(ok().platform, Platform::kBatch);
   env.erase("AWS_BATCH_JOB_NUM_NODES");
-  EXPECT_EQ(ok().platform, "slurm");
+  EXPECT_EQ(ok().platform, Platform::kSlurm);
 }
 
 TEST_F(TopologyTest, PetValuesAreNotExplicit) {
@@ -193,7 +193,7 @@ TEST_F(TopologyTest, PetValuesAreNotExplicit) {
   set("PET_NODE_RANK", "1");
   set("PET_MASTER_ADDR", "job-master-0");
   auto t = ok();
-  EXPECT_EQ(t.platform, "kubeflow");
+  EXPECT_EQ(t.platform, Platform::kKubeflow);
   EXPECT_EQ(t.origin["nnodes"], "env PET_NNODES");
 }
 
@@ -212,7 +212,7 @@ TEST_F(TopologyTest, ExplicitNodesWithoutRankTakeThePlatformsRank) {
   set("AWS_BATCH_JOB_MAIN_NODE_PRIVATE_IPV4_ADDRESS", "10.0.0.9");
   args = {"--nnodes", "2", "--master-addr", "10.0.0.9"};
   auto t = ok();
-  EXPECT_EQ(t.platform, "batch");
+  EXPECT_EQ(t.platform, Platform::kBatch);
   EXPECT_EQ(t.node_rank, 1);
   EXPECT_FALSE(t.rank_by_rendezvous);
   EXPECT_THAT(t.origin["node_rank"], HasSubstr("AWS_BATCH_JOB_NODE_INDEX"));
