@@ -11,8 +11,7 @@ namespace tv {
 NodeWorkers::NodeWorkers(boost::asio::io_context& io, LoopTime& time, const SupervisorConfig& cfg,
                          Spawner& spawner, const FileSystem& fs, const RankDirs& dirs,
                          const EvidenceFiles& evidence, Events events)
-    : io_(io),
-      cfg_(cfg),
+    : cfg_(cfg),
       spawner_(spawner),
       events_(std::move(events)),
       group_(cfg.layout.nproc_per_node, *this),

@@ -92,7 +92,6 @@ class NodeWorkers final : private GroupActions {
   void worker_over(const WorkerPtr& w, const WorkerEnd& end);
   std::chrono::system_clock::time_point wall_now() const;
 
-  boost::asio::io_context& io_;
   const SupervisorConfig& cfg_;
   Spawner& spawner_;
   Events events_;
