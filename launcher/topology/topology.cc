@@ -118,8 +118,8 @@ struct SourceInputs {
 struct SourceRow {
   Platform id;
   bool (*detected)(const SourceInputs&);
-  // --platform NAME: its variables are there (else missing()'s refusal); null: the source
-  // refuses a partial environment itself.
+  // --platform NAME: refused with missing()'s text unless forced_ok (null: detected) holds;
+  // missing null: the source refuses a partial environment itself.
   bool (*forced_ok)(const SourceInputs&);
   std::string (*missing)(const SourceInputs&);
   Result<Topology> (*read)(const SourceInputs&);
@@ -139,7 +139,7 @@ const SourceRow kSources[] = {
      },
      [](const SourceInputs& in) { return "detected: file " + in.rc + " exists"; }},
     {Platform::kKubeflow, [](const SourceInputs& in) { return topo::kubeflow_detected(in.env); },
-     [](const SourceInputs& in) { return topo::kubeflow_detected(in.env); },
+     nullptr,
      [](const SourceInputs&) {
        return std::string(
            "--platform kubeflow: none of PET_NNODES, PET_NODE_RANK, PET_MASTER_ADDR is set, nor "
@@ -152,8 +152,7 @@ const SourceRow kSources[] = {
          if (in.env.has(v)) return std::string("detected: env ") + v;
        return std::string("detected: env MASTER_ADDR + RANK + WORLD_SIZE");
      }},
-    {Platform::kBatch, [](const SourceInputs& in) { return topo::batch_detected(in.env); },
-     [](const SourceInputs& in) { return topo::batch_detected(in.env); },
+    {Platform::kBatch, [](const SourceInputs& in) { return topo::batch_detected(in.env); }, nullptr,
      [](const SourceInputs&) {
        return std::string(
            "--platform batch: AWS_BATCH_JOB_NUM_NODES is not set: expected an AWS Batch "
@@ -197,7 +196,8 @@ Result<Topology> detect_source(const SourceInputs& in, const Explicit& ex) {
 Result<Topology> forced_source(const std::string& name, const SourceInputs& in) {
   const SourceRow* r = source_of(platform_named(name).value_or(Platform::kLocal));
   if (!r) return topo::local_source();
-  if (r->forced_ok && !r->forced_ok(in)) return config_error(r->missing(in));
+  if (r->missing && !(r->forced_ok ? r->forced_ok : r->detected)(in))
+    return config_error(r->missing(in));
   return r->read(in);
 }
 

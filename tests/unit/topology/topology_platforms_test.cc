@@ -299,6 +299,11 @@ TEST_F(TopologyTest, ForcedKubeflowWithoutVariables) {
   EXPECT_THAT(refused(), HasSubstr("--platform kubeflow: none of PET_NNODES"));
 }
 
+TEST_F(TopologyTest, ForcedBatchWithoutVariables) {
+  args = {"--platform", "batch"};
+  EXPECT_THAT(refused(), HasSubstr("--platform batch: AWS_BATCH_JOB_NUM_NODES is not set"));
+}
+
 // ---- AWS Batch ----
 
 void batch_env(Environment& env, const char* n, const char* index, const char* main) {
